@@ -1,0 +1,1 @@
+//! Redaction (SPEC §7, R24–R29).

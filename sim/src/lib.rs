@@ -1,0 +1,3 @@
+//! ward-sim: the simulator library.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]

@@ -1,0 +1,2 @@
+//! The `ward` command.
+fn main() {}
