@@ -1,0 +1,511 @@
+//! The market of the chart domain (SPEC §8): a small embedded catalogue of instruments and
+//! synthetic bars generated from a seed.
+//!
+//! Every series is a pure function of (market seed, symbol, period): a PCG generator seeded
+//! with a fixed FNV-1a hash of the three drives a bounded random walk, so the same chart seed
+//! always shows the same bars, on any machine, with no wall clock and no OS randomness.
+
+use rand_core::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::calendar::{self, Date, SESSION_MINUTES};
+
+/// The most bars one query returns (and one series holds).
+pub const BARS_MAX: usize = 798;
+
+/// One instrument of the embedded catalogue.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Instrument {
+    /// The ticker, e.g. `600519.SH`.
+    pub symbol: &'static str,
+    /// The display name.
+    pub name: &'static str,
+    /// The listing venue.
+    pub exchange: &'static str,
+    /// The quote currency.
+    pub currency: &'static str,
+    /// `stock`, `index` or `crypto`.
+    pub kind: &'static str,
+    base_price: f64,
+    daily_volatility: f64,
+    base_volume: f64,
+}
+
+const fn instrument(
+    symbol: &'static str,
+    name: &'static str,
+    exchange: &'static str,
+    currency: &'static str,
+    kind: &'static str,
+    base_price: f64,
+    daily_volatility: f64,
+    base_volume: f64,
+) -> Instrument {
+    Instrument {
+        symbol,
+        name,
+        exchange,
+        currency,
+        kind,
+        base_price,
+        daily_volatility,
+        base_volume,
+    }
+}
+
+/// The embedded catalogue.
+pub const CATALOGUE: &[Instrument] = &[
+    instrument(
+        "600519.SH",
+        "Kweichow Moutai",
+        "SSE",
+        "CNY",
+        "stock",
+        1650.0,
+        0.016,
+        3.2e6,
+    ),
+    instrument(
+        "601318.SH",
+        "Ping An Insurance",
+        "SSE",
+        "CNY",
+        "stock",
+        42.0,
+        0.018,
+        6.1e7,
+    ),
+    instrument(
+        "000001.SZ",
+        "Ping An Bank",
+        "SZSE",
+        "CNY",
+        "stock",
+        10.5,
+        0.017,
+        1.2e8,
+    ),
+    instrument(
+        "000858.SZ",
+        "Wuliangye Yibin",
+        "SZSE",
+        "CNY",
+        "stock",
+        135.0,
+        0.02,
+        2.4e7,
+    ),
+    instrument(
+        "300750.SZ",
+        "Contemporary Amperex Technology",
+        "SZSE",
+        "CNY",
+        "stock",
+        190.0,
+        0.026,
+        3.3e7,
+    ),
+    instrument(
+        "000300.SH",
+        "CSI 300 Index",
+        "SSE",
+        "CNY",
+        "index",
+        3500.0,
+        0.011,
+        1.5e10,
+    ),
+    instrument(
+        "0700.HK",
+        "Tencent Holdings",
+        "HKEX",
+        "HKD",
+        "stock",
+        300.0,
+        0.021,
+        1.9e7,
+    ),
+    instrument(
+        "AAPL",
+        "Apple Inc.",
+        "NASDAQ",
+        "USD",
+        "stock",
+        185.0,
+        0.015,
+        5.5e7,
+    ),
+    instrument(
+        "MSFT",
+        "Microsoft Corporation",
+        "NASDAQ",
+        "USD",
+        "stock",
+        375.0,
+        0.014,
+        2.2e7,
+    ),
+    instrument(
+        "NVDA",
+        "NVIDIA Corporation",
+        "NASDAQ",
+        "USD",
+        "stock",
+        48.0,
+        0.03,
+        4.1e8,
+    ),
+    instrument(
+        "TSLA",
+        "Tesla, Inc.",
+        "NASDAQ",
+        "USD",
+        "stock",
+        245.0,
+        0.035,
+        1.1e8,
+    ),
+    instrument(
+        "BTCUSDT",
+        "Bitcoin / Tether",
+        "BINANCE",
+        "USDT",
+        "crypto",
+        42000.0,
+        0.03,
+        2.8e4,
+    ),
+];
+
+/// The symbol a fresh chart shows.
+pub const DEFAULT_SYMBOL: &str = "600519.SH";
+
+/// The catalogue entry for `symbol` (exact, case-sensitive).
+pub fn instrument_for(symbol: &str) -> Option<&'static Instrument> {
+    CATALOGUE
+        .iter()
+        .find(|instrument| instrument.symbol == symbol)
+}
+
+/// The catalogue's symbols, for recovery hints.
+pub fn symbols() -> String {
+    CATALOGUE
+        .iter()
+        .map(|instrument| instrument.symbol)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Bar periods (SPEC §8, `market_bars_query`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Period {
+    /// One minute.
+    #[serde(rename = "1min")]
+    Minute1,
+    /// Five minutes.
+    #[serde(rename = "5min")]
+    Minute5,
+    /// Fifteen minutes.
+    #[serde(rename = "15min")]
+    Minute15,
+    /// Thirty minutes.
+    #[serde(rename = "30min")]
+    Minute30,
+    /// Sixty minutes.
+    #[serde(rename = "60min")]
+    Minute60,
+    /// Four hours (one bar per session day).
+    #[serde(rename = "4h")]
+    Hour4,
+    /// One trading day.
+    #[serde(rename = "daily")]
+    Daily,
+    /// One week.
+    #[serde(rename = "weekly")]
+    Weekly,
+    /// One month.
+    #[serde(rename = "monthly")]
+    Monthly,
+    /// One quarter.
+    #[serde(rename = "quarterly")]
+    Quarterly,
+    /// One year.
+    #[serde(rename = "yearly")]
+    Yearly,
+}
+
+/// The period names, as the schema lists them.
+pub const PERIOD_NAMES: &[&str] = &[
+    "1min",
+    "5min",
+    "15min",
+    "30min",
+    "60min",
+    "4h",
+    "daily",
+    "weekly",
+    "monthly",
+    "quarterly",
+    "yearly",
+];
+
+impl Period {
+    fn minutes(self) -> Option<u32> {
+        match self {
+            Period::Minute1 => Some(1),
+            Period::Minute5 => Some(5),
+            Period::Minute15 => Some(15),
+            Period::Minute30 => Some(30),
+            Period::Minute60 => Some(60),
+            Period::Hour4 => Some(SESSION_MINUTES),
+            _ => None,
+        }
+    }
+
+    /// The period's name.
+    pub fn name(self) -> &'static str {
+        PERIOD_NAMES[self as usize]
+    }
+
+    /// Scales the daily volatility to one bar of this period.
+    fn volatility_scale(self) -> f64 {
+        match self.minutes() {
+            Some(minutes) => (f64::from(minutes) / f64::from(SESSION_MINUTES)).sqrt(),
+            None => match self {
+                Period::Weekly => 5f64.sqrt(),
+                Period::Monthly => 21f64.sqrt(),
+                Period::Quarterly => 63f64.sqrt(),
+                Period::Yearly => 250f64.sqrt(),
+                _ => 1.0,
+            },
+        }
+    }
+}
+
+/// Price adjustment for corporate actions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Adjustment {
+    /// Forward-adjusted (前复权): history scaled to today's share basis.
+    Qfq,
+    /// Backward-adjusted (后复权): today scaled to the listing basis.
+    Hfq,
+    /// Adjusted for splits only.
+    Splits,
+    /// Raw prices.
+    #[default]
+    None,
+}
+
+/// The adjustment names, as the schema lists them.
+pub const ADJUSTMENT_NAMES: &[&str] = &["qfq", "hfq", "splits", "none"];
+
+/// The synthetic corporate action: a 2-for-1 split on this day for every stock.
+const SPLIT_DAY: Date = calendar::FIRST_TRADING_DAY.add_days(300);
+
+/// One bar.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Bar {
+    /// `YYYY-MM-DD` or `YYYY-MM-DD HH:MM`.
+    pub time: String,
+    /// Open price.
+    pub open: f64,
+    /// High price.
+    pub high: f64,
+    /// Low price.
+    pub low: f64,
+    /// Close price.
+    pub close: f64,
+    /// Volume.
+    pub volume: f64,
+    /// The trading day the bar belongs to.
+    #[serde(skip)]
+    pub day: Date,
+}
+
+/// The market: a seed and the embedded catalogue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Market {
+    seed: u64,
+}
+
+impl Market {
+    /// The market of `seed`.
+    pub fn new(seed: u64) -> Market {
+        Market { seed }
+    }
+
+    /// The seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The last `limit` bars (at most [`BARS_MAX`]) of `instrument` at `period`, oldest first.
+    pub fn bars(
+        &self,
+        instrument: &Instrument,
+        period: Period,
+        adjustment: Adjustment,
+        limit: usize,
+    ) -> Vec<Bar> {
+        let times = bar_times(period, limit.min(BARS_MAX));
+        let mut generator =
+            Pcg64Mcg::seed_from_u64(series_seed(self.seed, instrument.symbol, period));
+        let volatility = instrument.daily_volatility * period.volatility_scale();
+        let volume_scale = match period.minutes() {
+            Some(minutes) => f64::from(minutes) / f64::from(SESSION_MINUTES),
+            None => period.volatility_scale().powi(2),
+        };
+        let mut close = instrument.base_price;
+        times
+            .into_iter()
+            .map(|(day, time)| {
+                let open = close * (1.0 + 0.1 * volatility * signed_unit(&mut generator));
+                close = (open * (1.0 + volatility * signed_unit(&mut generator))).max(0.01);
+                let high = open.max(close) * (1.0 + 0.5 * volatility * unit(&mut generator));
+                let low = open.min(close) * (1.0 - 0.5 * volatility * unit(&mut generator));
+                let volume = instrument.base_volume * volume_scale * (0.5 + unit(&mut generator));
+                let factor = adjustment_factor(instrument, adjustment, day);
+                Bar {
+                    time,
+                    open: cents(open * factor),
+                    high: cents(high * factor),
+                    low: cents(low.max(0.01) * factor),
+                    close: cents(close * factor),
+                    volume: volume.round(),
+                    day,
+                }
+            })
+            .collect()
+    }
+
+    /// The session of `day` at one-minute resolution: 240 (time, price, average, volume).
+    pub fn timeshare(&self, instrument: &Instrument, day: Date) -> Vec<(String, f64, f64, f64)> {
+        let seed = series_seed(self.seed, instrument.symbol, Period::Minute1) ^ day_key(day);
+        let mut generator = Pcg64Mcg::seed_from_u64(seed);
+        let volatility = instrument.daily_volatility / f64::from(SESSION_MINUTES).sqrt();
+        let mut price = instrument.base_price * (1.0 + 0.2 * signed_unit(&mut generator));
+        let (mut turnover, mut volume_total) = (0.0, 0.0);
+        (0..SESSION_MINUTES)
+            .map(|index| {
+                price = (price * (1.0 + volatility * signed_unit(&mut generator))).max(0.01);
+                let volume = (instrument.base_volume / f64::from(SESSION_MINUTES)
+                    * (0.5 + unit(&mut generator)))
+                .round();
+                turnover += price * volume;
+                volume_total += volume;
+                let average = if volume_total > 0.0 {
+                    turnover / volume_total
+                } else {
+                    price
+                };
+                (
+                    calendar::session_minute(index),
+                    cents(price),
+                    cents(average),
+                    volume,
+                )
+            })
+            .collect()
+    }
+}
+
+fn adjustment_factor(instrument: &Instrument, adjustment: Adjustment, day: Date) -> f64 {
+    if instrument.kind != "stock" {
+        return 1.0;
+    }
+    match adjustment {
+        Adjustment::None => 1.0,
+        Adjustment::Qfq | Adjustment::Splits if day < SPLIT_DAY => 0.5,
+        Adjustment::Hfq if day >= SPLIT_DAY => 2.0,
+        _ => 1.0,
+    }
+}
+
+/// Bar (day, time label) pairs, oldest first, ending with the close of the last trading day.
+fn bar_times(period: Period, count: usize) -> Vec<(Date, String)> {
+    let mut times = Vec::with_capacity(count);
+    if let Some(minutes) = period.minutes() {
+        let per_day = SESSION_MINUTES / minutes;
+        'days: for day in calendar::trading_days().rev() {
+            for slot in (0..per_day).rev() {
+                if times.len() == count {
+                    break 'days;
+                }
+                let end = calendar::session_minute((slot + 1) * minutes - 1);
+                times.push((day, format!("{day} {end}")));
+            }
+        }
+    } else {
+        let mut previous_bucket = None;
+        for day in calendar::trading_days().rev() {
+            if times.len() == count {
+                break;
+            }
+            let bucket = bucket_of(period, day);
+            if previous_bucket != Some(bucket) {
+                previous_bucket = Some(bucket);
+                times.push((day, day.to_string()));
+            }
+        }
+    }
+    times.reverse();
+    times
+}
+
+/// The bucket a trading day falls in for a period of days or longer; bars close on the last
+/// trading day of their bucket.
+fn bucket_of(period: Period, day: Date) -> i64 {
+    let (year, month, _) = day.ymd();
+    match period {
+        Period::Weekly => day.add_days(-i64::from(day.weekday())).days_since_epoch(),
+        Period::Monthly => year * 12 + i64::from(month),
+        Period::Quarterly => year * 4 + i64::from((month - 1) / 3),
+        Period::Yearly => year,
+        _ => day.days_since_epoch(),
+    }
+}
+
+/// FNV-1a over the seed, symbol and period: a fixed hash, identical on every platform.
+fn series_seed(seed: u64, symbol: &str, period: Period) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |byte: u8| {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    };
+    seed.to_le_bytes().into_iter().for_each(&mut feed);
+    symbol.bytes().for_each(&mut feed);
+    feed(period as u8);
+    hash
+}
+
+fn day_key(day: Date) -> u64 {
+    day.days_since_epoch() as u64
+}
+
+/// A uniform value in [0, 1).
+fn unit(generator: &mut Pcg64Mcg) -> f64 {
+    (generator.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// A uniform value in [-1, 1).
+fn signed_unit(generator: &mut Pcg64Mcg) -> f64 {
+    2.0 * unit(generator) - 1.0
+}
+
+fn cents(price: f64) -> f64 {
+    (price * 100.0).round() / 100.0
+}
+
+/// An instrument as tool data.
+pub fn instrument_json(instrument: &Instrument) -> Value {
+    json!({
+        "symbol": instrument.symbol,
+        "name": instrument.name,
+        "exchange": instrument.exchange,
+        "currency": instrument.currency,
+        "kind": instrument.kind,
+    })
+}

@@ -1,0 +1,217 @@
+//! The tools of the chart agent (SPEC §8), with the safety and mode of the SPEC table.
+//!
+//! | safety | mode | tools |
+//! |---|---|---|
+//! | read-only | parallel | `panes_list`, `indicators_query`, `instruments_query_name`, `market_bars_query`, `market_timeshare_query`, `market_timeshare_range_query`, `drawings_list`, `comparisons_list`, `settings_get`, `web_search` |
+//! | read-only | sequential | `ask_user` |
+//! | destructive | sequential | `pane_create`, `pane_update`, `pane_remove`, `pane_move`, `pane_replace_content`, `pane_update_content`, `panes_clear`, `drawing_create`, `drawing_update`, `drawing_delete`, `drawings_copy`, `drawings_clear`, `comparison_create`, `comparison_remove`, `comparisons_clear`, `settings_update`, `settings_reset` |
+//! | destructive | sequential, opt-in | `code_interpreter` (simulated; its policy always asks for a disabled network) |
+//!
+//! Every schema is strict (`additionalProperties: false`) with real bounds. Bodies read
+//! their input through serde after validation; domain errors carry a concrete recovery hint
+//! (the valid pane ids, the exact anchor count for the kind, the loaded date range).
+
+mod assistant;
+mod comparisons;
+mod drawings;
+mod market;
+mod panes;
+mod settings;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::envelope::ToolError;
+use crate::registry::{Registry, RegistryBuilder, RegistryError};
+use crate::tool::{ExecutionMode, Safety, ToolBody, ToolContext, ToolSpec};
+
+use super::ChartState;
+
+/// Which optional tools to register.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CatalogueOptions {
+    /// Register the opt-in `code_interpreter`.
+    pub code_interpreter: bool,
+}
+
+/// Registers the whole catalogue on `builder`, in the order of the SPEC §8 table.
+pub fn register_tools(
+    builder: &mut RegistryBuilder,
+    options: CatalogueOptions,
+) -> Result<(), RegistryError> {
+    panes::register_reads(builder)?;
+    market::register(builder)?;
+    drawings::register_reads(builder)?;
+    comparisons::register_reads(builder)?;
+    settings::register_reads(builder)?;
+    assistant::register_reads(builder)?;
+    panes::register_writes(builder)?;
+    drawings::register_writes(builder)?;
+    comparisons::register_writes(builder)?;
+    settings::register_writes(builder)?;
+    if options.code_interpreter {
+        assistant::register_code_interpreter(builder)?;
+    }
+    Ok(())
+}
+
+/// The chart agent's registry.
+///
+/// ```
+/// use ward_core::chart::tools::{CatalogueOptions, registry};
+/// let registry = registry(CatalogueOptions::default()).unwrap();
+/// assert!(registry.get("drawing_create").is_some());
+/// assert!(registry.get("code_interpreter").is_none());
+/// ```
+pub fn registry(options: CatalogueOptions) -> Result<Registry, RegistryError> {
+    let mut builder = RegistryBuilder::new();
+    register_tools(&mut builder, options)?;
+    Ok(builder.build())
+}
+
+/// Registers one tool.
+fn add(
+    builder: &mut RegistryBuilder,
+    name: &str,
+    label: &str,
+    safety: Safety,
+    execution_mode: ExecutionMode,
+    description: &str,
+    parameters: Value,
+    body: impl ToolBody + 'static,
+) -> Result<(), RegistryError> {
+    builder.register(
+        ToolSpec {
+            name: name.to_owned(),
+            label: label.to_owned(),
+            description: description.to_owned(),
+            parameters,
+            safety,
+            execution_mode,
+        },
+        body,
+    )
+}
+
+/// The body of a tool that runs synchronously against the chart.
+type Body = fn(&ToolContext, Value) -> Result<Value, ToolError>;
+
+/// Registers a read-only, parallel tool.
+fn reader(
+    builder: &mut RegistryBuilder,
+    name: &str,
+    label: &str,
+    description: &str,
+    parameters: Value,
+    body: Body,
+) -> Result<(), RegistryError> {
+    add(
+        builder,
+        name,
+        label,
+        Safety::ReadOnly,
+        ExecutionMode::Parallel,
+        description,
+        parameters,
+        body,
+    )
+}
+
+/// Registers a destructive, sequential tool.
+fn writer(
+    builder: &mut RegistryBuilder,
+    name: &str,
+    label: &str,
+    description: &str,
+    parameters: Value,
+    body: Body,
+) -> Result<(), RegistryError> {
+    add(
+        builder,
+        name,
+        label,
+        Safety::Destructive,
+        ExecutionMode::Sequential,
+        description,
+        parameters,
+        body,
+    )
+}
+
+/// A strict object schema.
+fn object(properties: Value, required: &[&str]) -> Value {
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+/// A strict object schema that needs at least `properties_min` members.
+fn object_at_least(properties: Value, required: &[&str], properties_min: usize) -> Value {
+    let mut schema = object(properties, required);
+    schema["minProperties"] = json!(properties_min);
+    schema
+}
+
+fn id_schema() -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": 64})
+}
+
+fn date_schema() -> Value {
+    json!({"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"})
+}
+
+fn symbol_schema() -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": 32})
+}
+
+/// Reads a validated input into its typed form. Validation runs first, so a failure here
+/// means the schema and the type disagree; it is reported, never a panic.
+fn input<T: DeserializeOwned>(input: Value) -> Result<T, ToolError> {
+    serde_json::from_value(input).map_err(|_| {
+        ToolError::domain(
+            "INPUT_NOT_UNDERSTOOD",
+            "The tool input could not be read.",
+            "Send the input exactly as the tool's schema describes it.",
+        )
+    })
+}
+
+/// The pane ids, for hints.
+fn pane_ids(state: &ChartState) -> String {
+    state
+        .panes
+        .iter()
+        .map(|pane| pane.id.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn unknown_pane(state: &ChartState) -> ToolError {
+    ToolError::domain(
+        "UNKNOWN_PANE_ID",
+        "No pane has that id.",
+        format!("Use one of the pane ids: {}.", pane_ids(state)),
+    )
+}
+
+/// The index of pane `id`, or `UNKNOWN_PANE_ID` naming the valid ids.
+fn pane_index(state: &ChartState, id: &str) -> Result<usize, ToolError> {
+    state
+        .panes
+        .iter()
+        .position(|pane| pane.id == id)
+        .ok_or_else(|| unknown_pane(state))
+}
+
+/// Up to 20 ids, for hints.
+fn listed<'a>(ids: impl Iterator<Item = &'a str>) -> String {
+    let ids: Vec<&str> = ids.take(20).collect();
+    if ids.is_empty() {
+        "none".to_owned()
+    } else {
+        ids.join(", ")
+    }
+}

@@ -1,0 +1,251 @@
+//! Scheduling one batch of calls (R17, R19's batch cap, R20).
+//!
+//! [`is_sequential`] is the rule of R17 as a pure function of the batch as the model sent it:
+//! if any call names a registered `sequential` tool, every call of the batch runs one at a
+//! time in the order sent, each finishing before the next starts; otherwise all of them
+//! start at the batch's start instant. Calls past `calls_per_batch_max` are not run
+//! (`TOO_MANY_CALLS`), but they still count for the rule: it looks at the batch as sent.
+//!
+//! [`run_batch`] runs a batch inside the driver's task (no spawned tasks, so the simulator's
+//! current-thread runtime decides every interleaving deterministically) and returns one
+//! result per call in the order sent, whatever order they finished in.
+//!
+//! When the run's stop flag is raised (cancellation or the inactivity deadline, R20): no body
+//! starts afterwards; a running write completes and keeps its result, because it has
+//! committed; a running read is abandoned and gets `ABORTED`; calls not started get
+//! `ABORTED`. The batch returns only when every call has its result.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+
+use crate::chart::SharedChart;
+use crate::deadline::{Activity, StopFlag};
+use crate::envelope::{ToolError, ToolResult};
+use crate::events::{EventKind, EventLog};
+use crate::fault::{Fault, FaultSet};
+use crate::guard::SecretGuard;
+use crate::registry::{Admitted, CallIds, CallScope, Registry};
+use crate::tool::{ToolCall, ToolContext, UserResponder};
+
+/// R17: whether the batch, as sent, runs one call at a time.
+///
+/// ```
+/// use ward_core::chart::tools::{CatalogueOptions, registry};
+/// use ward_core::fault::FaultSet;
+/// use ward_core::schedule::is_sequential;
+/// use ward_core::tool::ToolCall;
+/// let registry = registry(CatalogueOptions::default()).unwrap();
+/// let call = |name: &str| ToolCall { id: name.into(), name: name.into(), arguments: "{}".into() };
+/// assert!(!is_sequential(&[call("panes_list"), call("settings_get")], &registry, FaultSet::EMPTY));
+/// assert!(is_sequential(&[call("panes_list"), call("panes_clear")], &registry, FaultSet::EMPTY));
+/// ```
+pub fn is_sequential(calls: &[ToolCall], registry: &Registry, faults: FaultSet) -> bool {
+    let names_sequential = |call: &ToolCall| {
+        registry
+            .get(&call.name)
+            .is_some_and(|tool| tool.meta().is_sequential())
+    };
+    if crate::fault!(faults, Fault::AlwaysSequential) {
+        return true;
+    }
+    if crate::fault!(faults, Fault::SequentialIgnored) {
+        return false;
+    }
+    if crate::fault!(faults, Fault::SequentialFirstCallOnly) {
+        return calls.first().is_some_and(names_sequential);
+    }
+    calls.iter().any(names_sequential)
+}
+
+/// One call's result, with the id and name as they enter the transcript (guarded).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallResult {
+    /// The call's position in its batch.
+    pub index: usize,
+    /// The call's id, guarded.
+    pub call_id: String,
+    /// The tool it named, guarded.
+    pub name: String,
+    /// The envelope, guarded.
+    pub result: ToolResult,
+}
+
+/// Everything a batch needs from its run.
+pub(crate) struct BatchRun<'a> {
+    pub registry: &'a Registry,
+    pub scope: CallScope<'a>,
+    pub guard: &'a SecretGuard,
+    pub calls_per_batch_max: usize,
+    pub stop: &'a StopFlag,
+    pub activity: &'a Activity,
+    pub chart: &'a SharedChart,
+    pub user: &'a Arc<dyn UserResponder>,
+    pub extension: &'a Option<Arc<dyn Any + Send + Sync>>,
+}
+
+impl BatchRun<'_> {
+    fn context(&self, index: usize, call: &ToolCall) -> ToolContext {
+        ToolContext {
+            chart: self.chart.clone(),
+            user: Arc::clone(self.user),
+            activity: self.activity.clone(),
+            call_id: self.guard.text(&call.id).into_owned(),
+            tool_name: call.name.clone(),
+            call_index: index,
+            extension: self.extension.clone(),
+        }
+    }
+
+    fn finished(
+        &self,
+        log: &mut EventLog<'_>,
+        index: usize,
+        call: &ToolCall,
+        result: ToolResult,
+    ) -> CallResult {
+        let finished = CallResult {
+            index,
+            call_id: self.guard.text(&call.id).into_owned(),
+            name: self.guard.text(&call.name).into_owned(),
+            result: self.guard.result(result),
+        };
+        log.emit(EventKind::ToolFinished {
+            index,
+            call_id: finished.call_id.clone(),
+            name: finished.name.clone(),
+            result: finished.result.clone(),
+        });
+        finished
+    }
+
+    fn started(&self, log: &mut EventLog<'_>, index: usize, call: &ToolCall) {
+        log.emit(EventKind::ToolStarted {
+            index,
+            call_id: self.guard.text(&call.id).into_owned(),
+            name: self.guard.text(&call.name).into_owned(),
+        });
+    }
+
+    /// Runs an admitted call: a write always completes; a read is abandoned when the run
+    /// stops (R20).
+    async fn run_admitted(&self, admitted: Admitted<'_>, context: &ToolContext) -> ToolResult {
+        let writes = !admitted.tool().meta().is_read_only();
+        let body = self.registry.run(admitted, context, self.scope.faults);
+        if writes {
+            return body.await;
+        }
+        tokio::select! {
+            biased;
+            result = body => result,
+            () = self.stop.raised() => ToolResult::failure(ToolError::aborted()),
+        }
+    }
+}
+
+/// Runs one batch; returns one result per call, in the order sent (R17).
+pub(crate) async fn run_batch(
+    run: &BatchRun<'_>,
+    calls: &[ToolCall],
+    log: &mut EventLog<'_>,
+) -> Vec<CallResult> {
+    let sequential = is_sequential(calls, run.registry, run.scope.faults);
+    let mut results: Vec<Option<CallResult>> = vec![None; calls.len()];
+    let mut completion_order = Vec::with_capacity(calls.len());
+    let mut ids = CallIds::default();
+    if sequential {
+        for (index, call) in calls.iter().enumerate() {
+            let result = if index >= run.calls_per_batch_max {
+                ToolResult::failure(ToolError::too_many_calls(cap(run)))
+            } else if run.stop.is_raised()
+                && !crate::fault!(run.scope.faults, Fault::WriteAfterCancel)
+            {
+                ToolResult::failure(ToolError::aborted())
+            } else {
+                run.started(log, index, call);
+                let result = match run.registry.admit(&run.scope, &mut ids, call) {
+                    Ok(admitted) => run.run_admitted(admitted, &run.context(index, call)).await,
+                    Err(error) => ToolResult::failure(error),
+                };
+                run.activity.reset();
+                result
+            };
+            completion_order.push(index);
+            results[index] = Some(run.finished(log, index, call, result));
+        }
+    } else {
+        let mut refused = Vec::new();
+        let mut running = FuturesUnordered::new();
+        for (index, call) in calls.iter().enumerate() {
+            if index >= run.calls_per_batch_max {
+                refused.push((
+                    index,
+                    ToolResult::failure(ToolError::too_many_calls(cap(run))),
+                ));
+                continue;
+            }
+            run.started(log, index, call);
+            match run.registry.admit(&run.scope, &mut ids, call) {
+                Ok(admitted) => {
+                    let context = run.context(index, call);
+                    running.push(async move {
+                        let result = run.run_admitted(admitted, &context).await;
+                        (index, result)
+                    });
+                }
+                Err(error) => refused.push((index, ToolResult::failure(error))),
+            }
+        }
+        for (index, result) in refused {
+            completion_order.push(index);
+            results[index] = Some(run.finished(log, index, &calls[index], result));
+        }
+        while let Some((index, result)) = running.next().await {
+            run.activity.reset();
+            completion_order.push(index);
+            results[index] = Some(run.finished(log, index, &calls[index], result));
+        }
+    }
+    let mut results: Vec<CallResult> = results.into_iter().flatten().collect();
+    debug_assert_eq!(
+        results.len(),
+        calls.len(),
+        "every call has exactly one result"
+    );
+    if crate::fault!(run.scope.faults, Fault::ResultsCompletionOrder) {
+        results.sort_by_key(|result| {
+            completion_order
+                .iter()
+                .position(|&index| index == result.index)
+        });
+    }
+    results
+}
+
+fn cap(run: &BatchRun<'_>) -> u32 {
+    u32::try_from(run.calls_per_batch_max).unwrap_or(u32::MAX)
+}
+
+/// The results as they enter the transcript. Correct code keeps every result; two seeded
+/// bugs lose some (SPEC §11).
+pub(crate) fn transcript_results(results: Vec<CallResult>, faults: FaultSet) -> Vec<CallResult> {
+    let mut results = results;
+    if crate::fault!(faults, Fault::DropResultOnCancel) {
+        results
+            .retain(|result| result.result.error_code() != Some(crate::envelope::codes::ABORTED));
+    }
+    if crate::fault!(faults, Fault::DuplicateIdOverwrite) {
+        // Results keyed by call id: a repeat replaces the first result in place.
+        let mut keyed: Vec<CallResult> = Vec::with_capacity(results.len());
+        for result in results {
+            match keyed.iter_mut().find(|kept| kept.call_id == result.call_id) {
+                Some(kept) => *kept = result,
+                None => keyed.push(result),
+            }
+        }
+        results = keyed;
+    }
+    results
+}
