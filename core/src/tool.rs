@@ -234,6 +234,20 @@ impl fmt::Debug for ToolContext {
 }
 
 impl ToolContext {
+    /// A context for one call outside any run (the `ward call` program, tests, fuzzers): no
+    /// user answers `ask_user`, and no deadline applies.
+    pub fn standalone(chart: SharedChart, call: &ToolCall) -> ToolContext {
+        ToolContext {
+            chart,
+            user: Arc::new(NoUser),
+            activity: Activity::new(std::time::Duration::from_secs(86_400)),
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            call_index: 0,
+            extension: None,
+        }
+    }
+
     /// The chart of the session.
     pub fn chart(&self) -> &SharedChart {
         &self.chart
