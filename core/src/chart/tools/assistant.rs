@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{add, input, object, reader};
+use super::{input, object, reader, spec};
 use crate::envelope::ToolError;
 use crate::registry::{RegistryBuilder, RegistryError};
 use crate::tool::{ExecutionMode, Safety, ToolBody, ToolContext};
@@ -100,8 +100,7 @@ pub(super) fn register_reads(builder: &mut RegistryBuilder) -> Result<(), Regist
         ),
         web_search,
     )?;
-    add(
-        builder,
+    let ask_user = spec(
         "ask_user",
         "Ask the user",
         Safety::ReadOnly,
@@ -119,15 +118,14 @@ pub(super) fn register_reads(builder: &mut RegistryBuilder) -> Result<(), Regist
             }),
             &["question", "options"],
         ),
-        AskUser,
-    )
+    );
+    builder.register(ask_user, AskUser)
 }
 
 pub(super) fn register_code_interpreter(
     builder: &mut RegistryBuilder,
 ) -> Result<(), RegistryError> {
-    add(
-        builder,
+    let code_interpreter_spec = spec(
         "code_interpreter",
         "Run code",
         Safety::Destructive,
@@ -141,8 +139,8 @@ pub(super) fn register_code_interpreter(
             }),
             &["language", "code"],
         ),
-        code_interpreter as super::Body,
-    )
+    );
+    builder.register(code_interpreter_spec, code_interpreter as super::Body)
 }
 
 #[derive(Deserialize)]

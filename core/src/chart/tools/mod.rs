@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 
 use crate::envelope::ToolError;
 use crate::registry::{Registry, RegistryBuilder, RegistryError};
-use crate::tool::{ExecutionMode, Safety, ToolBody, ToolContext, ToolSpec};
+use crate::tool::{ExecutionMode, Safety, ToolContext, ToolSpec};
 
 use super::ChartState;
 
@@ -69,28 +69,23 @@ pub fn registry(options: CatalogueOptions) -> Result<Registry, RegistryError> {
     Ok(builder.build())
 }
 
-/// Registers one tool.
-fn add(
-    builder: &mut RegistryBuilder,
+/// A tool's declaration.
+fn spec(
     name: &str,
     label: &str,
     safety: Safety,
     execution_mode: ExecutionMode,
     description: &str,
     parameters: Value,
-    body: impl ToolBody + 'static,
-) -> Result<(), RegistryError> {
-    builder.register(
-        ToolSpec {
-            name: name.to_owned(),
-            label: label.to_owned(),
-            description: description.to_owned(),
-            parameters,
-            safety,
-            execution_mode,
-        },
-        body,
-    )
+) -> ToolSpec {
+    ToolSpec {
+        name: name.to_owned(),
+        label: label.to_owned(),
+        description: description.to_owned(),
+        parameters,
+        safety,
+        execution_mode,
+    }
 }
 
 /// The body of a tool that runs synchronously against the chart.
@@ -105,14 +100,15 @@ fn reader(
     parameters: Value,
     body: Body,
 ) -> Result<(), RegistryError> {
-    add(
-        builder,
-        name,
-        label,
-        Safety::ReadOnly,
-        ExecutionMode::Parallel,
-        description,
-        parameters,
+    builder.register(
+        spec(
+            name,
+            label,
+            Safety::ReadOnly,
+            ExecutionMode::Parallel,
+            description,
+            parameters,
+        ),
         body,
     )
 }
@@ -126,14 +122,15 @@ fn writer(
     parameters: Value,
     body: Body,
 ) -> Result<(), RegistryError> {
-    add(
-        builder,
-        name,
-        label,
-        Safety::Destructive,
-        ExecutionMode::Sequential,
-        description,
-        parameters,
+    builder.register(
+        spec(
+            name,
+            label,
+            Safety::Destructive,
+            ExecutionMode::Sequential,
+            description,
+            parameters,
+        ),
         body,
     )
 }
