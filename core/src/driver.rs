@@ -301,6 +301,11 @@ impl<S: SessionStore> Session<S> {
         &self.store
     }
 
+    /// The session store, to reconfigure it between runs.
+    pub fn store_mut(&mut self) -> &mut S {
+        &mut self.store
+    }
+
     /// Runs one agent run to its end.
     pub async fn run<P: Provider + ?Sized>(
         &mut self,

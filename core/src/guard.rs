@@ -88,7 +88,8 @@ impl SecretGuard {
     /// `value` with every string and key redacted. Two keys that redact to the same text
     /// stay distinct: the later one gets a ` (2)`, ` (3)`… suffix, so no member is lost.
     pub fn value(&self, value: Value) -> Value {
-        if !self.is_active() {
+        // Most values carry no secret: look first, and rebuild only when something is found.
+        if !self.finds_in_value(&value) {
             return value;
         }
         match value {
@@ -148,7 +149,7 @@ impl SecretGuard {
 
     /// An envelope with its data or error guarded.
     pub fn result(&self, result: ToolResult) -> ToolResult {
-        if !self.is_active() {
+        if !self.is_active() || !self.finds_in_result(&result) {
             return result;
         }
         let outcome = match result.outcome {
@@ -158,6 +159,20 @@ impl SecretGuard {
         ToolResult {
             outcome,
             state_changed: result.state_changed,
+        }
+    }
+
+    /// Whether any text of `result` carries a configured value.
+    pub fn finds_in_result(&self, result: &ToolResult) -> bool {
+        match &result.outcome {
+            Outcome::Success(data) => self.finds_in_value(data),
+            Outcome::Failure(error) => {
+                let fields = error.fields.iter().flatten();
+                [&error.code, &error.message, &error.recommended_action]
+                    .into_iter()
+                    .chain(fields.flat_map(|field| [&field.path, &field.message]))
+                    .any(|text| self.finds_in(text))
+            }
         }
     }
 
@@ -210,7 +225,9 @@ mod tests {
         let text = guarded.to_string();
         assert!(!text.contains(KEY), "{text}");
         assert_eq!(guarded["note"], "key=[REDACTED]!");
-        assert_eq!(guarded["[REDACTED] (2)"], json!(true));
+        // Keys in order: the literal "[REDACTED]" first, then the secret key, renamed.
+        assert_eq!(guarded["[REDACTED]"], json!(true));
+        assert_eq!(guarded["[REDACTED] (2)"], json!(["[REDACTED]", 1]));
         assert!(!guard.finds_in_value(&guarded));
     }
 

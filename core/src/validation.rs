@@ -21,8 +21,9 @@
 //!
 //! # The documented order
 //!
-//! Errors come in the order of the input: the input's values are visited in pre-order
-//! (object members in the order written, array items by index); at each value, its own
+//! Errors come in a fixed order over the input: its values are visited in pre-order
+//! (object members in key order, byte-wise, as parsed objects keep them; array items by
+//! index); at each value, its own
 //! errors come first, ranked by keyword (`type`, `const`, `enum`, string bounds and
 //! `pattern`, number bounds, array bounds, object bounds, then missing `required` properties
 //! in the schema's order); an unexpected property is reported at `/<key>` where that key
@@ -847,11 +848,11 @@ mod tests {
     }
 
     #[test]
-    fn one_error_per_unexpected_key_in_input_order() {
+    fn one_error_per_unexpected_key_in_key_order() {
         let errors = bars_schema()
             .validate(&json!({"symbol": "A", "zeta": 1, "period": "daily", "alpha": 2}))
             .unwrap_err();
-        assert_eq!(paths(&errors), ["/zeta", "/alpha"]);
+        assert_eq!(paths(&errors), ["/alpha", "/zeta"]);
         assert!(
             errors
                 .iter()
@@ -869,10 +870,11 @@ mod tests {
         let errors = schema.validate(&input).unwrap_err();
         assert_eq!(
             paths(&errors),
-            ["/symbol", "/period", "/limit", "/tags", "/u1"]
+            ["/limit", "/period", "/symbol", "/tags", "/u1"]
         );
+        assert_eq!(errors[0].message, "must be at least 1");
         assert_eq!(errors[1].message, "must be one of: daily, weekly");
-        assert_eq!(errors[2].message, "must be at least 1");
+        assert_eq!(errors[2].message, "must be a string");
         assert_eq!(errors[3].message, "must be an array");
         let all = schema.all_errors(&input);
         assert_eq!(all.len(), 10);
@@ -891,8 +893,8 @@ mod tests {
         assert_eq!(
             messages,
             [
-                "/symbol: must be at least 1 character long",
                 "/limit: must be at most 798",
+                "/symbol: must be at least 1 character long",
                 "/tags: must have at most 3 items",
             ]
         );

@@ -353,14 +353,15 @@ impl ChartState {
     }
 }
 
-/// The state before a command, taken by the registry's entry point.
+/// The state before a command, taken by the registry's entry point. Sharing the state (an
+/// `Arc`) makes a checkpoint free; the command's first change copies it once.
 #[derive(Debug)]
-pub struct Checkpoint(ChartState);
+pub struct Checkpoint(Arc<ChartState>);
 
 #[derive(Debug)]
 struct ChartDocument {
-    state: ChartState,
-    undo: VecDeque<ChartState>,
+    state: Arc<ChartState>,
+    undo: VecDeque<Arc<ChartState>>,
 }
 
 /// A chart shared by the tools of a session. Cloning shares it.
@@ -380,7 +381,7 @@ impl SharedChart {
     pub fn with_state(market_seed: u64, state: ChartState) -> SharedChart {
         SharedChart {
             document: Arc::new(Mutex::new(ChartDocument {
-                state,
+                state: Arc::new(state),
                 undo: VecDeque::new(),
             })),
             market: Arc::new(Market::new(market_seed)),
@@ -400,7 +401,13 @@ impl SharedChart {
 
     /// The whole observable state.
     pub fn snapshot(&self) -> ChartState {
-        self.document().state.clone()
+        ChartState::clone(&self.document().state)
+    }
+
+    /// The whole observable state, shared: no copy is made, and the value never changes
+    /// (a later change of the chart makes a new state).
+    pub fn snapshot_shared(&self) -> Arc<ChartState> {
+        Arc::clone(&self.document().state)
     }
 
     /// Reads the state without copying it.
@@ -410,7 +417,7 @@ impl SharedChart {
 
     /// Changes the state. Only tool bodies call this, inside the registry's transaction.
     pub fn update<R>(&self, change: impl FnOnce(&mut ChartState) -> R) -> R {
-        change(&mut self.document().state)
+        change(Arc::make_mut(&mut self.document().state))
     }
 
     /// Undoes the last change; `false` when there is nothing to undo.
@@ -432,14 +439,14 @@ impl SharedChart {
 
     /// Starts a command.
     pub fn begin(&self) -> Checkpoint {
-        Checkpoint(self.snapshot())
+        Checkpoint(self.snapshot_shared())
     }
 
     /// Ends a command that succeeded: whether the state changed, in which case the state
     /// before it becomes one undo step.
     pub fn commit(&self, checkpoint: Checkpoint) -> bool {
         let mut document = self.document();
-        if document.state == checkpoint.0 {
+        if Arc::ptr_eq(&document.state, &checkpoint.0) || *document.state == *checkpoint.0 {
             return false;
         }
         if document.undo.len() == UNDO_DEPTH_MAX {

@@ -1,0 +1,206 @@
+//! The oracles' own copy of the tool catalogue (SPEC §8) and their own compiled schemas.
+//!
+//! The oracles never ask the runtime what a tool is: they carry the table of the
+//! specification here, written out by hand, and compile the published parameter schemas
+//! (what `ward tools --json` prints) with `jsonschema` themselves. If the runtime's metadata
+//! drifted from the specification, the oracles would notice.
+
+use std::collections::BTreeMap;
+
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+use ward_core::registry::Registry;
+
+/// One row of the SPEC §8 table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The tool's name.
+    pub name: &'static str,
+    /// `read-only` in the table.
+    pub read_only: bool,
+    /// `sequential` in the table.
+    pub sequential: bool,
+    /// Registered only when asked for (`code_interpreter`).
+    pub opt_in: bool,
+}
+
+const fn read(name: &'static str) -> Entry {
+    Entry { name, read_only: true, sequential: false, opt_in: false }
+}
+
+const fn write(name: &'static str) -> Entry {
+    Entry { name, read_only: false, sequential: true, opt_in: false }
+}
+
+/// The SPEC §8 table, with the extras it expects.
+pub const TABLE: &[Entry] = &[
+    read("panes_list"),
+    read("indicators_query"),
+    read("instruments_query_name"),
+    read("market_bars_query"),
+    read("market_timeshare_query"),
+    read("market_timeshare_range_query"),
+    read("drawings_list"),
+    read("comparisons_list"),
+    read("settings_get"),
+    read("web_search"),
+    Entry { name: "ask_user", read_only: true, sequential: true, opt_in: false },
+    write("pane_create"),
+    write("pane_replace_content"),
+    write("panes_clear"),
+    write("drawing_create"),
+    write("drawing_update"),
+    write("drawing_delete"),
+    write("drawings_copy"),
+    write("drawings_clear"),
+    write("comparison_create"),
+    write("comparisons_clear"),
+    write("settings_update"),
+    write("settings_reset"),
+    write("pane_update"),
+    write("pane_remove"),
+    write("pane_move"),
+    write("pane_update_content"),
+    write("comparison_remove"),
+    Entry { name: "code_interpreter", read_only: false, sequential: true, opt_in: true },
+];
+
+/// The table's row for `name`.
+pub fn entry(name: &str) -> Option<&'static Entry> {
+    TABLE.iter().find(|entry| entry.name == name)
+}
+
+/// Whether a registry with or without the opt-in tools registers `name`.
+pub fn is_registered(name: &str, code_interpreter: bool) -> bool {
+    entry(name).is_some_and(|entry| !entry.opt_in || code_interpreter)
+}
+
+/// The oracles' compiled schemas, by tool name.
+pub struct Schemas {
+    validators: BTreeMap<String, (jsonschema::Validator, String)>,
+}
+
+impl std::fmt::Debug for Schemas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Schemas").field("tools", &self.validators.len()).finish()
+    }
+}
+
+impl Schemas {
+    /// Compiles every published schema of `registry`.
+    pub fn compile(registry: &Registry) -> Schemas {
+        let validators = registry
+            .tools()
+            .filter_map(|tool| {
+                let validator = jsonschema::validator_for(tool.meta().parameters()).ok()?;
+                Some((tool.name().to_owned(), (validator, tool.meta().parameters().to_string())))
+            })
+            .collect();
+        Schemas { validators }
+    }
+
+    /// Whether `arguments` is a valid input of `tool` (R6: empty text is `{}`; text that is not
+    /// JSON, or repeats a key, is invalid).
+    pub fn accepts(&self, tool: &str, arguments: &str) -> bool {
+        let Some((validator, _)) = self.validators.get(tool) else { return false };
+        match strict_parse(arguments) {
+            Some(value) => validator.is_valid(&value),
+            None => false,
+        }
+    }
+
+    /// The published schema of `tool`, as JSON text (empty for an unknown tool).
+    pub fn published(&self, tool: &str) -> &str {
+        self.validators.get(tool).map_or("", |(_, text)| text.as_str())
+    }
+}
+
+/// Parses argument text as R6 reads it: empty text is `{}`; `None` for text that is not JSON or
+/// repeats an object key.
+pub fn strict_parse(text: &str) -> Option<Value> {
+    if text.trim().is_empty() {
+        return Some(Value::Object(Map::new()));
+    }
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = Strict.deserialize(&mut deserializer).ok()?;
+    deserializer.end().ok()?;
+    Some(value)
+}
+
+struct Strict;
+
+impl<'de> DeserializeSeed<'de> for Strict {
+    type Value = Value;
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Strict {
+    type Value = Value;
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("JSON")
+    }
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(value.into())
+    }
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(value.into())
+    }
+    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_owned()))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<Value, A::Error> {
+        let mut array = Vec::new();
+        while let Some(item) = items.next_element_seed(Strict)? {
+            array.push(item);
+        }
+        Ok(Value::Array(array))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = members.next_key::<String>()? {
+            let value = members.next_value_seed(Strict)?;
+            if object.insert(key, value).is_some() {
+                return Err(de::Error::custom("a key repeats"));
+            }
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ward_core::chart::tools::{CatalogueOptions, registry};
+
+    #[test]
+    fn the_copy_matches_what_the_runtime_registers() {
+        // Not an oracle: a guard that the hand-written table and the catalogue agree, so the
+        // oracles start from the same facts the specification states.
+        let registry = registry(CatalogueOptions { code_interpreter: true }).unwrap();
+        assert_eq!(registry.len(), TABLE.len());
+        for row in TABLE {
+            let tool = registry.get(row.name).unwrap();
+            assert_eq!(tool.meta().is_read_only(), row.read_only, "{}", row.name);
+            assert_eq!(tool.meta().is_sequential(), row.sequential, "{}", row.name);
+        }
+    }
+
+    #[test]
+    fn strict_parsing_refuses_repeated_keys() {
+        assert_eq!(strict_parse(" "), Some(Value::Object(Map::new())));
+        assert!(strict_parse(r#"{"a":1,"a":1}"#).is_none());
+        assert!(strict_parse("{").is_none());
+        assert!(strict_parse(r#"{"a":[{"b":1},{"b":2}]}"#).is_some());
+    }
+}

@@ -1,0 +1,556 @@
+//! Generated scenarios (SPEC §10): a plausible model that builds valid calls from the
+//! offered schemas and reacts to results, mixed with every misbehaviour of the
+//! specification, chosen per seed by swarm testing.
+//!
+//! **Swarm testing.** Each seed first draws which misbehaviours are on and how often (a rate
+//! per decision point), so that some seeds hammer one failure mode and others mix many;
+//! campaigns cover combinations that a fixed mix would make rare.
+//!
+//! **Reactions.** The provider's script is fixed when the scenario is generated, so a
+//! generated run is an ordinary scenario file. Where the model must react to what it
+//! received (correct a refused input, obey an injected instruction), the script holds a
+//! reaction that the provider evaluates on the results it actually received.
+//!
+//! Every random choice comes from one [`SimRng`] seeded with the seed.
+
+pub mod args;
+pub mod secrets;
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+use ward_core::fault::Fault;
+use ward_core::registry::Registry;
+
+use crate::rng::SimRng;
+use crate::scenario::{
+    Answer, CallScript, Effect, FailureKind, LimitsScript, PlantedSecret, ProviderFailure, Reaction, RunScript, Scenario,
+    SessionScript, ToolBehaviour, Turn, SCENARIO_VERSION,
+};
+use secrets::Labels;
+
+macro_rules! misbehaviours {
+    ($($variant:ident = $name:literal: $doc:literal;)*) => {
+        /// A way the generated model (or its world) misbehaves.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Misbehaviour {
+            $(#[doc = $doc] $variant,)*
+        }
+
+        impl Misbehaviour {
+            /// Every misbehaviour.
+            pub const ALL: &'static [Misbehaviour] = &[$(Misbehaviour::$variant),*];
+
+            /// Its name in reports.
+            pub fn name(self) -> &'static str {
+                match self { $(Misbehaviour::$variant => $name,)* }
+            }
+        }
+    };
+}
+
+misbehaviours! {
+    NotOffered = "not-offered": "calls a tool not offered: a write in a read-only run, a switched-off tool, a made-up name";
+    InvalidArgs = "invalid-args": "sends arguments its schema refuses (wrong types, missing, extra, out of range)";
+    ManyErrors = "many-errors": "sends arguments with six or more errors at once";
+    DuplicateKeys = "duplicate-keys": "repeats a key in the argument object";
+    NotJson = "not-json": "sends argument text that is not JSON";
+    HugeArgs = "huge-args": "sends more than 256 KiB of arguments";
+    BadIds = "bad-ids": "sends empty, repeated or over-long call ids";
+    MixedBatch = "mixed-batch": "mixes sequential and parallel tools in one batch";
+    OverCap = "over-cap": "sends more calls than the batch cap";
+    EndlessLoop = "endless-loop": "keeps calling tools past the turn limit";
+    EchoSecret = "echo-secret": "puts a configured secret into arguments";
+    FollowInjection = "follow-injection": "obeys an instruction injected through a tool result";
+    ProviderErrors = "provider-errors": "fails requests with provider errors";
+    ProviderTimeout = "provider-timeout": "answers after the provider timeout";
+    Cancel = "cancel": "the user cancels the run at some moment";
+    MultiRun = "multi-run": "several runs in one session, read-only and not";
+    ToolFaults = "tool-faults": "tool bodies fail, panic or leak a configured secret";
+    SlowTools = "slow-tools": "tool bodies outlast the inactivity deadline";
+    AskUser = "ask-user": "asks the user, who answers late or never";
+}
+
+/// Which misbehaviours a seed turns on, and how often each fires (percent per decision
+/// point; 0 is off).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Swarm {
+    rates: BTreeMap<Misbehaviour, u64>,
+}
+
+impl Swarm {
+    fn draw(rng: &mut SimRng) -> Swarm {
+        let rates = Misbehaviour::ALL
+            .iter()
+            .map(|&misbehaviour| {
+                let rate = if rng.percent(50) { *rng.pick(&[8, 20, 40, 70]) } else { 0 };
+                (misbehaviour, rate)
+            })
+            .collect();
+        Swarm { rates }
+    }
+
+    fn rate(&self, misbehaviour: Misbehaviour) -> u64 {
+        self.rates.get(&misbehaviour).copied().unwrap_or(0)
+    }
+}
+
+/// A generated scenario and how often each misbehaviour was applied.
+#[derive(Clone, Debug)]
+pub struct Generated {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// Count per misbehaviour, in [`Misbehaviour::ALL`] order.
+    pub misbehaviours: Vec<u32>,
+}
+
+/// Generates the scenario of `seed` against the tools of `registry` (the registry with the
+/// opt-in tools; a scenario may leave them out).
+pub fn generate(seed: u64, registry: &Registry, bug: Option<Fault>) -> Generated {
+    let mut rng = SimRng::new(seed);
+    let swarm = Swarm::draw(&mut rng);
+    let mut generator = Generator {
+        rng,
+        swarm,
+        counts: vec![0; Misbehaviour::ALL.len()],
+        labels: Labels::default(),
+        secrets: Vec::new(),
+        registry,
+        code_interpreter: false,
+    };
+    generator.code_interpreter = generator.rng.percent(20);
+    let sessions_count = if generator.rng.percent(15) { 2 } else { 1 };
+    let sessions = (0..sessions_count).map(|_| generator.session()).collect();
+    Generated {
+        scenario: Scenario {
+            version: SCENARIO_VERSION,
+            seed: Some(seed),
+            description: None,
+            bug: bug.map(|fault| fault.name().to_owned()),
+            chart_seed: seed % 1000,
+            code_interpreter: generator.code_interpreter,
+            secrets: generator.secrets,
+            sessions,
+            expect: None,
+        },
+        misbehaviours: generator.counts,
+    }
+}
+
+struct Generator<'r> {
+    rng: SimRng,
+    swarm: Swarm,
+    counts: Vec<u32>,
+    labels: Labels,
+    secrets: Vec<PlantedSecret>,
+    registry: &'r Registry,
+    code_interpreter: bool,
+}
+
+/// The state of one run being generated.
+struct RunPlan {
+    read_only: bool,
+    disabled: Vec<String>,
+    configured: Vec<String>,
+    offered: Vec<String>,
+    writes: Vec<String>,
+    reads: Vec<String>,
+    limits: LimitsScript,
+    answers: Vec<Answer>,
+    tools: BTreeMap<String, ToolBehaviour>,
+    next_id: u32,
+}
+
+impl Generator<'_> {
+    /// Whether `misbehaviour` fires at this decision point; counts it when it does.
+    fn fire(&mut self, misbehaviour: Misbehaviour) -> bool {
+        let rate = self.swarm.rate(misbehaviour);
+        let fires = rate > 0 && self.rng.percent(rate);
+        if fires {
+            self.counts[Misbehaviour::ALL.iter().position(|m| *m == misbehaviour).unwrap_or(0)] += 1;
+        }
+        fires
+    }
+
+    fn session(&mut self) -> SessionScript {
+        let runs_count = if self.fire(Misbehaviour::MultiRun) { self.rng.range_usize(2, 3) } else { 1 };
+        let first_read_only = self.rng.percent(35);
+        let runs = (0..runs_count)
+            .map(|index| {
+                let read_only = if runs_count > 1 { (index % 2 == 0) == first_read_only } else { first_read_only };
+                self.run(read_only)
+            })
+            .collect();
+        SessionScript { runs }
+    }
+
+    fn registered(&self) -> Vec<(String, bool)> {
+        self.registry
+            .tools()
+            .filter(|tool| self.code_interpreter || tool.name() != "code_interpreter")
+            .map(|tool| (tool.name().to_owned(), tool.meta().is_read_only()))
+            .collect()
+    }
+
+    fn run(&mut self, read_only: bool) -> RunScript {
+        let registered = self.registered();
+        let mut disabled = Vec::new();
+        if self.rng.percent(20) || self.fire(Misbehaviour::NotOffered) {
+            for _ in 0..self.rng.range(1, 2) {
+                disabled.push(self.rng.pick(&registered).0.clone());
+            }
+            if self.rng.percent(20) {
+                disabled.push("legacy_export".to_owned());
+            }
+            disabled.sort();
+            disabled.dedup();
+        }
+        let offered: Vec<String> = registered
+            .iter()
+            .filter(|(name, reads)| (!read_only || *reads) && !disabled.contains(name))
+            .map(|(name, _)| name.clone())
+            .collect();
+        let reads = registered.iter().filter(|(_, reads)| *reads).map(|(name, _)| name.clone()).collect();
+        let writes = registered.iter().filter(|(_, reads)| !*reads).map(|(name, _)| name.clone()).collect();
+        let mut plan = RunPlan {
+            read_only,
+            disabled,
+            configured: Vec::new(),
+            offered,
+            writes,
+            reads,
+            limits: LimitsScript::default(),
+            answers: Vec::new(),
+            tools: BTreeMap::new(),
+            next_id: 9,
+        };
+        let prompt = self.prompt(&mut plan);
+        self.limits(&mut plan);
+        self.behaviours(&mut plan);
+        let turns = self.turns(&mut plan);
+        let cancel_at_ms = if self.fire(Misbehaviour::Cancel) {
+            Some(if self.rng.percent(70) { self.rng.range(0, 120) } else { self.rng.range(0, 5_000) })
+        } else {
+            None
+        };
+        RunScript {
+            prompt,
+            read_only,
+            disabled_tools: plan.disabled,
+            secrets: plan.configured,
+            limits: plan.limits,
+            cancel_at_ms,
+            answers: plan.answers,
+            tools: plan.tools,
+            turns,
+        }
+    }
+
+    /// The prompt, with planted secrets and the run's configured values in it.
+    fn prompt(&mut self, plan: &mut RunPlan) -> String {
+        let mut prompt = String::from(*self.rng.pick(&[
+            "Draw the recent support level and compare it with the index.",
+            "Explain the basic concepts of this chart.",
+            "Add an RSI pane and mark the last breakout.",
+            "What changed on the chart since yesterday?",
+        ]));
+        if self.rng.percent(55) {
+            for _ in 0..self.rng.range(1, 2) {
+                let secret = secrets::configured(&mut self.rng, &mut self.labels);
+                prompt.push_str(&format!(" My key is {}.", secret.value));
+                plan.configured.push(secret.label.clone());
+                self.secrets.push(secret);
+            }
+        }
+        if self.rng.percent(25) {
+            let (secret, planting) = secrets::configured_touching_a_key(&mut self.rng, &mut self.labels);
+            prompt.push_str(&format!(" {}.", planting.text));
+            plan.configured.push(secret.label.clone());
+            self.secrets.push(secret);
+            self.secrets.extend(planting.parts);
+        }
+        if self.rng.percent(15) {
+            let (first, second, text) = secrets::overlapping_configured(&mut self.rng, &mut self.labels);
+            prompt.push_str(&format!(" {text}."));
+            plan.configured.push(first.label.clone());
+            plan.configured.push(second.label.clone());
+            self.secrets.push(first);
+            self.secrets.push(second);
+        }
+        if self.rng.percent(60) {
+            for _ in 0..self.rng.range(1, 3) {
+                let planting = match self.rng.below(4) {
+                    0 => secrets::credential(&mut self.rng, &mut self.labels),
+                    1 => secrets::key(&mut self.rng, &mut self.labels),
+                    2 => secrets::home_path(&mut self.rng, &mut self.labels),
+                    _ => secrets::url_password(&mut self.rng, &mut self.labels),
+                };
+                prompt.push_str(&format!(" {}.", planting.text));
+                self.secrets.extend(planting.parts);
+            }
+        }
+        prompt
+    }
+
+    fn limits(&mut self, plan: &mut RunPlan) {
+        if self.fire(Misbehaviour::EndlessLoop) {
+            plan.limits.turns_max = Some(self.rng.range(1, 4) as u32);
+        }
+        if self.fire(Misbehaviour::OverCap) {
+            plan.limits.calls_per_batch_max = Some(self.rng.range(1, 4) as u32);
+        }
+    }
+
+    fn behaviours(&mut self, plan: &mut RunPlan) {
+        for name in self.registered().into_iter().map(|(name, _)| name) {
+            if self.rng.percent(60) {
+                plan.tools.insert(name, ToolBehaviour { latency_ms: self.rng.range(1, 40), effect: Effect::None });
+            }
+        }
+        if self.fire(Misbehaviour::ToolFaults) {
+            for _ in 0..self.rng.range(1, 2) {
+                let name = self.rng.pick(&self.registered()).0.clone();
+                let effect = match self.rng.below(3) {
+                    0 => Effect::Fail,
+                    1 => Effect::Panic,
+                    _ => match plan.configured.first() {
+                        Some(label) => Effect::LeakSecret { label: label.clone() },
+                        None => Effect::Fail,
+                    },
+                };
+                plan.tools.entry(name).or_default().effect = effect;
+            }
+            // A write that fails after doing part of its work.
+            if !plan.read_only {
+                let write = self.rng.pick(&["drawings_copy", "pane_replace_content", "settings_update", "drawing_create"]);
+                plan.tools.entry((*write).to_owned()).or_default().effect = Effect::Fail;
+            }
+        }
+        if self.fire(Misbehaviour::SlowTools) {
+            let timeout = self.rng.range(1_000, 3_000);
+            plan.limits.inactivity_timeout_ms = Some(timeout);
+            let slow = self.rng.pick(&plan.reads).clone();
+            plan.tools.entry(slow).or_default().latency_ms = timeout + self.rng.range(1, 2_000);
+        }
+        if self.fire(Misbehaviour::FollowInjection) {
+            let carrier = (*self.rng.pick(&["web_search", "panes_list", "settings_get"])).to_owned();
+            let target = if plan.disabled.is_empty() || self.rng.percent(60) {
+                (*self.rng.pick(&["drawings_clear", "panes_clear", "settings_reset", "comparisons_clear"])).to_owned()
+            } else {
+                self.rng.pick(&plan.disabled).clone()
+            };
+            plan.tools.entry(carrier).or_default().effect = Effect::Inject { tool: target, arguments: "{}".to_owned() };
+        }
+    }
+
+    fn turns(&mut self, plan: &mut RunPlan) -> Vec<Turn> {
+        let turns_max = plan.limits.turns_max.unwrap_or(8) as u64;
+        let call_turns = if plan.limits.turns_max.is_some() {
+            turns_max + self.rng.range(1, 2)
+        } else {
+            self.rng.range(1, 4)
+        };
+        let mut turns = Vec::new();
+        let mut react_next = Vec::new();
+        for _ in 0..call_turns {
+            self.provider_trouble(&mut turns);
+            let (calls, reactions) = self.batch(plan);
+            turns.push(Turn {
+                calls,
+                react: std::mem::take(&mut react_next),
+                ..Turn::default()
+            });
+            react_next = reactions;
+            if self.rng.percent(10) {
+                break;
+            }
+        }
+        self.provider_trouble(&mut turns);
+        turns.push(Turn {
+            text: "Here is what I found.".to_owned(),
+            react: react_next,
+            ..Turn::default()
+        });
+        turns
+    }
+
+    /// Provider errors and timeouts before a step.
+    fn provider_trouble(&mut self, turns: &mut Vec<Turn>) {
+        if self.fire(Misbehaviour::ProviderErrors) {
+            let kind = if self.rng.percent(85) {
+                *self.rng.pick(&[FailureKind::RateLimited, FailureKind::Unavailable, FailureKind::MalformedResponse])
+            } else {
+                *self.rng.pick(&[FailureKind::Authentication, FailureKind::Permission, FailureKind::ModelNotFound])
+            };
+            let retry_after_ms = (kind == FailureKind::RateLimited && self.rng.percent(50)).then(|| self.rng.range(100, 90_000));
+            turns.push(Turn { error: Some(ProviderFailure { kind, retry_after_ms }), ..Turn::default() });
+        }
+        if self.fire(Misbehaviour::ProviderTimeout) {
+            turns.push(Turn { delay_ms: 60_001, text: "too late".to_owned(), ..Turn::default() });
+        }
+    }
+
+    fn next_id(&mut self, plan: &mut RunPlan) -> String {
+        let id = format!("call_{}", plan.next_id);
+        plan.next_id += 1;
+        id
+    }
+
+    /// One batch of calls, and the reactions its results call for next turn.
+    fn batch(&mut self, plan: &mut RunPlan) -> (Vec<CallScript>, Vec<Reaction>) {
+        let size = match plan.limits.calls_per_batch_max {
+            Some(cap) if self.rng.percent(70) => cap as u64 + self.rng.range(1, 3),
+            _ => self.rng.range(1, 4),
+        };
+        let mut calls = Vec::new();
+        let mut reactions = Vec::new();
+        for _ in 0..size {
+            let call = self.call(plan, &mut reactions);
+            calls.push(call);
+        }
+        if self.fire(Misbehaviour::MixedBatch) {
+            let read = self.plausible(plan, true);
+            calls.insert(0, read);
+            if !plan.read_only || self.rng.percent(50) {
+                let sequential = if self.rng.percent(70) { self.rng.pick(&plan.writes).clone() } else { "ask_user".to_owned() };
+                let call = self.call_to(plan, &sequential);
+                calls.push(call);
+            }
+        }
+        if self.fire(Misbehaviour::BadIds) && !calls.is_empty() {
+            let position = self.rng.range_usize(0, calls.len() - 1);
+            calls[position].id = match self.rng.below(3) {
+                0 => String::new(),
+                1 => "x".repeat(161),
+                _ => calls[0].id.clone(),
+            };
+            if position == 0 && calls.len() > 1 {
+                calls[1].id = calls[0].id.clone();
+            }
+        }
+        if plan.tools.values().any(|behaviour| matches!(behaviour.effect, Effect::Inject { .. })) {
+            reactions.push(Reaction::FollowInjection);
+        }
+        reactions.dedup();
+        (calls, reactions)
+    }
+
+    /// A call to a tool offered in the run, with valid arguments.
+    fn plausible(&mut self, plan: &mut RunPlan, reads_only: bool) -> CallScript {
+        let candidates: Vec<String> = plan
+            .offered
+            .iter()
+            .filter(|name| !reads_only || plan.reads.contains(name))
+            .filter(|name| name.as_str() != "ask_user")
+            .cloned()
+            .collect();
+        let name = if candidates.is_empty() { "panes_list".to_owned() } else { self.rng.pick(&candidates).clone() };
+        self.call_to(plan, &name)
+    }
+
+    fn call_to(&mut self, plan: &mut RunPlan, name: &str) -> CallScript {
+        let value = self.valid_value(name);
+        if name == "ask_user" {
+            let delay_ms = if self.rng.percent(20) { self.rng.range(1_000, 600_000) } else { self.rng.range(0, 500) };
+            let text = (!self.rng.percent(10)).then(|| "Yes".to_owned());
+            plan.answers.push(Answer { text, delay_ms });
+        }
+        CallScript {
+            id: self.next_id(plan),
+            name: name.to_owned(),
+            arguments: value.to_string(),
+            fix: None,
+        }
+    }
+
+    fn valid_value(&mut self, name: &str) -> Value {
+        match self.registry.get(name) {
+            Some(tool) => args::valid(&mut self.rng, name, tool.meta().parameters()),
+            None => json!({}),
+        }
+    }
+
+    fn schema(&self, name: &str) -> Value {
+        self.registry.get(name).map(|tool| tool.meta().parameters().clone()).unwrap_or(json!({}))
+    }
+
+    /// One call: plausible, or misbehaving as the swarm decides.
+    fn call(&mut self, plan: &mut RunPlan, reactions: &mut Vec<Reaction>) -> CallScript {
+        if self.fire(Misbehaviour::NotOffered) {
+            let name = match self.rng.below(3) {
+                0 => self.rng.pick(&plan.writes).clone(),
+                1 if !plan.disabled.is_empty() => self.rng.pick(&plan.disabled).clone(),
+                _ => (*self.rng.pick(&["chart_delete_everything", "panes_lst", "Drawing_Create"])).to_owned(),
+            };
+            return self.call_to(plan, &name);
+        }
+        if self.rng.percent(8) || self.fire(Misbehaviour::AskUser) {
+            if plan.offered.iter().any(|name| name == "ask_user") {
+                return self.call_to(plan, "ask_user");
+            }
+        }
+        let reads_only = plan.read_only || self.rng.percent(45);
+        let mut call = self.plausible(plan, reads_only);
+        let valid: Value = serde_json::from_str(&call.arguments).unwrap_or(json!({}));
+        let schema = self.schema(&call.name);
+        if self.fire(Misbehaviour::InvalidArgs) {
+            let errors = self.rng.range_usize(1, 3);
+            call.arguments = args::invalid(&mut self.rng, &valid, &schema, errors).to_string();
+            call.fix = Some(valid.to_string());
+            if self.rng.percent(70) {
+                reactions.push(Reaction::RetryInvalid);
+            }
+        } else if self.fire(Misbehaviour::ManyErrors) {
+            let errors = self.rng.range_usize(6, 10);
+            call.arguments = args::invalid(&mut self.rng, &valid, &schema, errors).to_string();
+            call.fix = Some(valid.to_string());
+        } else if self.fire(Misbehaviour::DuplicateKeys) {
+            call.arguments = args::with_duplicate_key(&valid);
+        } else if self.fire(Misbehaviour::NotJson) {
+            call.arguments = args::not_json(&mut self.rng, &call.arguments);
+        } else if self.swarm.rate(Misbehaviour::HugeArgs) > 0 && self.rng.percent(3) && self.fire(Misbehaviour::HugeArgs) {
+            let mut huge = valid.clone();
+            if let Some(object) = huge.as_object_mut() {
+                object.insert("padding".to_owned(), json!("x".repeat(256 * 1024)));
+            }
+            call.arguments = huge.to_string();
+        } else if !plan.configured.is_empty() && self.fire(Misbehaviour::EchoSecret) {
+            let label = self.rng.pick(&plan.configured).clone();
+            let value = self.secrets.iter().find(|secret| secret.label == label).map(|secret| secret.value.clone()).unwrap_or_default();
+            let escaped = format!("\\u{:04x}{}", value.chars().next().map_or(0, u32::from), &value[value.chars().next().map_or(0, char::len_utf8)..]);
+            let text = if self.rng.percent(30) { escaped } else { value };
+            call.name = "web_search".to_owned();
+            call.arguments = format!(r#"{{"query":"login with {text}"}}"#);
+        }
+        call
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ward_core::chart::tools::{CatalogueOptions, registry};
+
+    #[test]
+    fn the_same_seed_generates_the_same_scenario() {
+        let registry = registry(CatalogueOptions { code_interpreter: true }).unwrap();
+        for seed in 0..50 {
+            let first = generate(seed, &registry, None);
+            let second = generate(seed, &registry, None);
+            assert_eq!(first.scenario, second.scenario);
+            assert_eq!(first.misbehaviours, second.misbehaviours);
+        }
+        assert_ne!(generate(1, &registry, None).scenario, generate(2, &registry, None).scenario);
+    }
+
+    #[test]
+    fn generated_scenarios_are_valid_scenario_files() {
+        let registry = registry(CatalogueOptions { code_interpreter: true }).unwrap();
+        for seed in 0..100 {
+            let scenario = generate(seed, &registry, Some(Fault::NoTurnLimit)).scenario;
+            let text = scenario.to_json();
+            let back = Scenario::from_json(&text, "generated").unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+            assert_eq!(back, scenario);
+        }
+    }
+}

@@ -1,0 +1,965 @@
+//! The invariants of SPEC §9, one named check each (`grep I7` finds the one for I7).
+//!
+//! Every check sees only what [`world`](crate::world) recorded at the runtime's boundaries —
+//! provider requests and replies, tool bodies' starts, ends, inputs and outputs, session
+//! store appends, events, chart snapshots and undo — plus the scenario it ran. They carry
+//! their own copy of the catalogue and compile the published schemas themselves
+//! ([`catalogue`](crate::catalogue)); they never call ward's redactor or validator. No check
+//! knows about any seeded bug.
+//!
+//! Each check also reports whether its situation arose in the run ("armed"), so that an
+//! oracle that never had a chance to fire shows up in the campaign summary.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::Value;
+use ward_core::chart::ChartState;
+use ward_core::envelope::{Outcome, ToolError, ToolResult};
+use ward_core::events::EventKind;
+use ward_core::session::Message;
+use ward_core::tool::ToolCall;
+
+use crate::catalogue::{self, Schemas, strict_parse};
+use crate::scenario::{Scenario, SecretShape};
+use crate::view::{BatchView, RunView};
+use crate::world::Trace;
+
+/// An invariant of SPEC §9.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Invariant {
+    /// Read-only runs are offered read-only tools only.
+    I1,
+    /// Read-only runs run no destructive body.
+    I2,
+    /// Switched-off tools are never offered or run.
+    I3,
+    /// Input errors are 1–5 `path: message` pairs that echo no value.
+    I4,
+    /// Invalid input never reaches a body.
+    I5,
+    /// One result per call, in order, with matching ids.
+    I6,
+    /// Sequential batches never overlap; writes never overlap.
+    I7,
+    /// No secret leaks.
+    I8,
+    /// `stateChanged` tells the truth; failures change nothing; undo restores.
+    I9,
+    /// Every run ends within its limits; nothing starts after it stopped.
+    I10,
+    /// Same scenario, same trace.
+    I11,
+    /// Parallel batches start together.
+    I12,
+    /// What is allowed is allowed.
+    I13,
+}
+
+impl Invariant {
+    /// Every invariant, in order.
+    pub const ALL: [Invariant; 13] = [
+        Invariant::I1,
+        Invariant::I2,
+        Invariant::I3,
+        Invariant::I4,
+        Invariant::I5,
+        Invariant::I6,
+        Invariant::I7,
+        Invariant::I8,
+        Invariant::I9,
+        Invariant::I10,
+        Invariant::I11,
+        Invariant::I12,
+        Invariant::I13,
+    ];
+
+    /// Position in [`Invariant::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// `I1` … `I13`.
+    pub fn id(self) -> &'static str {
+        ["I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12", "I13"][self as usize]
+    }
+
+    /// Parses `I1` … `I13`.
+    pub fn from_id(id: &str) -> Option<Invariant> {
+        Invariant::ALL.into_iter().find(|invariant| invariant.id() == id)
+    }
+}
+
+impl fmt::Display for Invariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// One broken invariant, located.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Violation {
+    /// Which invariant.
+    pub invariant: Invariant,
+    /// The session, from 0.
+    pub session: usize,
+    /// The run within the session, from 0.
+    pub run: usize,
+    /// The provider turn, when it applies.
+    pub turn: Option<u32>,
+    /// The call id, when it applies.
+    pub call_id: Option<String>,
+    /// One line.
+    pub explanation: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} session {} run {}", self.invariant, self.session, self.run)?;
+        if let Some(turn) = self.turn {
+            write!(f, " turn {turn}")?;
+        }
+        if let Some(call_id) = &self.call_id {
+            write!(f, " call {call_id:?}")?;
+        }
+        write!(f, ": {}", self.explanation)
+    }
+}
+
+/// What the checks found in one scenario.
+#[derive(Clone, Debug, Default)]
+pub struct Verdict {
+    /// Every violation.
+    pub violations: Vec<Violation>,
+    /// Per invariant, the runs in which its situation arose.
+    pub armed: [u32; 13],
+}
+
+impl Verdict {
+    /// The first violation of `invariant`.
+    pub fn first(&self, invariant: Invariant) -> Option<&Violation> {
+        self.violations.iter().find(|violation| violation.invariant == invariant)
+    }
+}
+
+/// What the checks need besides the trace.
+#[derive(Debug)]
+pub struct Oracle {
+    schemas: Schemas,
+}
+
+impl Oracle {
+    /// An oracle with its own compiled schemas.
+    pub fn new(schemas: Schemas) -> Oracle {
+        Oracle { schemas }
+    }
+
+    /// Runs every check on every run of `trace`.
+    pub fn check(&self, scenario: &Scenario, trace: &Trace) -> Verdict {
+        let mut verdict = Verdict::default();
+        let scripts = scenario.sessions.iter().flat_map(|session| &session.runs);
+        let mut session_changes: Vec<ChartState> = Vec::new();
+        let mut session = usize::MAX;
+        for (run_trace, script) in trace.runs.iter().zip(scripts) {
+            if run_trace.session != session {
+                session = run_trace.session;
+                session_changes.clear();
+            }
+            let view = RunView::new(run_trace, script);
+            if run_trace.start_error.is_none() {
+                let mut checks = Checks {
+                    oracle: self,
+                    scenario,
+                    view: &view,
+                    violations: &mut verdict.violations,
+                    armed: [false; 13],
+                };
+                checks.run_all();
+                session_changes.extend(checks.changes().into_iter().cloned());
+                for (count, armed) in verdict.armed.iter_mut().zip(checks.armed) {
+                    *count += u32::from(armed);
+                }
+            }
+            if let Some(violation) = i9_undo_restores_each_change(&view, &session_changes) {
+                verdict.violations.push(violation);
+            }
+        }
+        verdict
+    }
+}
+
+/// What the oracle knows about one call before looking at what the runtime did with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CallFacts {
+    /// Id non-empty, at most 160 characters, first of its value in the batch.
+    id_ok: bool,
+    /// Within the batch cap.
+    within_cap: bool,
+    /// The tool is offered in this run (by the oracle's own table).
+    offered: bool,
+    /// A registered tool.
+    registered: bool,
+    /// Registered, and destructive by the table.
+    destructive: bool,
+    /// The input parses (R6) and satisfies the schema.
+    valid_input: bool,
+    /// The raw text is at most 256 KiB and carries no configured value.
+    clean_payload: bool,
+}
+
+struct Checks<'a, 'v> {
+    oracle: &'a Oracle,
+    scenario: &'a Scenario,
+    view: &'v RunView<'a>,
+    violations: &'v mut Vec<Violation>,
+    armed: [bool; 13],
+}
+
+const PLACEHOLDERS: [&str; 2] = ["[REDACTED]", "[LOCAL_PATH]"];
+const ARGUMENT_BYTES_MAX: usize = 256 * 1024;
+const CALL_ID_CHARS_MAX: usize = 160;
+
+impl<'a> Checks<'a, '_> {
+    fn run_all(&mut self) {
+        self.i1_read_only_runs_are_offered_reads_only();
+        self.i2_read_only_runs_run_no_write();
+        self.i3_switched_off_tools_are_never_offered_or_run();
+        self.i4_input_errors_are_bounded_and_echo_nothing();
+        self.i5_invalid_input_never_reaches_a_body();
+        self.i6_one_result_per_call_in_order();
+        self.i7_sequential_batches_and_writes_never_overlap();
+        self.i8_no_secret_leaks();
+        self.i9_state_changed_tells_the_truth();
+        self.i10_every_run_ends_within_its_limits();
+        self.i12_parallel_batches_start_together();
+        self.i13_what_is_allowed_is_allowed();
+    }
+
+    fn arm(&mut self, invariant: Invariant) {
+        self.armed[invariant.index()] = true;
+    }
+
+    fn violate(&mut self, invariant: Invariant, turn: Option<u32>, call_id: Option<&str>, explanation: String) {
+        self.violations.push(Violation {
+            invariant,
+            session: self.view.trace.session,
+            run: self.view.trace.run,
+            turn,
+            call_id: call_id.map(str::to_owned),
+            explanation,
+        });
+    }
+
+    fn code_interpreter(&self) -> bool {
+        self.scenario.code_interpreter
+    }
+
+    /// The tools the oracle expects this run to be offered, by its own table.
+    fn expected_offer(&self) -> BTreeSet<&'static str> {
+        let script = self.view.script;
+        catalogue::TABLE
+            .iter()
+            .filter(|entry| !entry.opt_in || self.code_interpreter())
+            .filter(|entry| !script.read_only || entry.read_only)
+            .filter(|entry| !script.disabled_tools.iter().any(|name| name == entry.name))
+            .map(|entry| entry.name)
+            .collect()
+    }
+
+    fn configured_values(&self) -> Vec<&'a str> {
+        let scenario: &'a Scenario = self.scenario;
+        let script: &'a crate::scenario::RunScript = self.view.script;
+        script
+            .secrets
+            .iter()
+            .filter_map(|label| scenario.secret(label))
+            .map(|secret| secret.value.as_str())
+            .collect()
+    }
+
+    fn facts(&self, batch: &BatchView<'_>) -> Vec<CallFacts> {
+        let offered = self.expected_offer();
+        let configured = self.configured_values();
+        let mut seen = BTreeSet::new();
+        batch
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(index, call)| {
+                let id_shape = !call.id.is_empty() && call.id.chars().count() <= CALL_ID_CHARS_MAX;
+                let id_ok = id_shape && seen.insert(call.id.as_str());
+                let registered = catalogue::is_registered(&call.name, self.code_interpreter());
+                let destructive = registered && catalogue::entry(&call.name).is_some_and(|entry| !entry.read_only);
+                let carries_secret = |text: &str| configured.iter().any(|value| text.contains(value));
+                let parsed = strict_parse(&call.arguments);
+                let decoded_secret = parsed.as_ref().is_some_and(|value| any_string(value, &|text| carries_secret(text)));
+                CallFacts {
+                    id_ok,
+                    within_cap: index < self.view.limits.calls_per_batch_max as usize,
+                    offered: offered.contains(call.name.as_str()),
+                    registered,
+                    destructive,
+                    valid_input: registered && self.oracle.schemas.accepts(&call.name, &call.arguments),
+                    clean_payload: call.arguments.len() <= ARGUMENT_BYTES_MAX
+                        && !carries_secret(&call.arguments)
+                        && !decoded_secret,
+                }
+            })
+            .collect()
+    }
+
+    /// The one result of call `index`, when there is exactly one.
+    fn result_of<'b>(batch: &'b BatchView<'_>, index: usize) -> Option<&'b ToolResult> {
+        let mut finished = batch.finished_of(index);
+        let first = finished.next()?;
+        finished.next().is_none().then_some(first.result)
+    }
+
+    /// I1. In a read-only run every tool list sent to the provider holds only read-only tools.
+    fn i1_read_only_runs_are_offered_reads_only(&mut self) {
+        if !self.view.script.read_only || self.view.requests.is_empty() {
+            return;
+        }
+        self.arm(Invariant::I1);
+        for request in &self.view.requests {
+            let writes: Vec<&String> = request
+                .tools
+                .iter()
+                .filter(|name| catalogue::entry(name).is_none_or(|entry| !entry.read_only))
+                .collect();
+            if let Some(first) = writes.first() {
+                let explanation = format!("a read-only run was offered {} non-read-only tools, e.g. {first}", writes.len());
+                self.violate(Invariant::I1, Some(request.turn), None, explanation);
+                return;
+            }
+        }
+    }
+
+    /// I2. In a read-only run no destructive tool body runs; such calls get `TOOL_NOT_ALLOWED`,
+    /// `stateChanged: false`, and the state is unchanged.
+    fn i2_read_only_runs_run_no_write(&mut self) {
+        if !self.view.script.read_only {
+            return;
+        }
+        let view = self.view;
+        for batch in &view.batches {
+            let facts = self.facts(batch);
+            for (index, call) in batch.calls.iter().enumerate() {
+                if !facts[index].destructive {
+                    continue;
+                }
+                self.arm(Invariant::I2);
+                if batch.bodies.iter().any(|&body| view.bodies[body].index == index) {
+                    let explanation = format!("the body of destructive tool {} ran in a read-only run", call.name);
+                    return self.violate(Invariant::I2, Some(batch.turn), Some(&call.id), explanation);
+                }
+                let Some(result) = Self::result_of(batch, index) else { continue };
+                let refused_earlier = !facts[index].id_ok || !facts[index].within_cap;
+                let code = result.error_code();
+                if !refused_earlier && code != Some("ABORTED") && code != Some("TOOL_NOT_ALLOWED") {
+                    let explanation = format!("{} in a read-only run got {} instead of TOOL_NOT_ALLOWED", call.name, code.unwrap_or("success"));
+                    return self.violate(Invariant::I2, Some(batch.turn), Some(&call.id), explanation);
+                }
+                if result.state_changed || self.state_moved(batch, index) {
+                    let explanation = format!("refused {} in a read-only run changed the chart", call.name);
+                    return self.violate(Invariant::I2, Some(batch.turn), Some(&call.id), explanation);
+                }
+            }
+        }
+    }
+
+    /// Whether the chart differs between the call's `tool.started` and `tool.finished`.
+    fn state_moved(&self, batch: &BatchView<'_>, index: usize) -> bool {
+        let Some(started) = batch.started_of(index) else { return false };
+        let Some(finished) = batch.finished_of(index).next() else { return false };
+        match (self.view.snapshots.get(&started), self.view.snapshots.get(&finished.seq)) {
+            (Some(before), Some(after)) => before != after,
+            _ => false,
+        }
+    }
+
+    /// I3. A switched-off tool is never offered and its body never runs.
+    fn i3_switched_off_tools_are_never_offered_or_run(&mut self) {
+        let view = self.view;
+        let disabled: BTreeSet<&str> = view.script.disabled_tools.iter().map(String::as_str).collect();
+        if disabled.is_empty() || view.requests.is_empty() {
+            return;
+        }
+        self.arm(Invariant::I3);
+        for request in &view.requests {
+            if let Some(name) = request.tools.iter().find(|name| disabled.contains(name.as_str())) {
+                let explanation = format!("switched-off tool {name} was offered");
+                return self.violate(Invariant::I3, Some(request.turn), None, explanation);
+            }
+        }
+        if let Some(body) = view.bodies.iter().find(|body| disabled.contains(body.tool)) {
+            let turn = view.batches[body.batch].turn;
+            let explanation = format!("the body of switched-off tool {} ran", body.tool);
+            self.violate(Invariant::I3, Some(turn), Some(body.call_id), explanation);
+        }
+    }
+
+    /// I4. Every `TOOL_INPUT_INVALID` lists 1–5 errors `path: message` (root `/`), and no
+    /// message echoes an input value.
+    fn i4_input_errors_are_bounded_and_echo_nothing(&mut self) {
+        let view = self.view;
+        for batch in &view.batches {
+            let facts = self.facts(batch);
+            for (index, call) in batch.calls.iter().enumerate() {
+                if facts[index].registered && !facts[index].valid_input {
+                    self.arm(Invariant::I4);
+                }
+                let Some(result) = Self::result_of(batch, index) else { continue };
+                let Some(error) = result.error().filter(|error| error.code == "TOOL_INPUT_INVALID") else { continue };
+                self.arm(Invariant::I4);
+                let fields = error.fields.as_deref().unwrap_or_default();
+                if fields.is_empty() || fields.len() > 5 {
+                    let explanation = format!("TOOL_INPUT_INVALID listed {} field errors, not 1 to 5", fields.len());
+                    return self.violate(Invariant::I4, Some(batch.turn), Some(&call.id), explanation);
+                }
+                let listed: Vec<String> = fields.iter().map(|field| format!("{}: {}", field.path, field.message)).collect();
+                let expected = format!("The tool input is invalid: {}", listed.join("; "));
+                if error.message != expected || fields.iter().any(|field| !field.path.starts_with('/')) {
+                    let explanation = "the message is not `The tool input is invalid: ` and the `path: message` list".to_owned();
+                    return self.violate(Invariant::I4, Some(batch.turn), Some(&call.id), explanation);
+                }
+                if let Some(echoed) = echoed_value(&call.arguments, fields.iter().map(|field| field.message.as_str()), self.schema_text(&call.name)) {
+                    let explanation = format!("a field message echoes the input value {echoed:?}");
+                    return self.violate(Invariant::I4, Some(batch.turn), Some(&call.id), explanation);
+                }
+            }
+        }
+    }
+
+    fn schema_text(&self, tool: &str) -> &str {
+        self.oracle.schemas.published(tool)
+    }
+
+    /// I5. A call whose input is invalid never reaches its tool body; the state is unchanged.
+    fn i5_invalid_input_never_reaches_a_body(&mut self) {
+        let view = self.view;
+        for batch in &view.batches {
+            let facts = self.facts(batch);
+            for (index, call) in batch.calls.iter().enumerate() {
+                if !facts[index].registered || facts[index].valid_input {
+                    continue;
+                }
+                self.arm(Invariant::I5);
+                if batch.bodies.iter().any(|&body| view.bodies[body].index == index) {
+                    let explanation = format!("the body of {} ran with input its schema refuses", call.name);
+                    return self.violate(Invariant::I5, Some(batch.turn), Some(&call.id), explanation);
+                }
+                if self.state_moved(batch, index) {
+                    let explanation = format!("a call to {} with invalid input changed the chart", call.name);
+                    return self.violate(Invariant::I5, Some(batch.turn), Some(&call.id), explanation);
+                }
+            }
+        }
+    }
+
+    /// I6. Each batch gets exactly one result per call, in the order sent, with matching ids.
+    fn i6_one_result_per_call_in_order(&mut self) {
+        let view = self.view;
+        for batch in &view.batches {
+            if batch.calls.len() >= 2 || view.was_stopped() || view.hit_turn_limit() {
+                self.arm(Invariant::I6);
+            }
+            for index in 0..batch.calls.len() {
+                let count = batch.finished_of(index).count();
+                if count != 1 {
+                    let explanation = format!("call {index} of the batch has {count} tool.finished events, not 1");
+                    return self.violate(Invariant::I6, Some(batch.turn), Some(&batch.calls[index].id), explanation);
+                }
+            }
+        }
+        // The session store: each assistant message with n calls is followed by n results,
+        // in order, with the same ids.
+        let appends = &view.appends;
+        for (position, message) in appends.iter().enumerate() {
+            let Message::Assistant { calls, .. } = message else { continue };
+            if calls.is_empty() {
+                continue;
+            }
+            let results: Vec<&str> = appends[position + 1..]
+                .iter()
+                .map_while(|message| match message {
+                    Message::Tool { call_id, .. } => Some(call_id.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let ids: Vec<&str> = calls.iter().map(|call| call.id.as_str()).collect();
+            if results != ids {
+                let explanation = format!("the batch of {} calls got {} results, ids {:?} for calls {:?}", ids.len(), results.len(), abbreviate(&results), abbreviate(&ids));
+                return self.violate(Invariant::I6, None, None, explanation);
+            }
+        }
+    }
+
+    /// I7. In a batch holding a sequential tool, body intervals never overlap and start in the
+    /// order sent; two writes never overlap anywhere.
+    fn i7_sequential_batches_and_writes_never_overlap(&mut self) {
+        let view = self.view;
+        let code_interpreter = self.code_interpreter();
+        for batch in &view.batches {
+            let sequential = batch.calls.iter().any(|call| {
+                catalogue::is_registered(&call.name, code_interpreter)
+                    && catalogue::entry(&call.name).is_some_and(|entry| entry.sequential)
+            });
+            if !sequential || batch.bodies.len() < 2 {
+                continue;
+            }
+            self.arm(Invariant::I7);
+            for pair in batch.bodies.windows(2) {
+                let (first, second) = (&view.bodies[pair[0]], &view.bodies[pair[1]]);
+                if second.index <= first.index {
+                    let explanation = format!("in a sequential batch call {} started before call {}", second.index, first.index);
+                    return self.violate(Invariant::I7, Some(batch.turn), Some(second.call_id), explanation);
+                }
+                let first_end = first.end_ms.unwrap_or(u64::MAX);
+                if second.start_ms < first_end {
+                    let explanation = format!(
+                        "in a sequential batch call {} started at {} ms while call {} ran until {} ms",
+                        second.index, second.start_ms, first.index, first_end
+                    );
+                    return self.violate(Invariant::I7, Some(batch.turn), Some(second.call_id), explanation);
+                }
+            }
+        }
+        let writes: Vec<_> = view
+            .bodies
+            .iter()
+            .filter(|body| catalogue::entry(body.tool).is_some_and(|entry| !entry.read_only))
+            .collect();
+        for (position, first) in writes.iter().enumerate() {
+            for second in &writes[position + 1..] {
+                let first_end = first.end_ms.unwrap_or(u64::MAX);
+                let second_end = second.end_ms.unwrap_or(u64::MAX);
+                if first.start_ms < second_end && second.start_ms < first_end {
+                    let turn = view.batches[second.batch].turn;
+                    let explanation = format!("writes {} and {} overlapped in time", first.tool, second.tool);
+                    return self.violate(Invariant::I7, Some(turn), Some(second.call_id), explanation);
+                }
+            }
+        }
+    }
+
+    /// I8. No planted secret part, and no substring of 8 or more characters of a configured
+    /// secret, occurs in any decoded string of a provider request, session record or event
+    /// (placeholders excluded); no configured secret reaches a tool body's input.
+    fn i8_no_secret_leaks(&mut self) {
+        let configured = self.configured_values();
+        let scenario: &'a Scenario = self.scenario;
+        let prompt: &'a str = &self.view.script.prompt;
+        let planted: Vec<&str> = scenario
+            .secrets
+            .iter()
+            .filter(|secret| secret.shape != SecretShape::Configured && prompt.contains(secret.value.as_str()))
+            .map(|secret| secret.value.as_str())
+            .collect();
+        if configured.is_empty() && planted.is_empty() {
+            return;
+        }
+        self.arm(Invariant::I8);
+        let Some(scanner) = Scanner::new(&planted, &configured) else { return };
+        let view = self.view;
+        for request in &view.requests {
+            // Each message is scanned once: the first request that carries it.
+            let prompt = if request.new_system_prompt { scanner.find(request.system_prompt) } else { None };
+            let found = prompt.or_else(|| request.appended.iter().find_map(|message| scanner.find_in_message(message)));
+            if let Some(found) = found {
+                let explanation = format!("a provider request carries secret text {}", scanner.describe(found));
+                return self.violate(Invariant::I8, Some(request.turn), None, explanation);
+            }
+        }
+        for message in &view.appends {
+            if let Some(found) = scanner.find_in_message(message) {
+                let explanation = format!("a session record carries secret text {}", scanner.describe(found));
+                return self.violate(Invariant::I8, None, None, explanation);
+            }
+        }
+        for event in &view.events {
+            if let Some(found) = scanner.find_in_event(&event.kind) {
+                let explanation = format!("event {} carries secret text {}", event.seq, scanner.describe(found));
+                return self.violate(Invariant::I8, None, None, explanation);
+            }
+        }
+        for body in &view.bodies {
+            if any_string(body.input, &|text| configured.iter().any(|value| text.contains(value))) {
+                let turn = view.batches[body.batch].turn;
+                let explanation = format!("a configured secret reached the input of {}", body.tool);
+                return self.violate(Invariant::I8, Some(turn), Some(body.call_id), explanation);
+            }
+        }
+    }
+
+    /// I9. `stateChanged` tells the truth; failures leave the state unchanged; undo after a
+    /// change restores the state before it.
+    fn i9_state_changed_tells_the_truth(&mut self) {
+        let view = self.view;
+        for batch in &view.batches {
+            for (index, call) in batch.calls.iter().enumerate() {
+                let (Some(started), Some(result)) = (batch.started_of(index), Self::result_of(batch, index)) else { continue };
+                let Some(finished) = batch.finished_of(index).next() else { continue };
+                let (Some(before), Some(after)) = (view.snapshots.get(&started), view.snapshots.get(&finished.seq)) else { continue };
+                if self.overlapped(batch, index) {
+                    continue;
+                }
+                if catalogue::entry(&call.name).is_some_and(|entry| !entry.read_only) {
+                    self.arm(Invariant::I9);
+                }
+                let changed = before != after;
+                if result.is_success() && result.state_changed != changed {
+                    let explanation = format!("{} reported stateChanged {} but the chart {}", call.name, result.state_changed, if changed { "changed" } else { "did not change" });
+                    return self.violate(Invariant::I9, Some(batch.turn), Some(&call.id), explanation);
+                }
+                if !result.is_success() && (changed || result.state_changed) {
+                    let explanation = format!("{} failed with {} but the chart changed", call.name, result.error_code().unwrap_or("?"));
+                    return self.violate(Invariant::I9, Some(batch.turn), Some(&call.id), explanation);
+                }
+            }
+        }
+    }
+
+    /// The chart states before each change of this run, in order, for the undo check.
+    fn changes(&self) -> Vec<&'a ChartState> {
+        let view = self.view;
+        let mut befores = Vec::new();
+        for batch in &view.batches {
+            for index in 0..batch.calls.len() {
+                let (Some(started), Some(finished)) = (batch.started_of(index), batch.finished_of(index).next()) else { continue };
+                let (Some(before), Some(after)) = (view.snapshots.get(&started), view.snapshots.get(&finished.seq)) else { continue };
+                if before != after {
+                    befores.push(*before);
+                }
+            }
+        }
+        befores
+    }
+
+    /// Whether another body of the batch ran while call `index` was between its
+    /// `tool.started` and `tool.finished` (then the snapshots cannot be attributed to it).
+    fn overlapped(&self, batch: &BatchView<'_>, index: usize) -> bool {
+        let view = self.view;
+        let mine: Vec<_> = batch.bodies.iter().map(|&body| &view.bodies[body]).filter(|body| body.index == index).collect();
+        let others = batch.bodies.iter().map(|&body| &view.bodies[body]).filter(|body| body.index != index);
+        // A call without a body finished before any body of its batch ran.
+        let Some(me) = mine.first() else { return false };
+        let my_end = me.end_ms.unwrap_or(u64::MAX);
+        others.into_iter().any(|other| other.start_ms <= my_end && me.start_ms <= other.end_ms.unwrap_or(u64::MAX))
+    }
+
+    /// I10. Every run ends (exactly one terminal event) within its turn limit and deadline; no
+    /// tool body starts after cancellation, failure or the end of the run.
+    fn i10_every_run_ends_within_its_limits(&mut self) {
+        let view = self.view;
+        let call_turns = view.script.turns.iter().filter(|turn| !turn.calls.is_empty()).count();
+        let stopped_or_failed = matches!(
+            view.terminal().map(|event| &event.kind),
+            Some(EventKind::RunFailed { .. } | EventKind::RunCancelled)
+        );
+        if view.cancel_at.is_some() || stopped_or_failed || call_turns > view.limits.turns_max as usize {
+            self.arm(Invariant::I10);
+        }
+        let terminals = view.events.iter().filter(|event| event.kind.is_terminal()).count();
+        if terminals != 1 || view.terminal().is_none() {
+            let explanation = format!("the run has {terminals} terminal events, and the last event is not one");
+            return self.violate(Invariant::I10, None, None, explanation);
+        }
+        let batches_run = view.batches.iter().filter(|batch| !batch.started.is_empty()).count();
+        if batches_run > view.limits.turns_max as usize {
+            let explanation = format!("{batches_run} batches ran with turns_max {}", view.limits.turns_max);
+            return self.violate(Invariant::I10, None, None, explanation);
+        }
+        let end = view.end_ms();
+        let stop = view.cancel_at.unwrap_or(end).min(end);
+        if let Some(body) = view.bodies.iter().find(|body| body.start_ms > stop) {
+            let turn = view.batches[body.batch].turn;
+            let explanation = format!("the body of {} started at {} ms, after the run stopped at {stop} ms", body.tool, body.start_ms);
+            return self.violate(Invariant::I10, Some(turn), Some(body.call_id), explanation);
+        }
+        if let Some(gap) = self.longest_inactivity() {
+            if gap > view.limits.inactivity_timeout_ms {
+                let explanation = format!("the run was inactive for {gap} ms, past its {} ms deadline", view.limits.inactivity_timeout_ms);
+                self.violate(Invariant::I10, None, None, explanation);
+            }
+        }
+    }
+
+    /// The longest stretch without a provider reply or a finished call, not counting time
+    /// spent waiting for the user.
+    fn longest_inactivity(&self) -> Option<u64> {
+        let view = self.view;
+        let mut activity: Vec<u64> = vec![0];
+        activity.extend(view.replies.iter().filter(|reply| reply.error.is_none()).map(|reply| reply.at_ms));
+        activity.extend(view.batches.iter().flat_map(|batch| batch.finished.iter().map(|finished| finished.at_ms)));
+        activity.push(view.end_ms());
+        activity.sort_unstable();
+        let waiting: Vec<(u64, u64)> = view
+            .bodies
+            .iter()
+            .filter(|body| body.tool == "ask_user")
+            .map(|body| (body.start_ms, body.end_ms.unwrap_or(view.end_ms())))
+            .collect();
+        activity
+            .windows(2)
+            .map(|pair| {
+                let paused: u64 = waiting
+                    .iter()
+                    .map(|&(start, end)| end.min(pair[1]).saturating_sub(start.max(pair[0])))
+                    .sum();
+                (pair[1] - pair[0]).saturating_sub(paused)
+            })
+            .max()
+    }
+
+    /// I12. In a batch without a sequential tool, every body starts at the batch's start
+    /// instant (checked when at least two bodies have latency ≥ 1 ms).
+    fn i12_parallel_batches_start_together(&mut self) {
+        let view = self.view;
+        let code_interpreter = self.code_interpreter();
+        for batch in &view.batches {
+            let sequential = batch.calls.iter().any(|call| {
+                catalogue::is_registered(&call.name, code_interpreter)
+                    && catalogue::entry(&call.name).is_some_and(|entry| entry.sequential)
+            });
+            let slow = batch
+                .bodies
+                .iter()
+                .filter(|&&body| view.script.tools.get(view.bodies[body].tool).is_some_and(|behaviour| behaviour.latency_ms >= 1))
+                .count();
+            if sequential || slow < 2 {
+                continue;
+            }
+            self.arm(Invariant::I12);
+            if let Some(late) = batch.bodies.iter().map(|&body| &view.bodies[body]).find(|body| body.start_ms != batch.at_ms) {
+                let explanation = format!("in a parallel batch starting at {} ms, call {} started at {} ms", batch.at_ms, late.index, late.start_ms);
+                return self.violate(Invariant::I12, Some(batch.turn), Some(late.call_id), explanation);
+            }
+        }
+    }
+
+    /// I13. What is allowed is allowed: the offer is exactly the registered tools the policy
+    /// allows; a valid call to an offered tool reaches its body; a run whose provider stops
+    /// calling tools ends `run.completed`.
+    fn i13_what_is_allowed_is_allowed(&mut self) {
+        let view = self.view;
+        let expected = self.expected_offer();
+        for request in &view.requests {
+            self.arm(Invariant::I13);
+            let offered: BTreeSet<&str> = request.tools.iter().map(String::as_str).collect();
+            if offered != expected {
+                let missing: Vec<&&str> = expected.difference(&offered).collect();
+                let explanation = format!("the offer differs from what the policy allows; missing {missing:?}");
+                return self.violate(Invariant::I13, Some(request.turn), None, explanation);
+            }
+        }
+        let excused = view.was_stopped() || view.hit_turn_limit();
+        for batch in &view.batches {
+            let facts = self.facts(batch);
+            for (index, call) in batch.calls.iter().enumerate() {
+                let fact = facts[index];
+                if !(fact.id_ok && fact.within_cap && fact.offered && fact.valid_input && fact.clean_payload) {
+                    continue;
+                }
+                self.arm(Invariant::I13);
+                let ran = batch.bodies.iter().any(|&body| view.bodies[body].index == index);
+                let aborted = Self::result_of(batch, index).and_then(ToolResult::error_code) == Some("ABORTED");
+                if !ran && !(aborted && excused) {
+                    let code = Self::result_of(batch, index).and_then(ToolResult::error_code).unwrap_or("no result");
+                    let explanation = format!("a valid call to offered tool {} never reached its body ({code})", call.name);
+                    return self.violate(Invariant::I13, Some(batch.turn), Some(&call.id), explanation);
+                }
+            }
+        }
+        if let Some(last) = view.replies.last() {
+            if last.error.is_none() && last.calls.is_empty() {
+                self.arm(Invariant::I13);
+                if !matches!(view.terminal().map(|event| &event.kind), Some(EventKind::RunCompleted { .. })) {
+                    let explanation = "the provider stopped calling tools but the run did not end run.completed".to_owned();
+                    self.violate(Invariant::I13, Some(last.turn), None, explanation);
+                }
+            }
+        }
+    }
+}
+
+/// The undo part of I9: undoing at the end of a session restores, from the last change
+/// back, the state before each change (at most the undo depth of them).
+fn i9_undo_restores_each_change(view: &RunView<'_>, changes: &[ChartState]) -> Option<Violation> {
+    let (undone, before) = view.undone.iter().zip(changes.iter().rev()).find(|(undone, before)| **undone != *before)?;
+    let _ = (undone, before);
+    Some(Violation {
+        invariant: Invariant::I9,
+        session: view.trace.session,
+        run: view.trace.run,
+        turn: None,
+        call_id: None,
+        explanation: "undo did not restore the state before the change it undid".to_owned(),
+    })
+}
+
+fn abbreviate<'a>(ids: &[&'a str]) -> Vec<&'a str> {
+    ids.iter().take(6).map(|id| id.get(..24).unwrap_or(id)).collect()
+}
+
+/// Whether any string or key of `value` satisfies `test`.
+fn any_string(value: &Value, test: &dyn Fn(&str) -> bool) -> bool {
+    match value {
+        Value::String(text) => test(text),
+        Value::Array(items) => items.iter().any(|item| any_string(item, test)),
+        Value::Object(members) => members.iter().any(|(key, member)| test(key) || any_string(member, test)),
+        _ => false,
+    }
+}
+
+/// A distinctive value of the input that one of `messages` quotes: a string of at least 6
+/// characters, or a number of at least 5, that the tool's published schema does not contain
+/// (messages may name allowed values and bounds, which come from the schema).
+fn echoed_value<'m>(arguments: &str, messages: impl Iterator<Item = &'m str> + Clone, schema: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(arguments).ok()?;
+    let mut candidates = Vec::new();
+    collect_values(&value, &mut candidates);
+    candidates
+        .into_iter()
+        .filter(|candidate| !schema.contains(candidate.as_str()))
+        .find(|candidate| messages.clone().any(|message| message.contains(candidate.as_str())))
+}
+
+fn collect_values(value: &Value, into: &mut Vec<String>) {
+    match value {
+        Value::String(text) if text.chars().count() >= 6 => into.push(text.clone()),
+        Value::Number(number) if number.to_string().len() >= 5 => into.push(number.to_string()),
+        Value::Array(items) => items.iter().for_each(|item| collect_values(item, into)),
+        Value::Object(members) => members.values().for_each(|member| collect_values(member, into)),
+        _ => {}
+    }
+}
+
+/// Finds planted parts, and 8-character windows of configured values, in text with the
+/// placeholders cut out.
+///
+/// Built per run, so it must be cheap to build as well as to run: every pattern is indexed by
+/// its first two bytes in a 65,536-bit table, and a text position is only compared with the
+/// patterns whose first two bytes it holds. High-entropy patterns make those hits rare.
+struct Scanner {
+    first_pairs: Vec<u64>,
+    /// (first two bytes, pattern), sorted.
+    patterns: Vec<(u16, Vec<u8>)>,
+}
+
+impl Scanner {
+    fn new(planted: &[&str], configured: &[&str]) -> Option<Scanner> {
+        let mut patterns: Vec<Vec<u8>> = planted.iter().map(|part| part.as_bytes().to_vec()).collect();
+        for value in configured {
+            let characters: Vec<usize> = value.char_indices().map(|(offset, _)| offset).chain([value.len()]).collect();
+            for start in 0..characters.len().saturating_sub(8) {
+                patterns.push(value.as_bytes()[characters[start]..characters[start + 8]].to_vec());
+            }
+        }
+        let mut indexed: Vec<(u16, Vec<u8>)> = patterns
+            .into_iter()
+            .filter(|pattern| pattern.len() >= 2)
+            .map(|pattern| (u16::from_le_bytes([pattern[0], pattern[1]]), pattern))
+            .collect();
+        indexed.sort();
+        indexed.dedup();
+        if indexed.is_empty() {
+            return None;
+        }
+        let mut first_pairs = vec![0u64; 1024];
+        for (pair, _) in &indexed {
+            first_pairs[usize::from(*pair) / 64] |= 1 << (pair % 64);
+        }
+        Some(Scanner { first_pairs, patterns: indexed })
+    }
+
+    /// The index of a pattern found in `text` outside placeholders.
+    fn find(&self, text: &str) -> Option<usize> {
+        let bytes = text.as_bytes();
+        let mut position = 0;
+        while position + 1 < bytes.len() {
+            if bytes[position] == b'[' {
+                if let Some(placeholder) = PLACEHOLDERS.iter().find(|placeholder| bytes[position..].starts_with(placeholder.as_bytes())) {
+                    position += placeholder.len();
+                    continue;
+                }
+            }
+            let pair = u16::from_le_bytes([bytes[position], bytes[position + 1]]);
+            if self.first_pairs[usize::from(pair) / 64] & (1 << (pair % 64)) != 0 {
+                let from = self.patterns.partition_point(|(first, _)| *first < pair);
+                for (offset, (first, pattern)) in self.patterns[from..].iter().enumerate() {
+                    if *first != pair {
+                        break;
+                    }
+                    if bytes[position..].starts_with(pattern) {
+                        return Some(from + offset);
+                    }
+                }
+            }
+            position += 1;
+        }
+        None
+    }
+
+    fn find_in_value(&self, value: &Value) -> Option<usize> {
+        match value {
+            Value::String(text) => self.find(text),
+            Value::Array(items) => items.iter().find_map(|item| self.find_in_value(item)),
+            Value::Object(members) => members.iter().find_map(|(key, member)| self.find(key).or_else(|| self.find_in_value(member))),
+            _ => None,
+        }
+    }
+
+    fn find_in_message(&self, message: &Message) -> Option<usize> {
+        match message {
+            Message::User { text } => self.find(text),
+            Message::Assistant { text, calls } => self.find(text).or_else(|| self.find_in_calls(calls)),
+            Message::Tool { call_id, name, result } => {
+                self.find(call_id).or_else(|| self.find(name)).or_else(|| self.find_in_result(result))
+            }
+        }
+    }
+
+    fn find_in_calls(&self, calls: &[ToolCall]) -> Option<usize> {
+        calls.iter().find_map(|call| self.find(&call.id).or_else(|| self.find(&call.name)).or_else(|| self.find(&call.arguments)))
+    }
+
+    fn find_in_error(&self, error: &ToolError) -> Option<usize> {
+        let fields = error.fields.iter().flatten();
+        self.find(&error.code)
+            .or_else(|| self.find(&error.message))
+            .or_else(|| self.find(&error.recommended_action))
+            .or_else(|| fields.clone().find_map(|field| self.find(&field.path).or_else(|| self.find(&field.message))))
+    }
+
+    fn find_in_result(&self, result: &ToolResult) -> Option<usize> {
+        match &result.outcome {
+            Outcome::Success(data) => self.find_in_value(data),
+            Outcome::Failure(error) => self.find_in_error(error),
+        }
+    }
+
+    fn find_in_event(&self, kind: &EventKind) -> Option<usize> {
+        match kind {
+            EventKind::RunStarted { tools, .. } => tools.iter().find_map(|tool| self.find(tool)),
+            EventKind::UserMessageCreated { text } | EventKind::RunCompleted { text } => self.find(text),
+            EventKind::AssistantMessageCompleted { text, calls, .. } => self.find(text).or_else(|| self.find_in_calls(calls)),
+            EventKind::ToolStarted { call_id, name, .. } => self.find(call_id).or_else(|| self.find(name)),
+            EventKind::ToolFinished { call_id, name, result, .. } => {
+                self.find(call_id).or_else(|| self.find(name)).or_else(|| self.find_in_result(result))
+            }
+            EventKind::RunFailed { error } => self.find_in_error(error),
+            EventKind::RunCancelled => None,
+        }
+    }
+
+    /// Names what was found without printing a secret: its length and first two characters.
+    fn describe(&self, pattern: usize) -> String {
+        let text = String::from_utf8_lossy(&self.patterns[pattern].1);
+        let head: String = text.chars().take(2).collect();
+        format!("({} characters starting {head:?})", text.chars().count())
+    }
+}
+

@@ -1,0 +1,140 @@
+//! One scenario or one seed, end to end: generate (for a seed), execute, check every
+//! invariant, digest the trace. Generated and scripted scenarios take the same path.
+
+use ward_core::fault::{Fault, FaultSet};
+use ward_core::events::EventKind;
+
+use crate::catalogue::Schemas;
+use crate::generate::{self, Misbehaviour};
+use crate::invariants::{Invariant, Oracle, Verdict, Violation};
+use crate::scenario::Scenario;
+use crate::trace;
+use crate::world::{self, Record, Trace, World};
+
+/// What a worker keeps between scenarios: the wrapped registries and the oracle's schemas.
+#[derive(Debug)]
+pub struct Engine {
+    world: World,
+    oracle: Oracle,
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Engine::new()
+    }
+}
+
+/// The result of one scenario.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// Everything recorded.
+    pub trace: Trace,
+    /// What the invariants found.
+    pub verdict: Verdict,
+    /// The trace digest.
+    pub digest: u64,
+}
+
+impl Checked {
+    /// Runs executed.
+    pub fn runs(&self) -> u32 {
+        self.trace.runs.len() as u32
+    }
+
+    /// Calls that got a result.
+    pub fn tool_calls(&self) -> u32 {
+        self.count(|record| matches!(record, Record::Event(event) if matches!(event.kind, EventKind::ToolFinished { .. })))
+    }
+
+    /// Provider turns that replied.
+    pub fn turns(&self) -> u32 {
+        self.count(|record| matches!(record, Record::Reply { .. }))
+    }
+
+    fn count(&self, test: impl Fn(&Record) -> bool) -> u32 {
+        self.trace.runs.iter().flat_map(|run| &run.records).filter(|record| test(record)).count() as u32
+    }
+}
+
+/// The result of one seed of a campaign.
+#[derive(Debug, Clone)]
+pub struct SeedOutcome {
+    /// The seed.
+    pub seed: u64,
+    /// The generated scenario.
+    pub scenario: Scenario,
+    /// Its check.
+    pub checked: Checked,
+    /// How often each misbehaviour was generated ([`Misbehaviour::ALL`] order).
+    pub misbehaviours: Vec<u32>,
+}
+
+/// Whether `seed` is rerun to check determinism: a fixed 1 in `every` of the seeds, chosen by
+/// a hash so that the chosen seeds spread over any range.
+pub fn is_rerun(seed: u64, every: u64) -> bool {
+    every > 0 && xxhash_rust::xxh3::xxh3_64(&seed.to_le_bytes()) % every == 0
+}
+
+impl Engine {
+    /// Builds the registries and compiles the oracle's schemas.
+    pub fn new() -> Engine {
+        let world = World::new();
+        let oracle = Oracle::new(Schemas::compile(world.registry(true)));
+        Engine { world, oracle }
+    }
+
+    /// Executes and checks `scenario` with `faults` on.
+    pub fn check(&self, scenario: &Scenario, faults: FaultSet) -> Checked {
+        let trace = world::execute(&self.world, scenario, faults);
+        let verdict = self.oracle.check(scenario, &trace);
+        let digest = trace::digest(&trace);
+        Checked { trace, verdict, digest }
+    }
+
+    /// Executes `scenario` with the bug it names (and `extra`) switched on.
+    pub fn check_file(&self, scenario: &Scenario, extra: Option<Fault>) -> Checked {
+        let mut faults: FaultSet = scenario.fault().ok().flatten().into_iter().collect();
+        if let Some(fault) = extra {
+            faults = faults.with(fault);
+        }
+        self.check(scenario, faults)
+    }
+
+    /// Generates, executes and checks `seed`; reruns it when `rerun` and reports a digest
+    /// mismatch as an I11 violation.
+    pub fn run_seed(&self, seed: u64, bug: Option<Fault>, rerun: bool) -> SeedOutcome {
+        let generated = generate::generate(seed, self.world.registry(true), bug);
+        let faults: FaultSet = bug.into_iter().collect();
+        let mut checked = self.check(&generated.scenario, faults);
+        if rerun {
+            let again = self.check(&generated.scenario, faults);
+            if again.digest != checked.digest {
+                checked.verdict.violations.push(Violation {
+                    invariant: Invariant::I11,
+                    session: 0,
+                    run: 0,
+                    turn: None,
+                    call_id: None,
+                    explanation: format!("the same scenario gave trace digests {:016x} and {:016x}", checked.digest, again.digest),
+                });
+            }
+            checked.verdict.armed[Invariant::I11.index()] += checked.runs();
+        }
+        SeedOutcome {
+            seed,
+            scenario: generated.scenario,
+            checked,
+            misbehaviours: generated.misbehaviours,
+        }
+    }
+
+    /// The registries.
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+}
+
+/// The names of the misbehaviours, in report order.
+pub fn misbehaviour_names() -> impl Iterator<Item = &'static str> {
+    Misbehaviour::ALL.iter().map(|misbehaviour| misbehaviour.name())
+}

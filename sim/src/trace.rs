@@ -1,0 +1,442 @@
+//! Trace digests and trace files (SPEC §10).
+//!
+//! - [`digest`]: a fixed hash (XXH3-64, the same on every platform and every run; never
+//!   `DefaultHasher`) over every boundary record of every run, in order. Two executions of a
+//!   scenario are identical exactly when their digests are (I11).
+//! - [`write_jsonl`]: `--trace F.jsonl`, one boundary record per line.
+//! - [`chrome_trace`]: `--chrome-trace F.json`, the Trace Event Format that Perfetto and
+//!   `chrome://tracing` open: one process per run, provider turns as slices on the
+//!   provider's track, every tool call a complete event on its own track, violations as
+//!   instants.
+
+use std::io::{self, Write};
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use ward_core::chart::ChartState;
+use ward_core::envelope::{Outcome, ToolError, ToolResult};
+use ward_core::events::{Event, EventKind};
+use ward_core::session::Message;
+use ward_core::tool::ToolCall;
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::invariants::Violation;
+use crate::world::{Record, Trace};
+
+/// The digest of a trace.
+pub fn digest(trace: &Trace) -> u64 {
+    let mut digester = Digester {
+        hasher: Xxh3::new(),
+        buffer: Vec::with_capacity(DIGEST_BUFFER_BYTES),
+        last_state: None,
+    };
+    for run in &trace.runs {
+        digester.u64(run.session as u64);
+        digester.u64(run.run as u64);
+        for record in &run.records {
+            digester.record(record);
+        }
+        if let Some(error) = &run.start_error {
+            digester.str(error);
+        }
+    }
+    digester.flush();
+    digester.hasher.digest()
+}
+
+/// Fields are gathered here and hashed in large chunks: one hasher call per field would cost
+/// more than the hashing itself.
+const DIGEST_BUFFER_BYTES: usize = 64 * 1024;
+
+/// Feeds every field of a record to the hash, each with its length or a tag, so that
+/// different records never feed the same bytes. Faster than hashing a serialised form, which
+/// matters at tens of thousands of runs per second.
+struct Digester {
+    hasher: Xxh3,
+    buffer: Vec<u8>,
+    /// The last chart state hashed: a snapshot that is the very same state is not hashed again.
+    last_state: Option<Arc<ChartState>>,
+}
+
+impl Digester {
+    fn flush(&mut self) {
+        self.hasher.update(&self.buffer);
+        self.buffer.clear();
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        if self.buffer.len() + bytes.len() > DIGEST_BUFFER_BYTES {
+            self.flush();
+        }
+        if bytes.len() > DIGEST_BUFFER_BYTES {
+            self.hasher.update(bytes);
+        } else {
+            self.buffer.extend_from_slice(bytes);
+        }
+    }
+
+    fn u64(&mut self, value: u64) {
+        self.bytes(&value.to_le_bytes());
+    }
+
+    fn tag(&mut self, tag: u8) {
+        self.bytes(&[tag]);
+    }
+
+    fn str(&mut self, text: &str) {
+        self.u64(text.len() as u64);
+        self.bytes(text.as_bytes());
+    }
+
+    fn value(&mut self, value: &Value) {
+        match value {
+            Value::Null => self.tag(0),
+            Value::Bool(flag) => self.tag(1 + u8::from(*flag)),
+            Value::Number(number) => {
+                self.tag(3);
+                match (number.as_u64(), number.as_i64()) {
+                    (Some(unsigned), _) => self.u64(unsigned),
+                    (None, Some(signed)) => self.u64(signed as u64 ^ 0x8000_0000_0000_0000),
+                    _ => self.u64(number.as_f64().unwrap_or(0.0).to_bits()),
+                }
+            }
+            Value::String(text) => {
+                self.tag(4);
+                self.str(text);
+            }
+            Value::Array(items) => {
+                self.tag(5);
+                self.u64(items.len() as u64);
+                items.iter().for_each(|item| self.value(item));
+            }
+            Value::Object(members) => {
+                self.tag(6);
+                self.u64(members.len() as u64);
+                for (key, member) in members {
+                    self.str(key);
+                    self.value(member);
+                }
+            }
+        }
+    }
+
+    fn calls(&mut self, calls: &[ToolCall]) {
+        self.u64(calls.len() as u64);
+        for call in calls {
+            self.str(&call.id);
+            self.str(&call.name);
+            self.str(&call.arguments);
+        }
+    }
+
+    fn error(&mut self, error: &ToolError) {
+        self.str(&error.code);
+        self.str(&error.message);
+        self.tag(u8::from(error.retryable));
+        self.str(&error.recommended_action);
+        for field in error.fields.iter().flatten() {
+            self.str(&field.path);
+            self.str(&field.message);
+        }
+    }
+
+    fn result(&mut self, result: &ToolResult) {
+        self.tag(u8::from(result.state_changed));
+        match &result.outcome {
+            Outcome::Success(data) => {
+                self.tag(1);
+                self.value(data);
+            }
+            Outcome::Failure(error) => {
+                self.tag(0);
+                self.error(error);
+            }
+        }
+    }
+
+    fn message(&mut self, message: &Message) {
+        match message {
+            Message::User { text } => {
+                self.tag(1);
+                self.str(text);
+            }
+            Message::Assistant { text, calls } => {
+                self.tag(2);
+                self.str(text);
+                self.calls(calls);
+            }
+            Message::Tool { call_id, name, result } => {
+                self.tag(3);
+                self.str(call_id);
+                self.str(name);
+                self.result(result);
+            }
+        }
+    }
+
+    fn event(&mut self, event: &Event) {
+        self.u64(event.seq);
+        self.u64(event.time_ms);
+        match &event.kind {
+            EventKind::RunStarted { read_only, tools } => {
+                self.tag(1);
+                self.tag(u8::from(*read_only));
+                self.u64(tools.len() as u64);
+                tools.iter().for_each(|tool| self.str(tool));
+            }
+            EventKind::UserMessageCreated { text } => {
+                self.tag(2);
+                self.str(text);
+            }
+            EventKind::AssistantMessageCompleted { turn, text, calls } => {
+                self.tag(3);
+                self.u64(u64::from(*turn));
+                self.str(text);
+                self.calls(calls);
+            }
+            EventKind::ToolStarted { index, call_id, name } => {
+                self.tag(4);
+                self.u64(*index as u64);
+                self.str(call_id);
+                self.str(name);
+            }
+            EventKind::ToolFinished { index, call_id, name, result } => {
+                self.tag(5);
+                self.u64(*index as u64);
+                self.str(call_id);
+                self.str(name);
+                self.result(result);
+            }
+            EventKind::RunCompleted { text } => {
+                self.tag(6);
+                self.str(text);
+            }
+            EventKind::RunFailed { error } => {
+                self.tag(7);
+                self.error(error);
+            }
+            EventKind::RunCancelled => self.tag(8),
+        }
+    }
+
+    fn state(&mut self, state: &Arc<ChartState>) {
+        if self.last_state.as_ref().is_some_and(|last| Arc::ptr_eq(last, state)) {
+            self.tag(0);
+            return;
+        }
+        self.tag(1);
+        let _ = serde_json::to_writer(&mut self.buffer, &**state);
+        self.last_state = Some(Arc::clone(state));
+    }
+
+    fn record(&mut self, record: &Record) {
+        match record {
+            Record::Request { at_ms, turn, attempt, system_prompt, tools, kept, appended } => {
+                self.tag(1);
+                self.u64(*at_ms);
+                self.u64(u64::from(*turn));
+                self.u64(u64::from(*attempt));
+                self.str(system_prompt.as_deref().unwrap_or("\u{0}"));
+                if let Some(tools) = tools {
+                    self.u64(tools.len() as u64);
+                    tools.iter().for_each(|tool| self.str(tool));
+                }
+                self.u64(*kept as u64);
+                self.u64(appended.len() as u64);
+                appended.iter().for_each(|message| self.message(message));
+            }
+            Record::Reply { at_ms, turn, attempt, text, calls, error } => {
+                self.tag(2);
+                self.u64(*at_ms);
+                self.u64(u64::from(*turn));
+                self.u64(u64::from(*attempt));
+                self.str(text);
+                self.calls(calls);
+                self.str(error.as_deref().unwrap_or(""));
+            }
+            Record::BodyStart { at_ms, index, call_id, tool, input } => {
+                self.tag(3);
+                self.u64(*at_ms);
+                self.u64(*index as u64);
+                self.str(call_id);
+                self.str(tool);
+                self.value(input);
+            }
+            Record::BodyEnd { at_ms, index, call_id, tool, output } => {
+                self.tag(4);
+                self.u64(*at_ms);
+                self.u64(*index as u64);
+                self.str(call_id);
+                self.str(tool);
+                self.value(output);
+            }
+            Record::Event(event) => {
+                self.tag(5);
+                self.event(event);
+            }
+            Record::Append { message } => {
+                self.tag(6);
+                self.message(message);
+            }
+            Record::Snapshot { seq, state } => {
+                self.tag(7);
+                self.u64(*seq);
+                self.state(state);
+            }
+            Record::Answer { at_ms, answer } => {
+                self.tag(8);
+                self.u64(*at_ms);
+                self.str(answer.as_deref().unwrap_or("\u{0}"));
+            }
+            Record::Cancel { at_ms } => {
+                self.tag(9);
+                self.u64(*at_ms);
+            }
+            Record::Undo { state } => {
+                self.tag(10);
+                self.state(state);
+            }
+        }
+    }
+}
+
+/// Writes every record of `trace` as one JSON line, each tagged with its session and run.
+pub fn write_jsonl(trace: &Trace, output: &mut dyn Write) -> io::Result<()> {
+    for run in &trace.runs {
+        if let Some(error) = &run.start_error {
+            let line = json!({"session": run.session, "run": run.run, "record": "startError", "error": error});
+            writeln!(output, "{line}")?;
+        }
+        for record in &run.records {
+            let mut line = serde_json::to_value(record).unwrap_or(Value::Null);
+            if let Value::Object(members) = &mut line {
+                members.insert("session".to_owned(), json!(run.session));
+                members.insert("run".to_owned(), json!(run.run));
+            }
+            writeln!(output, "{line}")?;
+        }
+    }
+    Ok(())
+}
+
+/// The Trace Event Format document of `trace`. Times are virtual milliseconds, written in
+/// microseconds as the format expects.
+pub fn chrome_trace(trace: &Trace, violations: &[Violation]) -> Value {
+    let mut events = Vec::new();
+    let mut next_track = 1u64;
+    for (position, run) in trace.runs.iter().enumerate() {
+        let pid = position as u64 + 1;
+        events.push(json!({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": format!("session {} run {}", run.session, run.run)}}));
+        events.push(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": 0, "args": {"name": "provider"}}));
+        let mut request_at = None;
+        let mut end_ms = 0;
+        let mut calls: Vec<ChromeCall> = Vec::new();
+        for record in &run.records {
+            match record {
+                Record::Request { at_ms, .. } => request_at = Some(*at_ms),
+                Record::Reply { at_ms, turn, attempt, error, calls: replied, .. } => {
+                    let start = request_at.take().unwrap_or(*at_ms);
+                    let name = match error {
+                        Some(code) => format!("turn {turn} attempt {attempt}: {code}"),
+                        None => format!("turn {turn}: {} calls", replied.len()),
+                    };
+                    events.push(slice(pid, 0, &name, start, *at_ms, json!({"turn": turn, "attempt": attempt})));
+                }
+                Record::Event(event) => {
+                    end_ms = end_ms.max(event.time_ms);
+                    match &event.kind {
+                        EventKind::ToolStarted { index, call_id, name } => {
+                            calls.push(ChromeCall::new(*index, call_id, name, event.time_ms, &mut next_track));
+                        }
+                        EventKind::ToolFinished { index, call_id, name, result } => {
+                            let open = calls.iter_mut().rev().find(|call| call.index == *index && call.end_ms.is_none());
+                            let call = match open {
+                                Some(call) => call,
+                                None => {
+                                    calls.push(ChromeCall::new(*index, call_id, name, event.time_ms, &mut next_track));
+                                    calls.last_mut().expect("just pushed")
+                                }
+                            };
+                            call.end_ms = Some(event.time_ms);
+                            call.code = result.error_code().unwrap_or("OK").to_owned();
+                        }
+                        _ => {}
+                    }
+                }
+                Record::BodyStart { at_ms, index, .. } => {
+                    if let Some(call) = calls.iter_mut().rev().find(|call| call.index == *index && call.end_ms.is_none()) {
+                        call.body = Some((*at_ms, None));
+                    }
+                }
+                Record::BodyEnd { at_ms, index, .. } => {
+                    if let Some(call) = calls.iter_mut().rev().find(|call| call.index == *index && call.body.is_some_and(|body| body.1.is_none())) {
+                        if let Some(body) = &mut call.body {
+                            body.1 = Some(*at_ms);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for call in &calls {
+            let (start, end) = call.interval();
+            events.push(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": call.track, "args": {"name": format!("call {} {}", call.call_id, call.tool)}}));
+            events.push(slice(pid, call.track, &call.tool, start, end, json!({"callId": call.call_id, "index": call.index, "result": call.code})));
+        }
+        for violation in violations.iter().filter(|violation| violation.session == run.session && violation.run == run.run) {
+            events.push(json!({
+                "ph": "i", "s": "p", "name": format!("{} violated", violation.invariant),
+                "pid": pid, "tid": 0, "ts": end_ms * 1000,
+                "args": {"explanation": violation.explanation}
+            }));
+        }
+    }
+    json!({"traceEvents": events, "displayTimeUnit": "ms"})
+}
+
+fn slice(pid: u64, tid: u64, name: &str, start_ms: u64, end_ms: u64, args: Value) -> Value {
+    json!({
+        "ph": "X", "name": name, "pid": pid, "tid": tid,
+        "ts": start_ms * 1000, "dur": end_ms.saturating_sub(start_ms) * 1000,
+        "args": args
+    })
+}
+
+/// One call on its own track: the body's interval when a body ran, else from
+/// `tool.started` (or `tool.finished`) to `tool.finished`.
+struct ChromeCall {
+    index: usize,
+    call_id: String,
+    tool: String,
+    track: u64,
+    started_ms: u64,
+    end_ms: Option<u64>,
+    body: Option<(u64, Option<u64>)>,
+    code: String,
+}
+
+impl ChromeCall {
+    fn new(index: usize, call_id: &str, tool: &str, started_ms: u64, next_track: &mut u64) -> ChromeCall {
+        let track = *next_track;
+        *next_track += 1;
+        ChromeCall {
+            index,
+            call_id: call_id.to_owned(),
+            tool: tool.to_owned(),
+            track,
+            started_ms,
+            end_ms: None,
+            body: None,
+            code: String::new(),
+        }
+    }
+
+    fn interval(&self) -> (u64, u64) {
+        let end = self.end_ms.unwrap_or(self.started_ms);
+        match self.body {
+            Some((start, body_end)) => (start, body_end.unwrap_or(end)),
+            None => (self.started_ms, end),
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! A run's trace arranged for the oracles: requests, replies, and batches with their bodies,
+//! events and snapshots. Built only from the boundary records of [`world`](crate::world).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use ward_core::chart::ChartState;
+use ward_core::driver::Limits;
+use ward_core::envelope::ToolResult;
+use ward_core::events::{Event, EventKind};
+use ward_core::session::Message;
+use ward_core::tool::ToolCall;
+
+use crate::scenario::RunScript;
+use crate::world::{Record, RunTrace};
+
+/// A request the provider received.
+#[derive(Debug)]
+pub struct RequestView<'a> {
+    /// Virtual ms.
+    pub at_ms: u64,
+    /// Turn.
+    pub turn: u32,
+    /// The system prompt.
+    pub system_prompt: &'a str,
+    /// Whether the system prompt differs from the previous request's.
+    pub new_system_prompt: bool,
+    /// The offered tools.
+    pub tools: &'a [String],
+    /// The messages that differ from the previous request's transcript; the rest were
+    /// seen, identical, in an earlier request.
+    pub appended: &'a [Message],
+}
+
+/// A reply the provider gave.
+#[derive(Debug)]
+pub struct ReplyView<'a> {
+    /// Virtual ms.
+    pub at_ms: u64,
+    /// Turn.
+    pub turn: u32,
+    /// The calls.
+    pub calls: &'a [ToolCall],
+    /// The reply's text.
+    pub text: &'a str,
+    /// The error code when the provider failed instead.
+    pub error: Option<&'a str>,
+}
+
+/// A tool body's execution.
+#[derive(Debug)]
+pub struct BodyView<'a> {
+    /// The batch it belongs to.
+    pub batch: usize,
+    /// The call's position in its batch.
+    pub index: usize,
+    /// The tool.
+    pub tool: &'a str,
+    /// The call id as the body saw it.
+    pub call_id: &'a str,
+    /// The input it received.
+    pub input: &'a Value,
+    /// Start, virtual ms.
+    pub start_ms: u64,
+    /// End, virtual ms; `None` when abandoned.
+    pub end_ms: Option<u64>,
+}
+
+/// One call's result as the event stream reported it.
+#[derive(Debug)]
+pub struct Finished<'a> {
+    /// The event's sequence number.
+    pub seq: u64,
+    /// Virtual ms.
+    pub at_ms: u64,
+    /// The call's position.
+    pub index: usize,
+    /// The call id (guarded).
+    pub call_id: &'a str,
+    /// The envelope.
+    pub result: &'a ToolResult,
+}
+
+/// One batch: a reply with calls and everything that followed until the next request.
+#[derive(Debug)]
+pub struct BatchView<'a> {
+    /// The turn of the reply.
+    pub turn: u32,
+    /// The batch's start instant: the reply's time.
+    pub at_ms: u64,
+    /// The calls as sent.
+    pub calls: &'a [ToolCall],
+    /// Indices into [`RunView::bodies`].
+    pub bodies: Vec<usize>,
+    /// `tool.started` events: (seq, call index).
+    pub started: Vec<(u64, usize)>,
+    /// `tool.finished` events.
+    pub finished: Vec<Finished<'a>>,
+}
+
+impl BatchView<'_> {
+    /// The `tool.finished` events of call `index`.
+    pub fn finished_of(&self, index: usize) -> impl Iterator<Item = &Finished<'_>> {
+        self.finished.iter().filter(move |finished| finished.index == index)
+    }
+
+    /// The `tool.started` event of call `index`.
+    pub fn started_of(&self, index: usize) -> Option<u64> {
+        self.started.iter().find(|(_, started)| *started == index).map(|(seq, _)| *seq)
+    }
+}
+
+/// One run, arranged.
+#[derive(Debug)]
+pub struct RunView<'a> {
+    /// The trace.
+    pub trace: &'a RunTrace,
+    /// The script.
+    pub script: &'a RunScript,
+    /// The limits in force.
+    pub limits: Limits,
+    /// Requests, in order.
+    pub requests: Vec<RequestView<'a>>,
+    /// Replies, in order.
+    pub replies: Vec<ReplyView<'a>>,
+    /// Batches, in order.
+    pub batches: Vec<BatchView<'a>>,
+    /// Every body.
+    pub bodies: Vec<BodyView<'a>>,
+    /// Every event.
+    pub events: Vec<&'a Event>,
+    /// Session store appends.
+    pub appends: Vec<&'a Message>,
+    /// Snapshots by event sequence number.
+    pub snapshots: BTreeMap<u64, &'a ChartState>,
+    /// When the scenario cancelled the run.
+    pub cancel_at: Option<u64>,
+    /// States restored by undo at the end of the session (only on the session's last run).
+    pub undone: Vec<&'a ChartState>,
+}
+
+impl<'a> RunView<'a> {
+    /// Arranges `trace`.
+    pub fn new(trace: &'a RunTrace, script: &'a RunScript) -> RunView<'a> {
+        let mut view = RunView {
+            trace,
+            script,
+            limits: script.limits.resolve(),
+            requests: Vec::new(),
+            replies: Vec::new(),
+            batches: Vec::new(),
+            bodies: Vec::new(),
+            events: Vec::new(),
+            appends: Vec::new(),
+            snapshots: BTreeMap::new(),
+            cancel_at: None,
+            undone: Vec::new(),
+        };
+        let mut open_starts: BTreeMap<(usize, &str), usize> = BTreeMap::new();
+        let (mut system_prompt, mut offered): (&str, &[String]) = ("", &[]);
+        for record in &trace.records {
+            let batch = view.batches.len().checked_sub(1);
+            match record {
+                Record::Request { at_ms, turn, system_prompt: new_prompt, tools, appended, .. } => {
+                    if let Some(text) = new_prompt {
+                        system_prompt = text;
+                    }
+                    if let Some(names) = tools {
+                        offered = names;
+                    }
+                    view.requests.push(RequestView {
+                        at_ms: *at_ms,
+                        turn: *turn,
+                        system_prompt,
+                        new_system_prompt: new_prompt.is_some(),
+                        tools: offered,
+                        appended,
+                    });
+                }
+                Record::Reply { at_ms, turn, text, calls, error, .. } => {
+                    view.replies.push(ReplyView {
+                        at_ms: *at_ms,
+                        turn: *turn,
+                        calls,
+                        text,
+                        error: error.as_deref(),
+                    });
+                    if error.is_none() && !calls.is_empty() {
+                        view.batches.push(BatchView {
+                            turn: *turn,
+                            at_ms: *at_ms,
+                            calls,
+                            bodies: Vec::new(),
+                            started: Vec::new(),
+                            finished: Vec::new(),
+                        });
+                    }
+                }
+                Record::BodyStart { at_ms, index, call_id, tool, input } => {
+                    let Some(batch) = batch else { continue };
+                    open_starts.insert((*index, call_id.as_str()), view.bodies.len());
+                    view.batches[batch].bodies.push(view.bodies.len());
+                    view.bodies.push(BodyView {
+                        batch,
+                        index: *index,
+                        tool,
+                        call_id,
+                        input,
+                        start_ms: *at_ms,
+                        end_ms: None,
+                    });
+                }
+                Record::BodyEnd { at_ms, index, call_id, .. } => {
+                    if let Some(body) = open_starts.remove(&(*index, call_id.as_str())) {
+                        view.bodies[body].end_ms = Some(*at_ms);
+                    }
+                }
+                Record::Event(event) => {
+                    view.events.push(event);
+                    let Some(batch) = batch else { continue };
+                    match &event.kind {
+                        EventKind::ToolStarted { index, .. } => view.batches[batch].started.push((event.seq, *index)),
+                        EventKind::ToolFinished { index, call_id, result, .. } => {
+                            view.batches[batch].finished.push(Finished {
+                                seq: event.seq,
+                                at_ms: event.time_ms,
+                                index: *index,
+                                call_id,
+                                result,
+                            });
+                        }
+                        _ => {}
+                    }
+                }
+                Record::Append { message } => view.appends.push(message),
+                Record::Snapshot { seq, state } => {
+                    view.snapshots.insert(*seq, state);
+                }
+                Record::Cancel { at_ms } => view.cancel_at = Some(*at_ms),
+                Record::Undo { state } => view.undone.push(state),
+                Record::Answer { .. } => {}
+            }
+        }
+        view
+    }
+
+    /// The terminal event, if exactly one was last.
+    pub fn terminal(&self) -> Option<&'a Event> {
+        self.events.last().copied().filter(|event| event.kind.is_terminal())
+    }
+
+    /// The terminal event's time, or the last record's time.
+    pub fn end_ms(&self) -> u64 {
+        self.events.last().map_or(0, |event| event.time_ms)
+    }
+
+    /// Whether the run was stopped by cancellation or its deadline.
+    pub fn was_stopped(&self) -> bool {
+        match self.terminal().map(|event| &event.kind) {
+            Some(EventKind::RunCancelled) => true,
+            Some(EventKind::RunFailed { error }) => error.code == "DEADLINE_EXCEEDED",
+            _ => false,
+        }
+    }
+
+    /// Whether the run ended on its turn limit.
+    pub fn hit_turn_limit(&self) -> bool {
+        matches!(self.terminal().map(|event| &event.kind), Some(EventKind::RunFailed { error }) if error.code == "TOOL_LOOP_LIMIT")
+    }
+}
