@@ -327,8 +327,8 @@ impl ToolSchema {
     ///     "additionalProperties": false
     /// })).unwrap();
     /// let errors = schema.validate(&json!({"limit": 9000, "extra": true})).unwrap_err();
-    /// assert_eq!(errors[0].to_string(), "/limit: must be at most 798");
-    /// assert_eq!(errors[1].to_string(), "/extra: is not an allowed property");
+    /// assert_eq!(errors[0].to_string(), "/extra: is not an allowed property");
+    /// assert_eq!(errors[1].to_string(), "/limit: must be at most 798");
     /// ```
     pub fn validate(&self, input: &Value) -> Result<(), Vec<FieldError>> {
         self.validate_with(input, FaultSet::EMPTY)
