@@ -145,7 +145,11 @@ async fn a_ten_error_input_reports_exactly_five() {
     let fields = error.fields.as_ref().unwrap();
     assert_eq!(fields.len(), 5);
     let paths: Vec<&str> = fields.iter().map(|field| field.path.as_str()).collect();
-    assert_eq!(paths, ["/a", "/adjustment", "/b", "/c", "/d"], "members in key order");
+    assert_eq!(
+        paths,
+        ["/a", "/adjustment", "/b", "/c", "/d"],
+        "members in key order"
+    );
     assert!(!error.message.contains("hourly"));
     assert!(!recorder.ran("market_bars_query"));
 }

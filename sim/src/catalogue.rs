@@ -25,11 +25,21 @@ pub struct Entry {
 }
 
 const fn read(name: &'static str) -> Entry {
-    Entry { name, read_only: true, sequential: false, opt_in: false }
+    Entry {
+        name,
+        read_only: true,
+        sequential: false,
+        opt_in: false,
+    }
 }
 
 const fn write(name: &'static str) -> Entry {
-    Entry { name, read_only: false, sequential: true, opt_in: false }
+    Entry {
+        name,
+        read_only: false,
+        sequential: true,
+        opt_in: false,
+    }
 }
 
 /// The SPEC §8 table, with the extras it expects.
@@ -44,7 +54,12 @@ pub const TABLE: &[Entry] = &[
     read("comparisons_list"),
     read("settings_get"),
     read("web_search"),
-    Entry { name: "ask_user", read_only: true, sequential: true, opt_in: false },
+    Entry {
+        name: "ask_user",
+        read_only: true,
+        sequential: true,
+        opt_in: false,
+    },
     write("pane_create"),
     write("pane_replace_content"),
     write("panes_clear"),
@@ -62,7 +77,12 @@ pub const TABLE: &[Entry] = &[
     write("pane_move"),
     write("pane_update_content"),
     write("comparison_remove"),
-    Entry { name: "code_interpreter", read_only: false, sequential: true, opt_in: true },
+    Entry {
+        name: "code_interpreter",
+        read_only: false,
+        sequential: true,
+        opt_in: true,
+    },
 ];
 
 /// The table's row for `name`.
@@ -82,7 +102,9 @@ pub struct Schemas {
 
 impl std::fmt::Debug for Schemas {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Schemas").field("tools", &self.validators.len()).finish()
+        f.debug_struct("Schemas")
+            .field("tools", &self.validators.len())
+            .finish()
     }
 }
 
@@ -93,7 +115,10 @@ impl Schemas {
             .tools()
             .filter_map(|tool| {
                 let validator = jsonschema::validator_for(tool.meta().parameters()).ok()?;
-                Some((tool.name().to_owned(), (validator, tool.meta().parameters().to_string())))
+                Some((
+                    tool.name().to_owned(),
+                    (validator, tool.meta().parameters().to_string()),
+                ))
             })
             .collect();
         Schemas { validators }
@@ -102,7 +127,9 @@ impl Schemas {
     /// Whether `arguments` is a valid input of `tool` (R6: empty text is `{}`; text that is not
     /// JSON, or repeats a key, is invalid).
     pub fn accepts(&self, tool: &str, arguments: &str) -> bool {
-        let Some((validator, _)) = self.validators.get(tool) else { return false };
+        let Some((validator, _)) = self.validators.get(tool) else {
+            return false;
+        };
         match strict_parse(arguments) {
             Some(value) => validator.is_valid(&value),
             None => false,
@@ -111,7 +138,9 @@ impl Schemas {
 
     /// The published schema of `tool`, as JSON text (empty for an unknown tool).
     pub fn published(&self, tool: &str) -> &str {
-        self.validators.get(tool).map_or("", |(_, text)| text.as_str())
+        self.validators
+            .get(tool)
+            .map_or("", |(_, text)| text.as_str())
     }
 }
 
@@ -187,7 +216,10 @@ mod tests {
     fn the_copy_matches_what_the_runtime_registers() {
         // Not an oracle: a guard that the hand-written table and the catalogue agree, so the
         // oracles start from the same facts the specification states.
-        let registry = registry(CatalogueOptions { code_interpreter: true }).unwrap();
+        let registry = registry(CatalogueOptions {
+            code_interpreter: true,
+        })
+        .unwrap();
         assert_eq!(registry.len(), TABLE.len());
         for row in TABLE {
             let tool = registry.get(row.name).unwrap();

@@ -82,12 +82,16 @@ impl Invariant {
 
     /// `I1` … `I13`.
     pub fn id(self) -> &'static str {
-        ["I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12", "I13"][self as usize]
+        [
+            "I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12", "I13",
+        ][self as usize]
     }
 
     /// Parses `I1` … `I13`.
     pub fn from_id(id: &str) -> Option<Invariant> {
-        Invariant::ALL.into_iter().find(|invariant| invariant.id() == id)
+        Invariant::ALL
+            .into_iter()
+            .find(|invariant| invariant.id() == id)
     }
 }
 
@@ -117,7 +121,11 @@ pub struct Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} session {} run {}", self.invariant, self.session, self.run)?;
+        write!(
+            f,
+            "{} session {} run {}",
+            self.invariant, self.session, self.run
+        )?;
         if let Some(turn) = self.turn {
             write!(f, " turn {turn}")?;
         }
@@ -140,7 +148,9 @@ pub struct Verdict {
 impl Verdict {
     /// The first violation of `invariant`.
     pub fn first(&self, invariant: Invariant) -> Option<&Violation> {
-        self.violations.iter().find(|violation| violation.invariant == invariant)
+        self.violations
+            .iter()
+            .find(|violation| violation.invariant == invariant)
     }
 }
 
@@ -241,7 +251,13 @@ impl<'a> Checks<'a, '_> {
         self.armed[invariant.index()] = true;
     }
 
-    fn violate(&mut self, invariant: Invariant, turn: Option<u32>, call_id: Option<&str>, explanation: String) {
+    fn violate(
+        &mut self,
+        invariant: Invariant,
+        turn: Option<u32>,
+        call_id: Option<&str>,
+        explanation: String,
+    ) {
         self.violations.push(Violation {
             invariant,
             session: self.view.trace.session,
@@ -291,17 +307,22 @@ impl<'a> Checks<'a, '_> {
                 let id_shape = !call.id.is_empty() && call.id.chars().count() <= CALL_ID_CHARS_MAX;
                 let id_ok = id_shape && seen.insert(call.id.as_str());
                 let registered = catalogue::is_registered(&call.name, self.code_interpreter());
-                let destructive = registered && catalogue::entry(&call.name).is_some_and(|entry| !entry.read_only);
-                let carries_secret = |text: &str| configured.iter().any(|value| text.contains(value));
+                let destructive = registered
+                    && catalogue::entry(&call.name).is_some_and(|entry| !entry.read_only);
+                let carries_secret =
+                    |text: &str| configured.iter().any(|value| text.contains(value));
                 let parsed = strict_parse(&call.arguments);
-                let decoded_secret = parsed.as_ref().is_some_and(|value| any_string(value, &|text| carries_secret(text)));
+                let decoded_secret = parsed
+                    .as_ref()
+                    .is_some_and(|value| any_string(value, &|text| carries_secret(text)));
                 CallFacts {
                     id_ok,
                     within_cap: index < self.view.limits.calls_per_batch_max as usize,
                     offered: offered.contains(call.name.as_str()),
                     registered,
                     destructive,
-                    valid_input: registered && self.oracle.schemas.accepts(&call.name, &call.arguments),
+                    valid_input: registered
+                        && self.oracle.schemas.accepts(&call.name, &call.arguments),
                     clean_payload: call.arguments.len() <= ARGUMENT_BYTES_MAX
                         && !carries_secret(&call.arguments)
                         && !decoded_secret,
@@ -330,7 +351,10 @@ impl<'a> Checks<'a, '_> {
                 .filter(|name| catalogue::entry(name).is_none_or(|entry| !entry.read_only))
                 .collect();
             if let Some(first) = writes.first() {
-                let explanation = format!("a read-only run was offered {} non-read-only tools, e.g. {first}", writes.len());
+                let explanation = format!(
+                    "a read-only run was offered {} non-read-only tools, e.g. {first}",
+                    writes.len()
+                );
                 self.violate(Invariant::I1, Some(request.turn), None, explanation);
                 return;
             }
@@ -351,20 +375,49 @@ impl<'a> Checks<'a, '_> {
                     continue;
                 }
                 self.arm(Invariant::I2);
-                if batch.bodies.iter().any(|&body| view.bodies[body].index == index) {
-                    let explanation = format!("the body of destructive tool {} ran in a read-only run", call.name);
-                    return self.violate(Invariant::I2, Some(batch.turn), Some(&call.id), explanation);
+                if batch
+                    .bodies
+                    .iter()
+                    .any(|&body| view.bodies[body].index == index)
+                {
+                    let explanation = format!(
+                        "the body of destructive tool {} ran in a read-only run",
+                        call.name
+                    );
+                    return self.violate(
+                        Invariant::I2,
+                        Some(batch.turn),
+                        Some(&call.id),
+                        explanation,
+                    );
                 }
-                let Some(result) = Self::result_of(batch, index) else { continue };
+                let Some(result) = Self::result_of(batch, index) else {
+                    continue;
+                };
                 let refused_earlier = !facts[index].id_ok || !facts[index].within_cap;
                 let code = result.error_code();
                 if !refused_earlier && code != Some("ABORTED") && code != Some("TOOL_NOT_ALLOWED") {
-                    let explanation = format!("{} in a read-only run got {} instead of TOOL_NOT_ALLOWED", call.name, code.unwrap_or("success"));
-                    return self.violate(Invariant::I2, Some(batch.turn), Some(&call.id), explanation);
+                    let explanation = format!(
+                        "{} in a read-only run got {} instead of TOOL_NOT_ALLOWED",
+                        call.name,
+                        code.unwrap_or("success")
+                    );
+                    return self.violate(
+                        Invariant::I2,
+                        Some(batch.turn),
+                        Some(&call.id),
+                        explanation,
+                    );
                 }
                 if result.state_changed || self.state_moved(batch, index) {
-                    let explanation = format!("refused {} in a read-only run changed the chart", call.name);
-                    return self.violate(Invariant::I2, Some(batch.turn), Some(&call.id), explanation);
+                    let explanation =
+                        format!("refused {} in a read-only run changed the chart", call.name);
+                    return self.violate(
+                        Invariant::I2,
+                        Some(batch.turn),
+                        Some(&call.id),
+                        explanation,
+                    );
                 }
             }
         }
@@ -372,9 +425,16 @@ impl<'a> Checks<'a, '_> {
 
     /// Whether the chart differs between the call's `tool.started` and `tool.finished`.
     fn state_moved(&self, batch: &BatchView<'_>, index: usize) -> bool {
-        let Some(started) = batch.started_of(index) else { return false };
-        let Some(finished) = batch.finished_of(index).next() else { return false };
-        match (self.view.snapshots.get(&started), self.view.snapshots.get(&finished.seq)) {
+        let Some(started) = batch.started_of(index) else {
+            return false;
+        };
+        let Some(finished) = batch.finished_of(index).next() else {
+            return false;
+        };
+        match (
+            self.view.snapshots.get(&started),
+            self.view.snapshots.get(&finished.seq),
+        ) {
             (Some(before), Some(after)) => before != after,
             _ => false,
         }
@@ -383,13 +443,22 @@ impl<'a> Checks<'a, '_> {
     /// I3. A switched-off tool is never offered and its body never runs.
     fn i3_switched_off_tools_are_never_offered_or_run(&mut self) {
         let view = self.view;
-        let disabled: BTreeSet<&str> = view.script.disabled_tools.iter().map(String::as_str).collect();
+        let disabled: BTreeSet<&str> = view
+            .script
+            .disabled_tools
+            .iter()
+            .map(String::as_str)
+            .collect();
         if disabled.is_empty() || view.requests.is_empty() {
             return;
         }
         self.arm(Invariant::I3);
         for request in &view.requests {
-            if let Some(name) = request.tools.iter().find(|name| disabled.contains(name.as_str())) {
+            if let Some(name) = request
+                .tools
+                .iter()
+                .find(|name| disabled.contains(name.as_str()))
+            {
                 let explanation = format!("switched-off tool {name} was offered");
                 return self.violate(Invariant::I3, Some(request.turn), None, explanation);
             }
@@ -411,23 +480,57 @@ impl<'a> Checks<'a, '_> {
                 if facts[index].registered && !facts[index].valid_input {
                     self.arm(Invariant::I4);
                 }
-                let Some(result) = Self::result_of(batch, index) else { continue };
-                let Some(error) = result.error().filter(|error| error.code == "TOOL_INPUT_INVALID") else { continue };
+                let Some(result) = Self::result_of(batch, index) else {
+                    continue;
+                };
+                let Some(error) = result
+                    .error()
+                    .filter(|error| error.code == "TOOL_INPUT_INVALID")
+                else {
+                    continue;
+                };
                 self.arm(Invariant::I4);
                 let fields = error.fields.as_deref().unwrap_or_default();
                 if fields.is_empty() || fields.len() > 5 {
-                    let explanation = format!("TOOL_INPUT_INVALID listed {} field errors, not 1 to 5", fields.len());
-                    return self.violate(Invariant::I4, Some(batch.turn), Some(&call.id), explanation);
+                    let explanation = format!(
+                        "TOOL_INPUT_INVALID listed {} field errors, not 1 to 5",
+                        fields.len()
+                    );
+                    return self.violate(
+                        Invariant::I4,
+                        Some(batch.turn),
+                        Some(&call.id),
+                        explanation,
+                    );
                 }
-                let listed: Vec<String> = fields.iter().map(|field| format!("{}: {}", field.path, field.message)).collect();
+                let listed: Vec<String> = fields
+                    .iter()
+                    .map(|field| format!("{}: {}", field.path, field.message))
+                    .collect();
                 let expected = format!("The tool input is invalid: {}", listed.join("; "));
-                if error.message != expected || fields.iter().any(|field| !field.path.starts_with('/')) {
+                if error.message != expected
+                    || fields.iter().any(|field| !field.path.starts_with('/'))
+                {
                     let explanation = "the message is not `The tool input is invalid: ` and the `path: message` list".to_owned();
-                    return self.violate(Invariant::I4, Some(batch.turn), Some(&call.id), explanation);
+                    return self.violate(
+                        Invariant::I4,
+                        Some(batch.turn),
+                        Some(&call.id),
+                        explanation,
+                    );
                 }
-                if let Some(echoed) = echoed_value(&call.arguments, fields.iter().map(|field| field.message.as_str()), self.schema_text(&call.name)) {
+                if let Some(echoed) = echoed_value(
+                    &call.arguments,
+                    fields.iter().map(|field| field.message.as_str()),
+                    self.schema_text(&call.name),
+                ) {
                     let explanation = format!("a field message echoes the input value {echoed:?}");
-                    return self.violate(Invariant::I4, Some(batch.turn), Some(&call.id), explanation);
+                    return self.violate(
+                        Invariant::I4,
+                        Some(batch.turn),
+                        Some(&call.id),
+                        explanation,
+                    );
                 }
             }
         }
@@ -447,13 +550,33 @@ impl<'a> Checks<'a, '_> {
                     continue;
                 }
                 self.arm(Invariant::I5);
-                if batch.bodies.iter().any(|&body| view.bodies[body].index == index) {
-                    let explanation = format!("the body of {} ran with input its schema refuses", call.name);
-                    return self.violate(Invariant::I5, Some(batch.turn), Some(&call.id), explanation);
+                if batch
+                    .bodies
+                    .iter()
+                    .any(|&body| view.bodies[body].index == index)
+                {
+                    let explanation = format!(
+                        "the body of {} ran with input its schema refuses",
+                        call.name
+                    );
+                    return self.violate(
+                        Invariant::I5,
+                        Some(batch.turn),
+                        Some(&call.id),
+                        explanation,
+                    );
                 }
                 if self.state_moved(batch, index) {
-                    let explanation = format!("a call to {} with invalid input changed the chart", call.name);
-                    return self.violate(Invariant::I5, Some(batch.turn), Some(&call.id), explanation);
+                    let explanation = format!(
+                        "a call to {} with invalid input changed the chart",
+                        call.name
+                    );
+                    return self.violate(
+                        Invariant::I5,
+                        Some(batch.turn),
+                        Some(&call.id),
+                        explanation,
+                    );
                 }
             }
         }
@@ -469,8 +592,15 @@ impl<'a> Checks<'a, '_> {
             for index in 0..batch.calls.len() {
                 let count = batch.finished_of(index).count();
                 if count != 1 {
-                    let explanation = format!("call {index} of the batch has {count} tool.finished events, not 1");
-                    return self.violate(Invariant::I6, Some(batch.turn), Some(&batch.calls[index].id), explanation);
+                    let explanation = format!(
+                        "call {index} of the batch has {count} tool.finished events, not 1"
+                    );
+                    return self.violate(
+                        Invariant::I6,
+                        Some(batch.turn),
+                        Some(&batch.calls[index].id),
+                        explanation,
+                    );
                 }
             }
         }
@@ -478,7 +608,9 @@ impl<'a> Checks<'a, '_> {
         // in order, with the same ids.
         let appends = &view.appends;
         for (position, message) in appends.iter().enumerate() {
-            let Message::Assistant { calls, .. } = message else { continue };
+            let Message::Assistant { calls, .. } = message else {
+                continue;
+            };
             if calls.is_empty() {
                 continue;
             }
@@ -491,7 +623,13 @@ impl<'a> Checks<'a, '_> {
                 .collect();
             let ids: Vec<&str> = calls.iter().map(|call| call.id.as_str()).collect();
             if results != ids {
-                let explanation = format!("the batch of {} calls got {} results, ids {:?} for calls {:?}", ids.len(), results.len(), abbreviate(&results), abbreviate(&ids));
+                let explanation = format!(
+                    "the batch of {} calls got {} results, ids {:?} for calls {:?}",
+                    ids.len(),
+                    results.len(),
+                    abbreviate(&results),
+                    abbreviate(&ids)
+                );
                 return self.violate(Invariant::I6, None, None, explanation);
             }
         }
@@ -514,8 +652,16 @@ impl<'a> Checks<'a, '_> {
             for pair in batch.bodies.windows(2) {
                 let (first, second) = (&view.bodies[pair[0]], &view.bodies[pair[1]]);
                 if second.index <= first.index {
-                    let explanation = format!("in a sequential batch call {} started before call {}", second.index, first.index);
-                    return self.violate(Invariant::I7, Some(batch.turn), Some(second.call_id), explanation);
+                    let explanation = format!(
+                        "in a sequential batch call {} started before call {}",
+                        second.index, first.index
+                    );
+                    return self.violate(
+                        Invariant::I7,
+                        Some(batch.turn),
+                        Some(second.call_id),
+                        explanation,
+                    );
                 }
                 let first_end = first.end_ms.unwrap_or(u64::MAX);
                 if second.start_ms < first_end {
@@ -523,7 +669,12 @@ impl<'a> Checks<'a, '_> {
                         "in a sequential batch call {} started at {} ms while call {} ran until {} ms",
                         second.index, second.start_ms, first.index, first_end
                     );
-                    return self.violate(Invariant::I7, Some(batch.turn), Some(second.call_id), explanation);
+                    return self.violate(
+                        Invariant::I7,
+                        Some(batch.turn),
+                        Some(second.call_id),
+                        explanation,
+                    );
                 }
             }
         }
@@ -538,8 +689,16 @@ impl<'a> Checks<'a, '_> {
                 let second_end = second.end_ms.unwrap_or(u64::MAX);
                 if first.start_ms < second_end && second.start_ms < first_end {
                     let turn = view.batches[second.batch].turn;
-                    let explanation = format!("writes {} and {} overlapped in time", first.tool, second.tool);
-                    return self.violate(Invariant::I7, Some(turn), Some(second.call_id), explanation);
+                    let explanation = format!(
+                        "writes {} and {} overlapped in time",
+                        first.tool, second.tool
+                    );
+                    return self.violate(
+                        Invariant::I7,
+                        Some(turn),
+                        Some(second.call_id),
+                        explanation,
+                    );
                 }
             }
         }
@@ -555,38 +714,63 @@ impl<'a> Checks<'a, '_> {
         let planted: Vec<&str> = scenario
             .secrets
             .iter()
-            .filter(|secret| secret.shape != SecretShape::Configured && prompt.contains(secret.value.as_str()))
+            .filter(|secret| {
+                secret.shape != SecretShape::Configured && prompt.contains(secret.value.as_str())
+            })
             .map(|secret| secret.value.as_str())
             .collect();
         if configured.is_empty() && planted.is_empty() {
             return;
         }
         self.arm(Invariant::I8);
-        let Some(scanner) = Scanner::new(&planted, &configured) else { return };
+        let Some(scanner) = Scanner::new(&planted, &configured) else {
+            return;
+        };
         let view = self.view;
         for request in &view.requests {
             // Each message is scanned once: the first request that carries it.
-            let prompt = if request.new_system_prompt { scanner.find(request.system_prompt) } else { None };
-            let found = prompt.or_else(|| request.appended.iter().find_map(|message| scanner.find_in_message(message)));
+            let prompt = if request.new_system_prompt {
+                scanner.find(request.system_prompt)
+            } else {
+                None
+            };
+            let found = prompt.or_else(|| {
+                request
+                    .appended
+                    .iter()
+                    .find_map(|message| scanner.find_in_message(message))
+            });
             if let Some(found) = found {
-                let explanation = format!("a provider request carries secret text {}", scanner.describe(found));
+                let explanation = format!(
+                    "a provider request carries secret text {}",
+                    scanner.describe(found)
+                );
                 return self.violate(Invariant::I8, Some(request.turn), None, explanation);
             }
         }
         for message in &view.appends {
             if let Some(found) = scanner.find_in_message(message) {
-                let explanation = format!("a session record carries secret text {}", scanner.describe(found));
+                let explanation = format!(
+                    "a session record carries secret text {}",
+                    scanner.describe(found)
+                );
                 return self.violate(Invariant::I8, None, None, explanation);
             }
         }
         for event in &view.events {
             if let Some(found) = scanner.find_in_event(&event.kind) {
-                let explanation = format!("event {} carries secret text {}", event.seq, scanner.describe(found));
+                let explanation = format!(
+                    "event {} carries secret text {}",
+                    event.seq,
+                    scanner.describe(found)
+                );
                 return self.violate(Invariant::I8, None, None, explanation);
             }
         }
         for body in &view.bodies {
-            if any_string(body.input, &|text| configured.iter().any(|value| text.contains(value))) {
+            if any_string(body.input, &|text| {
+                configured.iter().any(|value| text.contains(value))
+            }) {
                 let turn = view.batches[body.batch].turn;
                 let explanation = format!("a configured secret reached the input of {}", body.tool);
                 return self.violate(Invariant::I8, Some(turn), Some(body.call_id), explanation);
@@ -600,9 +784,20 @@ impl<'a> Checks<'a, '_> {
         let view = self.view;
         for batch in &view.batches {
             for (index, call) in batch.calls.iter().enumerate() {
-                let (Some(started), Some(result)) = (batch.started_of(index), Self::result_of(batch, index)) else { continue };
-                let Some(finished) = batch.finished_of(index).next() else { continue };
-                let (Some(before), Some(after)) = (view.snapshots.get(&started), view.snapshots.get(&finished.seq)) else { continue };
+                let (Some(started), Some(result)) =
+                    (batch.started_of(index), Self::result_of(batch, index))
+                else {
+                    continue;
+                };
+                let Some(finished) = batch.finished_of(index).next() else {
+                    continue;
+                };
+                let (Some(before), Some(after)) = (
+                    view.snapshots.get(&started),
+                    view.snapshots.get(&finished.seq),
+                ) else {
+                    continue;
+                };
                 if self.overlapped(batch, index) {
                     continue;
                 }
@@ -611,12 +806,31 @@ impl<'a> Checks<'a, '_> {
                 }
                 let changed = before != after;
                 if result.is_success() && result.state_changed != changed {
-                    let explanation = format!("{} reported stateChanged {} but the chart {}", call.name, result.state_changed, if changed { "changed" } else { "did not change" });
-                    return self.violate(Invariant::I9, Some(batch.turn), Some(&call.id), explanation);
+                    let explanation = format!(
+                        "{} reported stateChanged {} but the chart {}",
+                        call.name,
+                        result.state_changed,
+                        if changed { "changed" } else { "did not change" }
+                    );
+                    return self.violate(
+                        Invariant::I9,
+                        Some(batch.turn),
+                        Some(&call.id),
+                        explanation,
+                    );
                 }
                 if !result.is_success() && (changed || result.state_changed) {
-                    let explanation = format!("{} failed with {} but the chart changed", call.name, result.error_code().unwrap_or("?"));
-                    return self.violate(Invariant::I9, Some(batch.turn), Some(&call.id), explanation);
+                    let explanation = format!(
+                        "{} failed with {} but the chart changed",
+                        call.name,
+                        result.error_code().unwrap_or("?")
+                    );
+                    return self.violate(
+                        Invariant::I9,
+                        Some(batch.turn),
+                        Some(&call.id),
+                        explanation,
+                    );
                 }
             }
         }
@@ -628,8 +842,17 @@ impl<'a> Checks<'a, '_> {
         let mut befores = Vec::new();
         for batch in &view.batches {
             for index in 0..batch.calls.len() {
-                let (Some(started), Some(finished)) = (batch.started_of(index), batch.finished_of(index).next()) else { continue };
-                let (Some(before), Some(after)) = (view.snapshots.get(&started), view.snapshots.get(&finished.seq)) else { continue };
+                let (Some(started), Some(finished)) =
+                    (batch.started_of(index), batch.finished_of(index).next())
+                else {
+                    continue;
+                };
+                let (Some(before), Some(after)) = (
+                    view.snapshots.get(&started),
+                    view.snapshots.get(&finished.seq),
+                ) else {
+                    continue;
+                };
                 if before != after {
                     befores.push(*before);
                 }
@@ -642,46 +865,83 @@ impl<'a> Checks<'a, '_> {
     /// `tool.started` and `tool.finished` (then the snapshots cannot be attributed to it).
     fn overlapped(&self, batch: &BatchView<'_>, index: usize) -> bool {
         let view = self.view;
-        let mine: Vec<_> = batch.bodies.iter().map(|&body| &view.bodies[body]).filter(|body| body.index == index).collect();
-        let others = batch.bodies.iter().map(|&body| &view.bodies[body]).filter(|body| body.index != index);
+        let mine: Vec<_> = batch
+            .bodies
+            .iter()
+            .map(|&body| &view.bodies[body])
+            .filter(|body| body.index == index)
+            .collect();
+        let others = batch
+            .bodies
+            .iter()
+            .map(|&body| &view.bodies[body])
+            .filter(|body| body.index != index);
         // A call without a body finished before any body of its batch ran.
         let Some(me) = mine.first() else { return false };
         let my_end = me.end_ms.unwrap_or(u64::MAX);
-        others.into_iter().any(|other| other.start_ms <= my_end && me.start_ms <= other.end_ms.unwrap_or(u64::MAX))
+        others.into_iter().any(|other| {
+            other.start_ms <= my_end && me.start_ms <= other.end_ms.unwrap_or(u64::MAX)
+        })
     }
 
     /// I10. Every run ends (exactly one terminal event) within its turn limit and deadline; no
     /// tool body starts after cancellation, failure or the end of the run.
     fn i10_every_run_ends_within_its_limits(&mut self) {
         let view = self.view;
-        let call_turns = view.script.turns.iter().filter(|turn| !turn.calls.is_empty()).count();
+        let call_turns = view
+            .script
+            .turns
+            .iter()
+            .filter(|turn| !turn.calls.is_empty())
+            .count();
         let stopped_or_failed = matches!(
             view.terminal().map(|event| &event.kind),
             Some(EventKind::RunFailed { .. } | EventKind::RunCancelled)
         );
-        if view.cancel_at.is_some() || stopped_or_failed || call_turns > view.limits.turns_max as usize {
+        if view.cancel_at.is_some()
+            || stopped_or_failed
+            || call_turns > view.limits.turns_max as usize
+        {
             self.arm(Invariant::I10);
         }
-        let terminals = view.events.iter().filter(|event| event.kind.is_terminal()).count();
+        let terminals = view
+            .events
+            .iter()
+            .filter(|event| event.kind.is_terminal())
+            .count();
         if terminals != 1 || view.terminal().is_none() {
-            let explanation = format!("the run has {terminals} terminal events, and the last event is not one");
+            let explanation =
+                format!("the run has {terminals} terminal events, and the last event is not one");
             return self.violate(Invariant::I10, None, None, explanation);
         }
-        let batches_run = view.batches.iter().filter(|batch| !batch.started.is_empty()).count();
+        let batches_run = view
+            .batches
+            .iter()
+            .filter(|batch| !batch.started.is_empty())
+            .count();
         if batches_run > view.limits.turns_max as usize {
-            let explanation = format!("{batches_run} batches ran with turns_max {}", view.limits.turns_max);
+            let explanation = format!(
+                "{batches_run} batches ran with turns_max {}",
+                view.limits.turns_max
+            );
             return self.violate(Invariant::I10, None, None, explanation);
         }
         let end = view.end_ms();
         let stop = view.cancel_at.unwrap_or(end).min(end);
         if let Some(body) = view.bodies.iter().find(|body| body.start_ms > stop) {
             let turn = view.batches[body.batch].turn;
-            let explanation = format!("the body of {} started at {} ms, after the run stopped at {stop} ms", body.tool, body.start_ms);
+            let explanation = format!(
+                "the body of {} started at {} ms, after the run stopped at {stop} ms",
+                body.tool, body.start_ms
+            );
             return self.violate(Invariant::I10, Some(turn), Some(body.call_id), explanation);
         }
         if let Some(gap) = self.longest_inactivity() {
             if gap > view.limits.inactivity_timeout_ms {
-                let explanation = format!("the run was inactive for {gap} ms, past its {} ms deadline", view.limits.inactivity_timeout_ms);
+                let explanation = format!(
+                    "the run was inactive for {gap} ms, past its {} ms deadline",
+                    view.limits.inactivity_timeout_ms
+                );
                 self.violate(Invariant::I10, None, None, explanation);
             }
         }
@@ -692,8 +952,17 @@ impl<'a> Checks<'a, '_> {
     fn longest_inactivity(&self) -> Option<u64> {
         let view = self.view;
         let mut activity: Vec<u64> = vec![0];
-        activity.extend(view.replies.iter().filter(|reply| reply.error.is_none()).map(|reply| reply.at_ms));
-        activity.extend(view.batches.iter().flat_map(|batch| batch.finished.iter().map(|finished| finished.at_ms)));
+        activity.extend(
+            view.replies
+                .iter()
+                .filter(|reply| reply.error.is_none())
+                .map(|reply| reply.at_ms),
+        );
+        activity.extend(
+            view.batches
+                .iter()
+                .flat_map(|batch| batch.finished.iter().map(|finished| finished.at_ms)),
+        );
         activity.push(view.end_ms());
         activity.sort_unstable();
         let waiting: Vec<(u64, u64)> = view
@@ -727,15 +996,33 @@ impl<'a> Checks<'a, '_> {
             let slow = batch
                 .bodies
                 .iter()
-                .filter(|&&body| view.script.tools.get(view.bodies[body].tool).is_some_and(|behaviour| behaviour.latency_ms >= 1))
+                .filter(|&&body| {
+                    view.script
+                        .tools
+                        .get(view.bodies[body].tool)
+                        .is_some_and(|behaviour| behaviour.latency_ms >= 1)
+                })
                 .count();
             if sequential || slow < 2 {
                 continue;
             }
             self.arm(Invariant::I12);
-            if let Some(late) = batch.bodies.iter().map(|&body| &view.bodies[body]).find(|body| body.start_ms != batch.at_ms) {
-                let explanation = format!("in a parallel batch starting at {} ms, call {} started at {} ms", batch.at_ms, late.index, late.start_ms);
-                return self.violate(Invariant::I12, Some(batch.turn), Some(late.call_id), explanation);
+            if let Some(late) = batch
+                .bodies
+                .iter()
+                .map(|&body| &view.bodies[body])
+                .find(|body| body.start_ms != batch.at_ms)
+            {
+                let explanation = format!(
+                    "in a parallel batch starting at {} ms, call {} started at {} ms",
+                    batch.at_ms, late.index, late.start_ms
+                );
+                return self.violate(
+                    Invariant::I12,
+                    Some(batch.turn),
+                    Some(late.call_id),
+                    explanation,
+                );
             }
         }
     }
@@ -751,7 +1038,8 @@ impl<'a> Checks<'a, '_> {
             let offered: BTreeSet<&str> = request.tools.iter().map(String::as_str).collect();
             if offered != expected {
                 let missing: Vec<&&str> = expected.difference(&offered).collect();
-                let explanation = format!("the offer differs from what the policy allows; missing {missing:?}");
+                let explanation =
+                    format!("the offer differs from what the policy allows; missing {missing:?}");
                 return self.violate(Invariant::I13, Some(request.turn), None, explanation);
             }
         }
@@ -760,24 +1048,48 @@ impl<'a> Checks<'a, '_> {
             let facts = self.facts(batch);
             for (index, call) in batch.calls.iter().enumerate() {
                 let fact = facts[index];
-                if !(fact.id_ok && fact.within_cap && fact.offered && fact.valid_input && fact.clean_payload) {
+                if !(fact.id_ok
+                    && fact.within_cap
+                    && fact.offered
+                    && fact.valid_input
+                    && fact.clean_payload)
+                {
                     continue;
                 }
                 self.arm(Invariant::I13);
-                let ran = batch.bodies.iter().any(|&body| view.bodies[body].index == index);
-                let aborted = Self::result_of(batch, index).and_then(ToolResult::error_code) == Some("ABORTED");
-                if !ran && !(aborted && excused) {
-                    let code = Self::result_of(batch, index).and_then(ToolResult::error_code).unwrap_or("no result");
-                    let explanation = format!("a valid call to offered tool {} never reached its body ({code})", call.name);
-                    return self.violate(Invariant::I13, Some(batch.turn), Some(&call.id), explanation);
+                let ran = batch
+                    .bodies
+                    .iter()
+                    .any(|&body| view.bodies[body].index == index);
+                let aborted = Self::result_of(batch, index).and_then(ToolResult::error_code)
+                    == Some("ABORTED");
+                if !(ran || (aborted && excused)) {
+                    let code = Self::result_of(batch, index)
+                        .and_then(ToolResult::error_code)
+                        .unwrap_or("no result");
+                    let explanation = format!(
+                        "a valid call to offered tool {} never reached its body ({code})",
+                        call.name
+                    );
+                    return self.violate(
+                        Invariant::I13,
+                        Some(batch.turn),
+                        Some(&call.id),
+                        explanation,
+                    );
                 }
             }
         }
         if let Some(last) = view.replies.last() {
             if last.error.is_none() && last.calls.is_empty() {
                 self.arm(Invariant::I13);
-                if !matches!(view.terminal().map(|event| &event.kind), Some(EventKind::RunCompleted { .. })) {
-                    let explanation = "the provider stopped calling tools but the run did not end run.completed".to_owned();
+                if !matches!(
+                    view.terminal().map(|event| &event.kind),
+                    Some(EventKind::RunCompleted { .. })
+                ) {
+                    let explanation =
+                        "the provider stopped calling tools but the run did not end run.completed"
+                            .to_owned();
                     self.violate(Invariant::I13, Some(last.turn), None, explanation);
                 }
             }
@@ -788,7 +1100,11 @@ impl<'a> Checks<'a, '_> {
 /// The undo part of I9: undoing at the end of a session restores, from the last change
 /// back, the state before each change (at most the undo depth of them).
 fn i9_undo_restores_each_change(view: &RunView<'_>, changes: &[ChartState]) -> Option<Violation> {
-    let (undone, before) = view.undone.iter().zip(changes.iter().rev()).find(|(undone, before)| **undone != *before)?;
+    let (undone, before) = view
+        .undone
+        .iter()
+        .zip(changes.iter().rev())
+        .find(|(undone, before)| **undone != *before)?;
     let _ = (undone, before);
     Some(Violation {
         invariant: Invariant::I9,
@@ -801,7 +1117,10 @@ fn i9_undo_restores_each_change(view: &RunView<'_>, changes: &[ChartState]) -> O
 }
 
 fn abbreviate<'a>(ids: &[&'a str]) -> Vec<&'a str> {
-    ids.iter().take(6).map(|id| id.get(..24).unwrap_or(id)).collect()
+    ids.iter()
+        .take(6)
+        .map(|id| id.get(..24).unwrap_or(id))
+        .collect()
 }
 
 /// Whether any string or key of `value` satisfies `test`.
@@ -809,7 +1128,9 @@ fn any_string(value: &Value, test: &dyn Fn(&str) -> bool) -> bool {
     match value {
         Value::String(text) => test(text),
         Value::Array(items) => items.iter().any(|item| any_string(item, test)),
-        Value::Object(members) => members.iter().any(|(key, member)| test(key) || any_string(member, test)),
+        Value::Object(members) => members
+            .iter()
+            .any(|(key, member)| test(key) || any_string(member, test)),
         _ => false,
     }
 }
@@ -817,14 +1138,22 @@ fn any_string(value: &Value, test: &dyn Fn(&str) -> bool) -> bool {
 /// A distinctive value of the input that one of `messages` quotes: a string of at least 6
 /// characters, or a number of at least 5, that the tool's published schema does not contain
 /// (messages may name allowed values and bounds, which come from the schema).
-fn echoed_value<'m>(arguments: &str, messages: impl Iterator<Item = &'m str> + Clone, schema: &str) -> Option<String> {
+fn echoed_value<'m>(
+    arguments: &str,
+    messages: impl Iterator<Item = &'m str> + Clone,
+    schema: &str,
+) -> Option<String> {
     let value: Value = serde_json::from_str(arguments).ok()?;
     let mut candidates = Vec::new();
     collect_values(&value, &mut candidates);
     candidates
         .into_iter()
         .filter(|candidate| !schema.contains(candidate.as_str()))
-        .find(|candidate| messages.clone().any(|message| message.contains(candidate.as_str())))
+        .find(|candidate| {
+            messages
+                .clone()
+                .any(|message| message.contains(candidate.as_str()))
+        })
 }
 
 fn collect_values(value: &Value, into: &mut Vec<String>) {
@@ -832,7 +1161,9 @@ fn collect_values(value: &Value, into: &mut Vec<String>) {
         Value::String(text) if text.chars().count() >= 6 => into.push(text.clone()),
         Value::Number(number) if number.to_string().len() >= 5 => into.push(number.to_string()),
         Value::Array(items) => items.iter().for_each(|item| collect_values(item, into)),
-        Value::Object(members) => members.values().for_each(|member| collect_values(member, into)),
+        Value::Object(members) => members
+            .values()
+            .for_each(|member| collect_values(member, into)),
         _ => {}
     }
 }
@@ -851,9 +1182,16 @@ struct Scanner {
 
 impl Scanner {
     fn new(planted: &[&str], configured: &[&str]) -> Option<Scanner> {
-        let mut patterns: Vec<Vec<u8>> = planted.iter().map(|part| part.as_bytes().to_vec()).collect();
+        let mut patterns: Vec<Vec<u8>> = planted
+            .iter()
+            .map(|part| part.as_bytes().to_vec())
+            .collect();
         for value in configured {
-            let characters: Vec<usize> = value.char_indices().map(|(offset, _)| offset).chain([value.len()]).collect();
+            let characters: Vec<usize> = value
+                .char_indices()
+                .map(|(offset, _)| offset)
+                .chain([value.len()])
+                .collect();
             for start in 0..characters.len().saturating_sub(8) {
                 patterns.push(value.as_bytes()[characters[start]..characters[start + 8]].to_vec());
             }
@@ -872,7 +1210,10 @@ impl Scanner {
         for (pair, _) in &indexed {
             first_pairs[usize::from(*pair) / 64] |= 1 << (pair % 64);
         }
-        Some(Scanner { first_pairs, patterns: indexed })
+        Some(Scanner {
+            first_pairs,
+            patterns: indexed,
+        })
     }
 
     /// The index of a pattern found in `text` outside placeholders.
@@ -881,7 +1222,10 @@ impl Scanner {
         let mut position = 0;
         while position + 1 < bytes.len() {
             if bytes[position] == b'[' {
-                if let Some(placeholder) = PLACEHOLDERS.iter().find(|placeholder| bytes[position..].starts_with(placeholder.as_bytes())) {
+                if let Some(placeholder) = PLACEHOLDERS
+                    .iter()
+                    .find(|placeholder| bytes[position..].starts_with(placeholder.as_bytes()))
+                {
                     position += placeholder.len();
                     continue;
                 }
@@ -907,7 +1251,9 @@ impl Scanner {
         match value {
             Value::String(text) => self.find(text),
             Value::Array(items) => items.iter().find_map(|item| self.find_in_value(item)),
-            Value::Object(members) => members.iter().find_map(|(key, member)| self.find(key).or_else(|| self.find_in_value(member))),
+            Value::Object(members) => members
+                .iter()
+                .find_map(|(key, member)| self.find(key).or_else(|| self.find_in_value(member))),
             _ => None,
         }
     }
@@ -915,15 +1261,26 @@ impl Scanner {
     fn find_in_message(&self, message: &Message) -> Option<usize> {
         match message {
             Message::User { text } => self.find(text),
-            Message::Assistant { text, calls } => self.find(text).or_else(|| self.find_in_calls(calls)),
-            Message::Tool { call_id, name, result } => {
-                self.find(call_id).or_else(|| self.find(name)).or_else(|| self.find_in_result(result))
+            Message::Assistant { text, calls } => {
+                self.find(text).or_else(|| self.find_in_calls(calls))
             }
+            Message::Tool {
+                call_id,
+                name,
+                result,
+            } => self
+                .find(call_id)
+                .or_else(|| self.find(name))
+                .or_else(|| self.find_in_result(result)),
         }
     }
 
     fn find_in_calls(&self, calls: &[ToolCall]) -> Option<usize> {
-        calls.iter().find_map(|call| self.find(&call.id).or_else(|| self.find(&call.name)).or_else(|| self.find(&call.arguments)))
+        calls.iter().find_map(|call| {
+            self.find(&call.id)
+                .or_else(|| self.find(&call.name))
+                .or_else(|| self.find(&call.arguments))
+        })
     }
 
     fn find_in_error(&self, error: &ToolError) -> Option<usize> {
@@ -931,7 +1288,11 @@ impl Scanner {
         self.find(&error.code)
             .or_else(|| self.find(&error.message))
             .or_else(|| self.find(&error.recommended_action))
-            .or_else(|| fields.clone().find_map(|field| self.find(&field.path).or_else(|| self.find(&field.message))))
+            .or_else(|| {
+                fields
+                    .clone()
+                    .find_map(|field| self.find(&field.path).or_else(|| self.find(&field.message)))
+            })
     }
 
     fn find_in_result(&self, result: &ToolResult) -> Option<usize> {
@@ -944,12 +1305,24 @@ impl Scanner {
     fn find_in_event(&self, kind: &EventKind) -> Option<usize> {
         match kind {
             EventKind::RunStarted { tools, .. } => tools.iter().find_map(|tool| self.find(tool)),
-            EventKind::UserMessageCreated { text } | EventKind::RunCompleted { text } => self.find(text),
-            EventKind::AssistantMessageCompleted { text, calls, .. } => self.find(text).or_else(|| self.find_in_calls(calls)),
-            EventKind::ToolStarted { call_id, name, .. } => self.find(call_id).or_else(|| self.find(name)),
-            EventKind::ToolFinished { call_id, name, result, .. } => {
-                self.find(call_id).or_else(|| self.find(name)).or_else(|| self.find_in_result(result))
+            EventKind::UserMessageCreated { text } | EventKind::RunCompleted { text } => {
+                self.find(text)
             }
+            EventKind::AssistantMessageCompleted { text, calls, .. } => {
+                self.find(text).or_else(|| self.find_in_calls(calls))
+            }
+            EventKind::ToolStarted { call_id, name, .. } => {
+                self.find(call_id).or_else(|| self.find(name))
+            }
+            EventKind::ToolFinished {
+                call_id,
+                name,
+                result,
+                ..
+            } => self
+                .find(call_id)
+                .or_else(|| self.find(name))
+                .or_else(|| self.find_in_result(result)),
             EventKind::RunFailed { error } => self.find_in_error(error),
             EventKind::RunCancelled => None,
         }
@@ -962,4 +1335,3 @@ impl Scanner {
         format!("({} characters starting {head:?})", text.chars().count())
     }
 }
-

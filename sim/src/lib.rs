@@ -2,12 +2,14 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod cli;
+pub mod campaign;
 pub mod catalogue;
+pub mod cli;
 pub mod generate;
 pub mod invariants;
 pub mod rng;
 pub mod scenario;
+pub mod shrink;
 pub mod simulate;
 pub mod trace;
 pub mod view;

@@ -4,7 +4,10 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use ward_sim::cli::{call, tools};
+use ward_sim::cli::{bugs, call, replay, run, tools};
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// A deterministic simulation, property-testing and fuzzing harness for the tool runtime of
 /// an AI chart agent.
@@ -17,6 +20,12 @@ struct Ward {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Runs a simulation campaign over a range of seeds.
+    Run(run::RunArgs),
+    /// Reruns one seed or scenario file and reports what it breaks.
+    Replay(replay::ReplayArgs),
+    /// Lists the seeded bug catalogue.
+    Bugs(bugs::BugsArgs),
     /// Lists the tool catalogue.
     Tools(tools::ToolsArgs),
     /// Runs one tool call on a fresh default chart; standard input is the raw argument text.
@@ -28,13 +37,9 @@ fn main() -> ExitCode {
     match ward.command {
         Some(Command::Tools(args)) => tools::run(&args),
         Some(Command::Call(args)) => call::run(&args),
-        None => {
-            eprintln!(
-                "ward: simulation campaigns are not built yet.\n\
-                 Available now: `ward tools` (the catalogue) and `ward call TOOL` (one call).\n\
-                 See `ward --help`."
-            );
-            ExitCode::from(2)
-        }
+        Some(Command::Run(args)) => run::run(&args),
+        Some(Command::Replay(args)) => replay::run(&args),
+        Some(Command::Bugs(args)) => bugs::run(&args),
+        None => run::run(&run::RunArgs::default()),
     }
 }

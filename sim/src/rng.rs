@@ -62,7 +62,9 @@ impl SimRng {
 
     /// A string of `length` characters drawn from `alphabet`.
     pub fn string(&mut self, alphabet: &[u8], length: usize) -> String {
-        (0..length).map(|_| char::from(*self.pick(alphabet))).collect()
+        (0..length)
+            .map(|_| char::from(*self.pick(alphabet)))
+            .collect()
     }
 
     /// A derived generator for an independent stream (so adding draws to one part of the

@@ -181,10 +181,18 @@ impl LimitsScript {
         let defaults = Limits::default();
         Limits {
             turns_max: self.turns_max.unwrap_or(defaults.turns_max),
-            calls_per_batch_max: self.calls_per_batch_max.unwrap_or(defaults.calls_per_batch_max),
-            provider_timeout_ms: self.provider_timeout_ms.unwrap_or(defaults.provider_timeout_ms),
-            inactivity_timeout_ms: self.inactivity_timeout_ms.unwrap_or(defaults.inactivity_timeout_ms),
-            provider_retries_max: self.provider_retries_max.unwrap_or(defaults.provider_retries_max),
+            calls_per_batch_max: self
+                .calls_per_batch_max
+                .unwrap_or(defaults.calls_per_batch_max),
+            provider_timeout_ms: self
+                .provider_timeout_ms
+                .unwrap_or(defaults.provider_timeout_ms),
+            inactivity_timeout_ms: self
+                .inactivity_timeout_ms
+                .unwrap_or(defaults.inactivity_timeout_ms),
+            provider_retries_max: self
+                .provider_retries_max
+                .unwrap_or(defaults.provider_retries_max),
         }
     }
 }
@@ -401,16 +409,18 @@ pub enum ScenarioError {
 impl Scenario {
     /// Reads a scenario from JSON text; `path` names the source in errors.
     pub fn from_json(text: &str, path: &str) -> Result<Scenario, ScenarioError> {
-        let value: serde_json::Value = serde_json::from_str(text).map_err(|error| ScenarioError::Json {
-            path: path.to_owned(),
-            reason: error.to_string(),
-        })?;
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|error| ScenarioError::Json {
+                path: path.to_owned(),
+                reason: error.to_string(),
+            })?;
         check_schema(&value, path)?;
-        let scenario: Scenario = serde_json::from_value(value).map_err(|error| ScenarioError::Schema {
-            path: path.to_owned(),
-            pointer: "/".to_owned(),
-            reason: error.to_string(),
-        })?;
+        let scenario: Scenario =
+            serde_json::from_value(value).map_err(|error| ScenarioError::Schema {
+                path: path.to_owned(),
+                pointer: "/".to_owned(),
+                reason: error.to_string(),
+            })?;
         scenario.check(path)?;
         Ok(scenario)
     }
@@ -442,7 +452,13 @@ impl Scenario {
             reason,
         };
         if self.version != SCENARIO_VERSION {
-            return Err(invalid("/version".into(), format!("version {} is not supported; this ward reads {SCENARIO_VERSION}", self.version)));
+            return Err(invalid(
+                "/version".into(),
+                format!(
+                    "version {} is not supported; this ward reads {SCENARIO_VERSION}",
+                    self.version
+                ),
+            ));
         }
         if let Err(reason) = self.fault() {
             return Err(invalid("/bug".into(), reason));
@@ -450,7 +466,10 @@ impl Scenario {
         let mut labels = std::collections::BTreeSet::new();
         for (index, secret) in self.secrets.iter().enumerate() {
             if !labels.insert(secret.label.as_str()) {
-                return Err(invalid(format!("/secrets/{index}/label"), "repeats an earlier label".into()));
+                return Err(invalid(
+                    format!("/secrets/{index}/label"),
+                    "repeats an earlier label".into(),
+                ));
             }
         }
         for (session_index, session) in self.sessions.iter().enumerate() {
@@ -458,7 +477,10 @@ impl Scenario {
                 let at = format!("/sessions/{session_index}/runs/{run_index}");
                 for (index, label) in run.secrets.iter().enumerate() {
                     if self.secret(label).is_none() {
-                        return Err(invalid(format!("{at}/secrets/{index}"), format!("no planted secret is labelled '{label}'")));
+                        return Err(invalid(
+                            format!("{at}/secrets/{index}"),
+                            format!("no planted secret is labelled '{label}'"),
+                        ));
                     }
                 }
                 if let Err(error) = run.limits.resolve().check() {
@@ -467,7 +489,10 @@ impl Scenario {
                 for (tool, behaviour) in &run.tools {
                     if let Effect::LeakSecret { label } = &behaviour.effect {
                         if self.secret(label).is_none() {
-                            return Err(invalid(format!("{at}/tools/{tool}/effect/label"), format!("no planted secret is labelled '{label}'")));
+                            return Err(invalid(
+                                format!("{at}/tools/{tool}/effect/label"),
+                                format!("no planted secret is labelled '{label}'"),
+                            ));
                         }
                     }
                 }
@@ -507,14 +532,20 @@ pub struct ScenarioSize {
 
 impl std::fmt::Display for ScenarioSize {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} sessions, {} runs, {} turns, {} calls", self.sessions, self.runs, self.turns, self.calls)
+        write!(
+            f,
+            "{} sessions, {} runs, {} turns, {} calls",
+            self.sessions, self.runs, self.turns, self.calls
+        )
     }
 }
 
 fn check_schema(value: &serde_json::Value, path: &str) -> Result<(), ScenarioError> {
-    static VALIDATOR: std::sync::OnceLock<Result<jsonschema::Validator, String>> = std::sync::OnceLock::new();
+    static VALIDATOR: std::sync::OnceLock<Result<jsonschema::Validator, String>> =
+        std::sync::OnceLock::new();
     let validator = VALIDATOR.get_or_init(|| {
-        let schema: serde_json::Value = serde_json::from_str(SCENARIO_SCHEMA).map_err(|error| error.to_string())?;
+        let schema: serde_json::Value =
+            serde_json::from_str(SCENARIO_SCHEMA).map_err(|error| error.to_string())?;
         jsonschema::validator_for(&schema).map_err(|error| error.to_string())
     });
     let validator = validator.as_ref().map_err(|reason| ScenarioError::Schema {
@@ -528,7 +559,11 @@ fn check_schema(value: &serde_json::Value, path: &str) -> Result<(), ScenarioErr
             let pointer = error.instance_path().as_str();
             Err(ScenarioError::Schema {
                 path: path.to_owned(),
-                pointer: if pointer.is_empty() { "/".to_owned() } else { pointer.to_owned() },
+                pointer: if pointer.is_empty() {
+                    "/".to_owned()
+                } else {
+                    pointer.to_owned()
+                },
                 reason: schema_reason(&error),
             })
         }

@@ -1,8 +1,8 @@
 //! One scenario or one seed, end to end: generate (for a seed), execute, check every
 //! invariant, digest the trace. Generated and scripted scenarios take the same path.
 
-use ward_core::fault::{Fault, FaultSet};
 use ward_core::events::EventKind;
+use ward_core::fault::{Fault, FaultSet};
 
 use crate::catalogue::Schemas;
 use crate::generate::{self, Misbehaviour};
@@ -52,7 +52,12 @@ impl Checked {
     }
 
     fn count(&self, test: impl Fn(&Record) -> bool) -> u32 {
-        self.trace.runs.iter().flat_map(|run| &run.records).filter(|record| test(record)).count() as u32
+        self.trace
+            .runs
+            .iter()
+            .flat_map(|run| &run.records)
+            .filter(|record| test(record))
+            .count() as u32
     }
 }
 
@@ -88,7 +93,11 @@ impl Engine {
         let trace = world::execute(&self.world, scenario, faults);
         let verdict = self.oracle.check(scenario, &trace);
         let digest = trace::digest(&trace);
-        Checked { trace, verdict, digest }
+        Checked {
+            trace,
+            verdict,
+            digest,
+        }
     }
 
     /// Executes `scenario` with the bug it names (and `extra`) switched on.
@@ -115,7 +124,10 @@ impl Engine {
                     run: 0,
                     turn: None,
                     call_id: None,
-                    explanation: format!("the same scenario gave trace digests {:016x} and {:016x}", checked.digest, again.digest),
+                    explanation: format!(
+                        "the same scenario gave trace digests {:016x} and {:016x}",
+                        checked.digest, again.digest
+                    ),
                 });
             }
             checked.verdict.armed[Invariant::I11.index()] += checked.runs();
@@ -136,5 +148,7 @@ impl Engine {
 
 /// The names of the misbehaviours, in report order.
 pub fn misbehaviour_names() -> impl Iterator<Item = &'static str> {
-    Misbehaviour::ALL.iter().map(|misbehaviour| misbehaviour.name())
+    Misbehaviour::ALL
+        .iter()
+        .map(|misbehaviour| misbehaviour.name())
 }

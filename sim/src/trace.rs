@@ -166,7 +166,11 @@ impl Digester {
                 self.str(text);
                 self.calls(calls);
             }
-            Message::Tool { call_id, name, result } => {
+            Message::Tool {
+                call_id,
+                name,
+                result,
+            } => {
                 self.tag(3);
                 self.str(call_id);
                 self.str(name);
@@ -195,13 +199,22 @@ impl Digester {
                 self.str(text);
                 self.calls(calls);
             }
-            EventKind::ToolStarted { index, call_id, name } => {
+            EventKind::ToolStarted {
+                index,
+                call_id,
+                name,
+            } => {
                 self.tag(4);
                 self.u64(*index as u64);
                 self.str(call_id);
                 self.str(name);
             }
-            EventKind::ToolFinished { index, call_id, name, result } => {
+            EventKind::ToolFinished {
+                index,
+                call_id,
+                name,
+                result,
+            } => {
                 self.tag(5);
                 self.u64(*index as u64);
                 self.str(call_id);
@@ -221,7 +234,11 @@ impl Digester {
     }
 
     fn state(&mut self, state: &Arc<ChartState>) {
-        if self.last_state.as_ref().is_some_and(|last| Arc::ptr_eq(last, state)) {
+        if self
+            .last_state
+            .as_ref()
+            .is_some_and(|last| Arc::ptr_eq(last, state))
+        {
             self.tag(0);
             return;
         }
@@ -232,7 +249,15 @@ impl Digester {
 
     fn record(&mut self, record: &Record) {
         match record {
-            Record::Request { at_ms, turn, attempt, system_prompt, tools, kept, appended } => {
+            Record::Request {
+                at_ms,
+                turn,
+                attempt,
+                system_prompt,
+                tools,
+                kept,
+                appended,
+            } => {
                 self.tag(1);
                 self.u64(*at_ms);
                 self.u64(u64::from(*turn));
@@ -246,7 +271,14 @@ impl Digester {
                 self.u64(appended.len() as u64);
                 appended.iter().for_each(|message| self.message(message));
             }
-            Record::Reply { at_ms, turn, attempt, text, calls, error } => {
+            Record::Reply {
+                at_ms,
+                turn,
+                attempt,
+                text,
+                calls,
+                error,
+            } => {
                 self.tag(2);
                 self.u64(*at_ms);
                 self.u64(u64::from(*turn));
@@ -255,7 +287,13 @@ impl Digester {
                 self.calls(calls);
                 self.str(error.as_deref().unwrap_or(""));
             }
-            Record::BodyStart { at_ms, index, call_id, tool, input } => {
+            Record::BodyStart {
+                at_ms,
+                index,
+                call_id,
+                tool,
+                input,
+            } => {
                 self.tag(3);
                 self.u64(*at_ms);
                 self.u64(*index as u64);
@@ -263,7 +301,13 @@ impl Digester {
                 self.str(tool);
                 self.value(input);
             }
-            Record::BodyEnd { at_ms, index, call_id, tool, output } => {
+            Record::BodyEnd {
+                at_ms,
+                index,
+                call_id,
+                tool,
+                output,
+            } => {
                 self.tag(4);
                 self.u64(*at_ms);
                 self.u64(*index as u64);
@@ -335,26 +379,64 @@ pub fn chrome_trace(trace: &Trace, violations: &[Violation]) -> Value {
         for record in &run.records {
             match record {
                 Record::Request { at_ms, .. } => request_at = Some(*at_ms),
-                Record::Reply { at_ms, turn, attempt, error, calls: replied, .. } => {
+                Record::Reply {
+                    at_ms,
+                    turn,
+                    attempt,
+                    error,
+                    calls: replied,
+                    ..
+                } => {
                     let start = request_at.take().unwrap_or(*at_ms);
                     let name = match error {
                         Some(code) => format!("turn {turn} attempt {attempt}: {code}"),
                         None => format!("turn {turn}: {} calls", replied.len()),
                     };
-                    events.push(slice(pid, 0, &name, start, *at_ms, json!({"turn": turn, "attempt": attempt})));
+                    events.push(slice(
+                        pid,
+                        0,
+                        &name,
+                        start,
+                        *at_ms,
+                        json!({"turn": turn, "attempt": attempt}),
+                    ));
                 }
                 Record::Event(event) => {
                     end_ms = end_ms.max(event.time_ms);
                     match &event.kind {
-                        EventKind::ToolStarted { index, call_id, name } => {
-                            calls.push(ChromeCall::new(*index, call_id, name, event.time_ms, &mut next_track));
+                        EventKind::ToolStarted {
+                            index,
+                            call_id,
+                            name,
+                        } => {
+                            calls.push(ChromeCall::new(
+                                *index,
+                                call_id,
+                                name,
+                                event.time_ms,
+                                &mut next_track,
+                            ));
                         }
-                        EventKind::ToolFinished { index, call_id, name, result } => {
-                            let open = calls.iter_mut().rev().find(|call| call.index == *index && call.end_ms.is_none());
+                        EventKind::ToolFinished {
+                            index,
+                            call_id,
+                            name,
+                            result,
+                        } => {
+                            let open = calls
+                                .iter_mut()
+                                .rev()
+                                .find(|call| call.index == *index && call.end_ms.is_none());
                             let call = match open {
                                 Some(call) => call,
                                 None => {
-                                    calls.push(ChromeCall::new(*index, call_id, name, event.time_ms, &mut next_track));
+                                    calls.push(ChromeCall::new(
+                                        *index,
+                                        call_id,
+                                        name,
+                                        event.time_ms,
+                                        &mut next_track,
+                                    ));
                                     calls.last_mut().expect("just pushed")
                                 }
                             };
@@ -365,12 +447,18 @@ pub fn chrome_trace(trace: &Trace, violations: &[Violation]) -> Value {
                     }
                 }
                 Record::BodyStart { at_ms, index, .. } => {
-                    if let Some(call) = calls.iter_mut().rev().find(|call| call.index == *index && call.end_ms.is_none()) {
+                    if let Some(call) = calls
+                        .iter_mut()
+                        .rev()
+                        .find(|call| call.index == *index && call.end_ms.is_none())
+                    {
                         call.body = Some((*at_ms, None));
                     }
                 }
                 Record::BodyEnd { at_ms, index, .. } => {
-                    if let Some(call) = calls.iter_mut().rev().find(|call| call.index == *index && call.body.is_some_and(|body| body.1.is_none())) {
+                    if let Some(call) = calls.iter_mut().rev().find(|call| {
+                        call.index == *index && call.body.is_some_and(|body| body.1.is_none())
+                    }) {
                         if let Some(body) = &mut call.body {
                             body.1 = Some(*at_ms);
                         }
@@ -382,9 +470,19 @@ pub fn chrome_trace(trace: &Trace, violations: &[Violation]) -> Value {
         for call in &calls {
             let (start, end) = call.interval();
             events.push(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": call.track, "args": {"name": format!("call {} {}", call.call_id, call.tool)}}));
-            events.push(slice(pid, call.track, &call.tool, start, end, json!({"callId": call.call_id, "index": call.index, "result": call.code})));
+            events.push(slice(
+                pid,
+                call.track,
+                &call.tool,
+                start,
+                end,
+                json!({"callId": call.call_id, "index": call.index, "result": call.code}),
+            ));
         }
-        for violation in violations.iter().filter(|violation| violation.session == run.session && violation.run == run.run) {
+        for violation in violations
+            .iter()
+            .filter(|violation| violation.session == run.session && violation.run == run.run)
+        {
             events.push(json!({
                 "ph": "i", "s": "p", "name": format!("{} violated", violation.invariant),
                 "pid": pid, "tid": 0, "ts": end_ms * 1000,
@@ -417,7 +515,13 @@ struct ChromeCall {
 }
 
 impl ChromeCall {
-    fn new(index: usize, call_id: &str, tool: &str, started_ms: u64, next_track: &mut u64) -> ChromeCall {
+    fn new(
+        index: usize,
+        call_id: &str,
+        tool: &str,
+        started_ms: u64,
+        next_track: &mut u64,
+    ) -> ChromeCall {
         let track = *next_track;
         *next_track += 1;
         ChromeCall {

@@ -101,12 +101,17 @@ pub struct BatchView<'a> {
 impl BatchView<'_> {
     /// The `tool.finished` events of call `index`.
     pub fn finished_of(&self, index: usize) -> impl Iterator<Item = &Finished<'_>> {
-        self.finished.iter().filter(move |finished| finished.index == index)
+        self.finished
+            .iter()
+            .filter(move |finished| finished.index == index)
     }
 
     /// The `tool.started` event of call `index`.
     pub fn started_of(&self, index: usize) -> Option<u64> {
-        self.started.iter().find(|(_, started)| *started == index).map(|(seq, _)| *seq)
+        self.started
+            .iter()
+            .find(|(_, started)| *started == index)
+            .map(|(seq, _)| *seq)
     }
 }
 
@@ -161,7 +166,14 @@ impl<'a> RunView<'a> {
         for record in &trace.records {
             let batch = view.batches.len().checked_sub(1);
             match record {
-                Record::Request { at_ms, turn, system_prompt: new_prompt, tools, appended, .. } => {
+                Record::Request {
+                    at_ms,
+                    turn,
+                    system_prompt: new_prompt,
+                    tools,
+                    appended,
+                    ..
+                } => {
                     if let Some(text) = new_prompt {
                         system_prompt = text;
                     }
@@ -177,7 +189,14 @@ impl<'a> RunView<'a> {
                         appended,
                     });
                 }
-                Record::Reply { at_ms, turn, text, calls, error, .. } => {
+                Record::Reply {
+                    at_ms,
+                    turn,
+                    text,
+                    calls,
+                    error,
+                    ..
+                } => {
                     view.replies.push(ReplyView {
                         at_ms: *at_ms,
                         turn: *turn,
@@ -196,7 +215,13 @@ impl<'a> RunView<'a> {
                         });
                     }
                 }
-                Record::BodyStart { at_ms, index, call_id, tool, input } => {
+                Record::BodyStart {
+                    at_ms,
+                    index,
+                    call_id,
+                    tool,
+                    input,
+                } => {
                     let Some(batch) = batch else { continue };
                     open_starts.insert((*index, call_id.as_str()), view.bodies.len());
                     view.batches[batch].bodies.push(view.bodies.len());
@@ -210,7 +235,12 @@ impl<'a> RunView<'a> {
                         end_ms: None,
                     });
                 }
-                Record::BodyEnd { at_ms, index, call_id, .. } => {
+                Record::BodyEnd {
+                    at_ms,
+                    index,
+                    call_id,
+                    ..
+                } => {
                     if let Some(body) = open_starts.remove(&(*index, call_id.as_str())) {
                         view.bodies[body].end_ms = Some(*at_ms);
                     }
@@ -219,8 +249,15 @@ impl<'a> RunView<'a> {
                     view.events.push(event);
                     let Some(batch) = batch else { continue };
                     match &event.kind {
-                        EventKind::ToolStarted { index, .. } => view.batches[batch].started.push((event.seq, *index)),
-                        EventKind::ToolFinished { index, call_id, result, .. } => {
+                        EventKind::ToolStarted { index, .. } => {
+                            view.batches[batch].started.push((event.seq, *index))
+                        }
+                        EventKind::ToolFinished {
+                            index,
+                            call_id,
+                            result,
+                            ..
+                        } => {
                             view.batches[batch].finished.push(Finished {
                                 seq: event.seq,
                                 at_ms: event.time_ms,
@@ -246,7 +283,10 @@ impl<'a> RunView<'a> {
 
     /// The terminal event, if exactly one was last.
     pub fn terminal(&self) -> Option<&'a Event> {
-        self.events.last().copied().filter(|event| event.kind.is_terminal())
+        self.events
+            .last()
+            .copied()
+            .filter(|event| event.kind.is_terminal())
     }
 
     /// The terminal event's time, or the last record's time.

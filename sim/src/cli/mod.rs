@@ -2,7 +2,10 @@
 //! arguments and its `run` function, which returns the process exit code: 0 on success, 2 on
 //! misuse or bad input, with a message on standard error that names the problem.
 
+pub mod bugs;
 pub mod call;
+pub mod replay;
+pub mod run;
 pub mod tools;
 
 use std::process::ExitCode;

@@ -13,8 +13,18 @@ use crate::rng::SimRng;
 use super::secrets::token;
 
 const PANES: &[&str] = &["main", "pane-1", "pane-2", "main", "pane-1"];
-const SYMBOLS: &[&str] = &["600519.SH", "AAPL", "000001.SZ", "TSLA", "0700.HK", "BTCUSDT", "NVDA"];
-const WORDS: &[&str] = &["moutai", "earnings", "trend", "support", "volume", "breakout", "rates", "dividend", "outlook"];
+const SYMBOLS: &[&str] = &[
+    "600519.SH",
+    "AAPL",
+    "000001.SZ",
+    "TSLA",
+    "0700.HK",
+    "BTCUSDT",
+    "NVDA",
+];
+const WORDS: &[&str] = &[
+    "moutai", "earnings", "trend", "support", "volume", "breakout", "rates", "dividend", "outlook",
+];
 
 /// A valid input for a tool with `schema`, as a JSON value.
 pub fn valid(rng: &mut SimRng, tool: &str, schema: &Value) -> Value {
@@ -32,7 +42,9 @@ fn fit_anchors(rng: &mut SimRng, value: &mut Value) {
         Some("triangle" | "parallel-channel" | "fib-extension") => 3,
         _ => 2,
     };
-    let anchors: Vec<Value> = (0..count).map(|_| json!({"price": rng.range(10, 3000)})).collect();
+    let anchors: Vec<Value> = (0..count)
+        .map(|_| json!({"price": rng.range(10, 3000)}))
+        .collect();
     value["anchors"] = Value::Array(anchors);
     if value.get("kind").and_then(Value::as_str) == Some("text") && value.get("text").is_none() {
         value["text"] = json!("support zone");
@@ -53,7 +65,11 @@ fn value_for(rng: &mut SimRng, name: &str, schema: &Value) -> Value {
         Some("object") => object_for(rng, schema),
         Some("array") => {
             let minimum = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0);
-            let maximum = schema.get("maxItems").and_then(Value::as_u64).unwrap_or(3).min(minimum.max(1) + 2);
+            let maximum = schema
+                .get("maxItems")
+                .and_then(Value::as_u64)
+                .unwrap_or(3)
+                .min(minimum.max(1) + 2);
             let items = schema.get("items").cloned().unwrap_or(json!({}));
             let count = rng.range(minimum, maximum.max(minimum));
             Value::Array((0..count).map(|_| value_for(rng, name, &items)).collect())
@@ -61,7 +77,11 @@ fn value_for(rng: &mut SimRng, name: &str, schema: &Value) -> Value {
         Some("string") => json!(string_for(rng, name, schema)),
         Some("integer") => {
             let minimum = schema.get("minimum").and_then(Value::as_u64).unwrap_or(0);
-            let maximum = schema.get("maximum").and_then(Value::as_u64).unwrap_or(100).min(minimum + 120);
+            let maximum = schema
+                .get("maximum")
+                .and_then(Value::as_u64)
+                .unwrap_or(100)
+                .min(minimum + 120);
             json!(rng.range(minimum, maximum))
         }
         Some("number") => json!(rng.range(1, 3000) as f64 + 0.25),
@@ -81,19 +101,28 @@ fn string_for(rng: &mut SimRng, name: &str, schema: &Value) -> String {
         "question" => "Which pane should I use?".to_owned(),
         _ => format!("{} {}", rng.pick(WORDS), rng.pick(WORDS)),
     };
-    let maximum = schema.get("maxLength").and_then(Value::as_u64).unwrap_or(200) as usize;
+    let maximum = schema
+        .get("maxLength")
+        .and_then(Value::as_u64)
+        .unwrap_or(200) as usize;
     text.chars().take(maximum.max(1)).collect()
 }
 
 fn object_for(rng: &mut SimRng, schema: &Value) -> Value {
     let empty = Map::new();
-    let properties = schema.get("properties").and_then(Value::as_object).unwrap_or(&empty);
+    let properties = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
         .map(|names| names.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let properties_min = schema.get("minProperties").and_then(Value::as_u64).unwrap_or(0) as usize;
+    let properties_min = schema
+        .get("minProperties")
+        .and_then(Value::as_u64)
+        .unwrap_or(0) as usize;
     let mut object = Map::new();
     for (name, property) in properties {
         if required.contains(&name.as_str()) || rng.percent(40) {
@@ -125,8 +154,14 @@ fn distinctive(rng: &mut SimRng) -> Value {
 /// fields, out-of-range values).
 pub fn invalid(rng: &mut SimRng, valid: &Value, schema: &Value, errors: usize) -> Value {
     let mut value = valid.clone();
-    let Some(object) = value.as_object_mut() else { return json!([1]) };
-    let properties = schema.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+    let Some(object) = value.as_object_mut() else {
+        return json!([1]);
+    };
+    let properties = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     for error in 0..errors {
         let present: Vec<String> = object.keys().cloned().collect();
         match rng.below(4) {
@@ -162,7 +197,12 @@ fn out_of_range(rng: &mut SimRng, property: &Value) -> Value {
     if let Some(maximum) = property.get("maxLength").and_then(Value::as_u64) {
         return json!(format!("zq{}", token(rng, maximum as usize + 1)));
     }
-    if property.get("minItems").and_then(Value::as_u64).unwrap_or(0) > 0 {
+    if property
+        .get("minItems")
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+        > 0
+    {
         return json!([]);
     }
     json!(format!("zq{}", token(rng, 9)))
@@ -172,7 +212,9 @@ fn out_of_range(rng: &mut SimRng, property: &Value) -> Value {
 pub fn with_duplicate_key(value: &Value) -> String {
     let text = value.to_string();
     match value.as_object().and_then(|object| object.iter().next()) {
-        Some((key, member)) => format!("{{{}:{},{}", Value::String(key.clone()), member, &text[1..]),
+        Some((key, member)) => {
+            format!("{{{}:{},{}", Value::String(key.clone()), member, &text[1..])
+        }
         None => r#"{"a":1,"a":2}"#.to_owned(),
     }
 }
@@ -193,7 +235,10 @@ mod tests {
 
     #[test]
     fn valid_inputs_satisfy_every_published_schema() {
-        let registry = registry(CatalogueOptions { code_interpreter: true }).unwrap();
+        let registry = registry(CatalogueOptions {
+            code_interpreter: true,
+        })
+        .unwrap();
         let mut rng = SimRng::new(11);
         for tool in registry.tools() {
             let validator = jsonschema::validator_for(tool.meta().parameters()).unwrap();
@@ -212,6 +257,9 @@ mod tests {
     #[test]
     fn duplicate_keys_repeat_the_first_key() {
         let text = with_duplicate_key(&json!({"symbol": "AAPL", "period": "daily"}));
-        assert_eq!(text, r#"{"period":"daily","period":"daily","symbol":"AAPL"}"#);
+        assert_eq!(
+            text,
+            r#"{"period":"daily","period":"daily","symbol":"AAPL"}"#
+        );
     }
 }

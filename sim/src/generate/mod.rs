@@ -24,8 +24,8 @@ use ward_core::registry::Registry;
 
 use crate::rng::SimRng;
 use crate::scenario::{
-    Answer, CallScript, Effect, FailureKind, LimitsScript, PlantedSecret, ProviderFailure, Reaction, RunScript, Scenario,
-    SessionScript, ToolBehaviour, Turn, SCENARIO_VERSION,
+    Answer, CallScript, Effect, FailureKind, LimitsScript, PlantedSecret, ProviderFailure,
+    Reaction, RunScript, SCENARIO_VERSION, Scenario, SessionScript, ToolBehaviour, Turn,
 };
 use secrets::Labels;
 
@@ -83,7 +83,11 @@ impl Swarm {
         let rates = Misbehaviour::ALL
             .iter()
             .map(|&misbehaviour| {
-                let rate = if rng.percent(50) { *rng.pick(&[8, 20, 40, 70]) } else { 0 };
+                let rate = if rng.percent(50) {
+                    *rng.pick(&[8, 20, 40, 70])
+                } else {
+                    0
+                };
                 (misbehaviour, rate)
             })
             .collect();
@@ -167,17 +171,28 @@ impl Generator<'_> {
         let rate = self.swarm.rate(misbehaviour);
         let fires = rate > 0 && self.rng.percent(rate);
         if fires {
-            self.counts[Misbehaviour::ALL.iter().position(|m| *m == misbehaviour).unwrap_or(0)] += 1;
+            self.counts[Misbehaviour::ALL
+                .iter()
+                .position(|m| *m == misbehaviour)
+                .unwrap_or(0)] += 1;
         }
         fires
     }
 
     fn session(&mut self) -> SessionScript {
-        let runs_count = if self.fire(Misbehaviour::MultiRun) { self.rng.range_usize(2, 3) } else { 1 };
+        let runs_count = if self.fire(Misbehaviour::MultiRun) {
+            self.rng.range_usize(2, 3)
+        } else {
+            1
+        };
         let first_read_only = self.rng.percent(35);
         let runs = (0..runs_count)
             .map(|index| {
-                let read_only = if runs_count > 1 { (index % 2 == 0) == first_read_only } else { first_read_only };
+                let read_only = if runs_count > 1 {
+                    (index % 2 == 0) == first_read_only
+                } else {
+                    first_read_only
+                };
                 self.run(read_only)
             })
             .collect();
@@ -210,8 +225,16 @@ impl Generator<'_> {
             .filter(|(name, reads)| (!read_only || *reads) && !disabled.contains(name))
             .map(|(name, _)| name.clone())
             .collect();
-        let reads = registered.iter().filter(|(_, reads)| *reads).map(|(name, _)| name.clone()).collect();
-        let writes = registered.iter().filter(|(_, reads)| !*reads).map(|(name, _)| name.clone()).collect();
+        let reads = registered
+            .iter()
+            .filter(|(_, reads)| *reads)
+            .map(|(name, _)| name.clone())
+            .collect();
+        let writes = registered
+            .iter()
+            .filter(|(_, reads)| !*reads)
+            .map(|(name, _)| name.clone())
+            .collect();
         let mut plan = RunPlan {
             read_only,
             disabled,
@@ -229,7 +252,11 @@ impl Generator<'_> {
         self.behaviours(&mut plan);
         let turns = self.turns(&mut plan);
         let cancel_at_ms = if self.fire(Misbehaviour::Cancel) {
-            Some(if self.rng.percent(70) { self.rng.range(0, 120) } else { self.rng.range(0, 5_000) })
+            Some(if self.rng.percent(70) {
+                self.rng.range(0, 120)
+            } else {
+                self.rng.range(0, 5_000)
+            })
         } else {
             None
         };
@@ -263,14 +290,16 @@ impl Generator<'_> {
             }
         }
         if self.rng.percent(25) {
-            let (secret, planting) = secrets::configured_touching_a_key(&mut self.rng, &mut self.labels);
+            let (secret, planting) =
+                secrets::configured_touching_a_key(&mut self.rng, &mut self.labels);
             prompt.push_str(&format!(" {}.", planting.text));
             plan.configured.push(secret.label.clone());
             self.secrets.push(secret);
             self.secrets.extend(planting.parts);
         }
         if self.rng.percent(15) {
-            let (first, second, text) = secrets::overlapping_configured(&mut self.rng, &mut self.labels);
+            let (first, second, text) =
+                secrets::overlapping_configured(&mut self.rng, &mut self.labels);
             prompt.push_str(&format!(" {text}."));
             plan.configured.push(first.label.clone());
             plan.configured.push(second.label.clone());
@@ -304,7 +333,13 @@ impl Generator<'_> {
     fn behaviours(&mut self, plan: &mut RunPlan) {
         for name in self.registered().into_iter().map(|(name, _)| name) {
             if self.rng.percent(60) {
-                plan.tools.insert(name, ToolBehaviour { latency_ms: self.rng.range(1, 40), effect: Effect::None });
+                plan.tools.insert(
+                    name,
+                    ToolBehaviour {
+                        latency_ms: self.rng.range(1, 40),
+                        effect: Effect::None,
+                    },
+                );
             }
         }
         if self.fire(Misbehaviour::ToolFaults) {
@@ -314,7 +349,9 @@ impl Generator<'_> {
                     0 => Effect::Fail,
                     1 => Effect::Panic,
                     _ => match plan.configured.first() {
-                        Some(label) => Effect::LeakSecret { label: label.clone() },
+                        Some(label) => Effect::LeakSecret {
+                            label: label.clone(),
+                        },
                         None => Effect::Fail,
                     },
                 };
@@ -322,7 +359,12 @@ impl Generator<'_> {
             }
             // A write that fails after doing part of its work.
             if !plan.read_only {
-                let write = self.rng.pick(&["drawings_copy", "pane_replace_content", "settings_update", "drawing_create"]);
+                let write = self.rng.pick(&[
+                    "drawings_copy",
+                    "pane_replace_content",
+                    "settings_update",
+                    "drawing_create",
+                ]);
                 plan.tools.entry((*write).to_owned()).or_default().effect = Effect::Fail;
             }
         }
@@ -333,13 +375,23 @@ impl Generator<'_> {
             plan.tools.entry(slow).or_default().latency_ms = timeout + self.rng.range(1, 2_000);
         }
         if self.fire(Misbehaviour::FollowInjection) {
-            let carrier = (*self.rng.pick(&["web_search", "panes_list", "settings_get"])).to_owned();
+            let carrier =
+                (*self.rng.pick(&["web_search", "panes_list", "settings_get"])).to_owned();
             let target = if plan.disabled.is_empty() || self.rng.percent(60) {
-                (*self.rng.pick(&["drawings_clear", "panes_clear", "settings_reset", "comparisons_clear"])).to_owned()
+                (*self.rng.pick(&[
+                    "drawings_clear",
+                    "panes_clear",
+                    "settings_reset",
+                    "comparisons_clear",
+                ]))
+                .to_owned()
             } else {
                 self.rng.pick(&plan.disabled).clone()
             };
-            plan.tools.entry(carrier).or_default().effect = Effect::Inject { tool: target, arguments: "{}".to_owned() };
+            plan.tools.entry(carrier).or_default().effect = Effect::Inject {
+                tool: target,
+                arguments: "{}".to_owned(),
+            };
         }
     }
 
@@ -378,15 +430,34 @@ impl Generator<'_> {
     fn provider_trouble(&mut self, turns: &mut Vec<Turn>) {
         if self.fire(Misbehaviour::ProviderErrors) {
             let kind = if self.rng.percent(85) {
-                *self.rng.pick(&[FailureKind::RateLimited, FailureKind::Unavailable, FailureKind::MalformedResponse])
+                *self.rng.pick(&[
+                    FailureKind::RateLimited,
+                    FailureKind::Unavailable,
+                    FailureKind::MalformedResponse,
+                ])
             } else {
-                *self.rng.pick(&[FailureKind::Authentication, FailureKind::Permission, FailureKind::ModelNotFound])
+                *self.rng.pick(&[
+                    FailureKind::Authentication,
+                    FailureKind::Permission,
+                    FailureKind::ModelNotFound,
+                ])
             };
-            let retry_after_ms = (kind == FailureKind::RateLimited && self.rng.percent(50)).then(|| self.rng.range(100, 90_000));
-            turns.push(Turn { error: Some(ProviderFailure { kind, retry_after_ms }), ..Turn::default() });
+            let retry_after_ms = (kind == FailureKind::RateLimited && self.rng.percent(50))
+                .then(|| self.rng.range(100, 90_000));
+            turns.push(Turn {
+                error: Some(ProviderFailure {
+                    kind,
+                    retry_after_ms,
+                }),
+                ..Turn::default()
+            });
         }
         if self.fire(Misbehaviour::ProviderTimeout) {
-            turns.push(Turn { delay_ms: 60_001, text: "too late".to_owned(), ..Turn::default() });
+            turns.push(Turn {
+                delay_ms: 60_001,
+                text: "too late".to_owned(),
+                ..Turn::default()
+            });
         }
     }
 
@@ -412,7 +483,11 @@ impl Generator<'_> {
             let read = self.plausible(plan, true);
             calls.insert(0, read);
             if !plan.read_only || self.rng.percent(50) {
-                let sequential = if self.rng.percent(70) { self.rng.pick(&plan.writes).clone() } else { "ask_user".to_owned() };
+                let sequential = if self.rng.percent(70) {
+                    self.rng.pick(&plan.writes).clone()
+                } else {
+                    "ask_user".to_owned()
+                };
                 let call = self.call_to(plan, &sequential);
                 calls.push(call);
             }
@@ -428,7 +503,11 @@ impl Generator<'_> {
                 calls[1].id = calls[0].id.clone();
             }
         }
-        if plan.tools.values().any(|behaviour| matches!(behaviour.effect, Effect::Inject { .. })) {
+        if plan
+            .tools
+            .values()
+            .any(|behaviour| matches!(behaviour.effect, Effect::Inject { .. }))
+        {
             reactions.push(Reaction::FollowInjection);
         }
         reactions.dedup();
@@ -444,14 +523,22 @@ impl Generator<'_> {
             .filter(|name| name.as_str() != "ask_user")
             .cloned()
             .collect();
-        let name = if candidates.is_empty() { "panes_list".to_owned() } else { self.rng.pick(&candidates).clone() };
+        let name = if candidates.is_empty() {
+            "panes_list".to_owned()
+        } else {
+            self.rng.pick(&candidates).clone()
+        };
         self.call_to(plan, &name)
     }
 
     fn call_to(&mut self, plan: &mut RunPlan, name: &str) -> CallScript {
         let value = self.valid_value(name);
         if name == "ask_user" {
-            let delay_ms = if self.rng.percent(20) { self.rng.range(1_000, 600_000) } else { self.rng.range(0, 500) };
+            let delay_ms = if self.rng.percent(20) {
+                self.rng.range(1_000, 600_000)
+            } else {
+                self.rng.range(0, 500)
+            };
             let text = (!self.rng.percent(10)).then(|| "Yes".to_owned());
             plan.answers.push(Answer { text, delay_ms });
         }
@@ -471,7 +558,10 @@ impl Generator<'_> {
     }
 
     fn schema(&self, name: &str) -> Value {
-        self.registry.get(name).map(|tool| tool.meta().parameters().clone()).unwrap_or(json!({}))
+        self.registry
+            .get(name)
+            .map(|tool| tool.meta().parameters().clone())
+            .unwrap_or(json!({}))
     }
 
     /// One call: plausible, or misbehaving as the swarm decides.
@@ -480,14 +570,16 @@ impl Generator<'_> {
             let name = match self.rng.below(3) {
                 0 => self.rng.pick(&plan.writes).clone(),
                 1 if !plan.disabled.is_empty() => self.rng.pick(&plan.disabled).clone(),
-                _ => (*self.rng.pick(&["chart_delete_everything", "panes_lst", "Drawing_Create"])).to_owned(),
+                _ => (*self
+                    .rng
+                    .pick(&["chart_delete_everything", "panes_lst", "Drawing_Create"]))
+                .to_owned(),
             };
             return self.call_to(plan, &name);
         }
-        if self.rng.percent(8) || self.fire(Misbehaviour::AskUser) {
-            if plan.offered.iter().any(|name| name == "ask_user") {
-                return self.call_to(plan, "ask_user");
-            }
+        let asks = self.rng.percent(8) || self.fire(Misbehaviour::AskUser);
+        if asks && plan.offered.iter().any(|name| name == "ask_user") {
+            return self.call_to(plan, "ask_user");
         }
         let reads_only = plan.read_only || self.rng.percent(45);
         let mut call = self.plausible(plan, reads_only);
@@ -508,7 +600,10 @@ impl Generator<'_> {
             call.arguments = args::with_duplicate_key(&valid);
         } else if self.fire(Misbehaviour::NotJson) {
             call.arguments = args::not_json(&mut self.rng, &call.arguments);
-        } else if self.swarm.rate(Misbehaviour::HugeArgs) > 0 && self.rng.percent(3) && self.fire(Misbehaviour::HugeArgs) {
+        } else if self.swarm.rate(Misbehaviour::HugeArgs) > 0
+            && self.rng.percent(3)
+            && self.fire(Misbehaviour::HugeArgs)
+        {
             let mut huge = valid.clone();
             if let Some(object) = huge.as_object_mut() {
                 object.insert("padding".to_owned(), json!("x".repeat(256 * 1024)));
@@ -516,8 +611,17 @@ impl Generator<'_> {
             call.arguments = huge.to_string();
         } else if !plan.configured.is_empty() && self.fire(Misbehaviour::EchoSecret) {
             let label = self.rng.pick(&plan.configured).clone();
-            let value = self.secrets.iter().find(|secret| secret.label == label).map(|secret| secret.value.clone()).unwrap_or_default();
-            let escaped = format!("\\u{:04x}{}", value.chars().next().map_or(0, u32::from), &value[value.chars().next().map_or(0, char::len_utf8)..]);
+            let value = self
+                .secrets
+                .iter()
+                .find(|secret| secret.label == label)
+                .map(|secret| secret.value.clone())
+                .unwrap_or_default();
+            let escaped = format!(
+                "\\u{:04x}{}",
+                value.chars().next().map_or(0, u32::from),
+                &value[value.chars().next().map_or(0, char::len_utf8)..]
+            );
             let text = if self.rng.percent(30) { escaped } else { value };
             call.name = "web_search".to_owned();
             call.arguments = format!(r#"{{"query":"login with {text}"}}"#);
@@ -533,23 +637,33 @@ mod tests {
 
     #[test]
     fn the_same_seed_generates_the_same_scenario() {
-        let registry = registry(CatalogueOptions { code_interpreter: true }).unwrap();
+        let registry = registry(CatalogueOptions {
+            code_interpreter: true,
+        })
+        .unwrap();
         for seed in 0..50 {
             let first = generate(seed, &registry, None);
             let second = generate(seed, &registry, None);
             assert_eq!(first.scenario, second.scenario);
             assert_eq!(first.misbehaviours, second.misbehaviours);
         }
-        assert_ne!(generate(1, &registry, None).scenario, generate(2, &registry, None).scenario);
+        assert_ne!(
+            generate(1, &registry, None).scenario,
+            generate(2, &registry, None).scenario
+        );
     }
 
     #[test]
     fn generated_scenarios_are_valid_scenario_files() {
-        let registry = registry(CatalogueOptions { code_interpreter: true }).unwrap();
+        let registry = registry(CatalogueOptions {
+            code_interpreter: true,
+        })
+        .unwrap();
         for seed in 0..100 {
             let scenario = generate(seed, &registry, Some(Fault::NoTurnLimit)).scenario;
             let text = scenario.to_json();
-            let back = Scenario::from_json(&text, "generated").unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+            let back = Scenario::from_json(&text, "generated")
+                .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
             assert_eq!(back, scenario);
         }
     }

@@ -10,7 +10,9 @@ use crate::rng::{ALPHANUMERIC, SimRng};
 use crate::scenario::{PlantedSecret, SecretShape};
 
 /// Invisible format characters of R28.
-const INVISIBLE: &[&str] = &["\u{200B}", "\u{200C}", "\u{200D}", "\u{2060}", "\u{FEFF}", "\u{00AD}"];
+const INVISIBLE: &[&str] = &[
+    "\u{200B}", "\u{200C}", "\u{200D}", "\u{2060}", "\u{FEFF}", "\u{00AD}",
+];
 
 /// Text to place in a prompt, and the secret parts it carries.
 #[derive(Debug, Clone)]
@@ -70,7 +72,12 @@ pub fn credential(rng: &mut SimRng, labels: &mut Labels) -> Planting {
     let scheme = *rng.pick(&["Bearer", "bearer", "BEARER", "Basic", "basic"]);
     let scheme = if rng.percent(30) {
         let cut = rng.range_usize(1, scheme.len() - 1);
-        format!("{}{}{}", &scheme[..cut], rng.pick(INVISIBLE), &scheme[cut..])
+        format!(
+            "{}{}{}",
+            &scheme[..cut],
+            rng.pick(INVISIBLE),
+            &scheme[cut..]
+        )
     } else {
         scheme.to_owned()
     };
@@ -86,7 +93,12 @@ pub fn credential(rng: &mut SimRng, labels: &mut Labels) -> Planting {
     };
     Planting {
         text,
-        parts: vec![part(labels, "credential", credential, SecretShape::Credential)],
+        parts: vec![part(
+            labels,
+            "credential",
+            credential,
+            SecretShape::Credential,
+        )],
     }
 }
 
@@ -119,7 +131,10 @@ pub fn key(rng: &mut SimRng, labels: &mut Labels) -> Planting {
         }
         6 => {
             let body = token(rng, 24);
-            (format!("xoxb-{}-{body}", rng.range(100_000_000, 999_999_999)), body)
+            (
+                format!("xoxb-{}-{body}", rng.range(100_000_000, 999_999_999)),
+                body,
+            )
         }
         7 => {
             let (header, payload, signature) = (token(rng, 20), token(rng, 30), token(rng, 24));
@@ -127,7 +142,10 @@ pub fn key(rng: &mut SimRng, labels: &mut Labels) -> Planting {
         }
         _ => {
             let body = token(rng, 48);
-            (format!("-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"), body)
+            (
+                format!("-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"),
+                body,
+            )
         }
     };
     let text = match rng.below(3) {
@@ -177,14 +195,22 @@ pub fn url_password(rng: &mut SimRng, labels: &mut Labels) -> Planting {
     let text = format!("connect to {scheme}://admin:{password}@db.example.com:5432/prices");
     Planting {
         text,
-        parts: vec![part(labels, "url-password", password, SecretShape::UrlPassword)],
+        parts: vec![part(
+            labels,
+            "url-password",
+            password,
+            SecretShape::UrlPassword,
+        )],
     }
 }
 
 /// A configured value written right against a key, so that part of the value and part of the
 /// pattern overlap: a redactor that applies patterns before values leaves a fragment of the
 /// value behind.
-pub fn configured_touching_a_key(rng: &mut SimRng, labels: &mut Labels) -> (PlantedSecret, Planting) {
+pub fn configured_touching_a_key(
+    rng: &mut SimRng,
+    labels: &mut Labels,
+) -> (PlantedSecret, Planting) {
     let lead = token_between(rng, 10, 16);
     let body = token(rng, 24);
     let key_text = format!("sk-{body}");
@@ -198,10 +224,23 @@ pub fn configured_touching_a_key(rng: &mut SimRng, labels: &mut Labels) -> (Plan
 }
 
 /// Two configured values overlapping one another in the text.
-pub fn overlapping_configured(rng: &mut SimRng, labels: &mut Labels) -> (PlantedSecret, PlantedSecret, String) {
+pub fn overlapping_configured(
+    rng: &mut SimRng,
+    labels: &mut Labels,
+) -> (PlantedSecret, PlantedSecret, String) {
     let (a, b, c) = (token(rng, 10), token(rng, 10), token(rng, 10));
-    let first = part(labels, "configured", format!("{a}{b}"), SecretShape::Configured);
-    let second = part(labels, "configured", format!("{b}{c}"), SecretShape::Configured);
+    let first = part(
+        labels,
+        "configured",
+        format!("{a}{b}"),
+        SecretShape::Configured,
+    );
+    let second = part(
+        labels,
+        "configured",
+        format!("{b}{c}"),
+        SecretShape::Configured,
+    );
     (first, second, format!("values {a}{b}{c} here"))
 }
 
@@ -221,7 +260,12 @@ mod tests {
                 url_password(&mut rng, &mut labels),
             ] {
                 for part in &planting.parts {
-                    assert!(planting.text.contains(&part.value), "{} in {}", part.value, planting.text);
+                    assert!(
+                        planting.text.contains(&part.value),
+                        "{} in {}",
+                        part.value,
+                        planting.text
+                    );
                     assert!(part.value.chars().count() >= 6);
                 }
             }

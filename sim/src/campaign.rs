@@ -1,0 +1,273 @@
+//! Campaigns (SPEC §10, §12): many seeds, checked in parallel, reported in seed order.
+//!
+//! `jobs` worker threads each own an [`Engine`] (and so a tokio runtime per scenario) and
+//! take seeds in small chunks from a shared counter; results are merged in seed order, so
+//! the report and its `traceDigest` do not depend on `jobs`. The campaign digest combines the
+//! seeds' trace digests with XOR (each first mixed with its seed), so the digests of the
+//! shards of a range XOR to the digest of the whole range.
+//!
+//! A share of the seeds (default 1 in 20) is run twice and the two trace digests compared: a
+//! mismatch is an I11 violation.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
+
+use serde_json::{Map, Value, json};
+use ward_core::fault::Fault;
+
+use crate::generate::Misbehaviour;
+use crate::invariants::{Invariant, Violation};
+use crate::scenario::Scenario;
+use crate::simulate::{Engine, is_rerun};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct CampaignConfig {
+    /// The seeds, half-open.
+    pub seeds: Range<u64>,
+    /// Worker threads.
+    pub jobs: usize,
+    /// The seeded bug to switch on.
+    pub bug: Option<Fault>,
+    /// `(k, n)`: only seeds `s` with `s % n == k - 1`.
+    pub shard: Option<(u64, u64)>,
+    /// Rerun one seed in this many to check determinism (0: never).
+    pub rerun_every: u64,
+}
+
+/// What one seed contributed.
+#[derive(Debug, Clone)]
+struct SeedSummary {
+    seed: u64,
+    runs: u32,
+    tool_calls: u32,
+    turns: u32,
+    armed: [u32; 13],
+    violations: Vec<Violation>,
+    misbehaviours: Vec<u32>,
+    digest: u64,
+    /// Kept only when the seed failed, for shrinking.
+    scenario: Option<Scenario>,
+}
+
+/// The first failing seed.
+#[derive(Debug, Clone)]
+pub struct FirstFailure {
+    /// The seed.
+    pub seed: u64,
+    /// Its first violation.
+    pub violation: Violation,
+    /// The generated scenario, for shrinking.
+    pub scenario: Scenario,
+}
+
+/// A campaign's results.
+#[derive(Debug, Clone)]
+pub struct CampaignReport {
+    /// Seeds run.
+    pub seeds: u64,
+    /// Runs executed.
+    pub runs: u64,
+    /// Calls that got a result.
+    pub tool_calls: u64,
+    /// Provider replies.
+    pub turns: u64,
+    /// Seeds with at least one violation.
+    pub failing_seeds: u64,
+    /// Per invariant: runs in which its situation arose, runs in which it was violated.
+    pub by_invariant: [(u64, u64); 13],
+    /// Per misbehaviour, how often it was generated.
+    pub misbehaviours: Vec<(&'static str, u64)>,
+    /// The lowest failing seed.
+    pub first_failure: Option<FirstFailure>,
+    /// Per invariant, the lowest seed that violated it.
+    pub first_seed_by_invariant: [Option<u64>; 13],
+    /// Wall-clock time of the campaign.
+    pub elapsed_ms: u64,
+    /// XOR of every seed's mixed trace digest.
+    pub trace_digest: u64,
+}
+
+impl CampaignReport {
+    /// Runs per second of wall-clock time.
+    pub fn runs_per_sec(&self) -> f64 {
+        self.runs as f64 * 1000.0 / self.elapsed_ms.max(1) as f64
+    }
+
+    /// The report as the JSON object of `ward run --json` (SPEC §12), given the replay
+    /// command of the first failure.
+    pub fn to_json(&self, replay: Option<&str>) -> Value {
+        let mut by_invariant = Map::new();
+        for invariant in Invariant::ALL {
+            let (armed, violated) = self.by_invariant[invariant.index()];
+            let first_seed = self.first_seed_by_invariant[invariant.index()];
+            by_invariant.insert(
+                invariant.id().to_owned(),
+                json!({"armed": armed, "violated": violated, "firstSeed": first_seed}),
+            );
+        }
+        let misbehaviours: Map<String, Value> = self
+            .misbehaviours
+            .iter()
+            .map(|(name, count)| ((*name).to_owned(), json!(count)))
+            .collect();
+        let first_failure = self.first_failure.as_ref().map(|failure| {
+            json!({
+                "seed": failure.seed,
+                "invariant": failure.violation.invariant.id(),
+                "explanation": failure.violation.explanation,
+                "replay": replay,
+            })
+        });
+        json!({
+            "seeds": self.seeds,
+            "runs": self.runs,
+            "toolCalls": self.tool_calls,
+            "turns": self.turns,
+            "violations": self.failing_seeds,
+            "byInvariant": by_invariant,
+            "misbehaviours": misbehaviours,
+            "firstFailure": first_failure,
+            "elapsedMs": self.elapsed_ms,
+            "runsPerSec": (self.runs_per_sec() * 10.0).round() / 10.0,
+            "traceDigest": format!("{:016x}", self.trace_digest),
+        })
+    }
+}
+
+/// Seeds taken from the shared counter at a time.
+const CHUNK_SEEDS: u64 = 32;
+
+/// Runs a campaign; `progress` is called with the number of seeds done so far.
+pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> CampaignReport {
+    let started = Instant::now();
+    let seeds: Vec<u64> = match config.shard {
+        Some((shard, shards)) => config
+            .seeds
+            .clone()
+            .filter(|seed| seed % shards == shard - 1)
+            .collect(),
+        None => config.seeds.clone().collect(),
+    };
+    let next = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
+    let collected: Mutex<Vec<SeedSummary>> = Mutex::new(Vec::with_capacity(seeds.len()));
+    std::thread::scope(|scope| {
+        for _ in 0..config.jobs.max(1) {
+            scope.spawn(|| {
+                let engine = Engine::new();
+                let mut local = Vec::new();
+                loop {
+                    let from = next.fetch_add(CHUNK_SEEDS, Ordering::Relaxed);
+                    if from >= seeds.len() as u64 {
+                        break;
+                    }
+                    let to = (from + CHUNK_SEEDS).min(seeds.len() as u64);
+                    for &seed in &seeds[from as usize..to as usize] {
+                        local.push(summarise(&engine, seed, config));
+                    }
+                    progress(done.fetch_add(to - from, Ordering::Relaxed) + (to - from));
+                }
+                collected
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .extend(local);
+            });
+        }
+    });
+    let mut summaries = collected
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
+    summaries.sort_by_key(|summary| summary.seed);
+    merge(summaries, started)
+}
+
+fn summarise(engine: &Engine, seed: u64, config: &CampaignConfig) -> SeedSummary {
+    let outcome = engine.run_seed(seed, config.bug, is_rerun(seed, config.rerun_every));
+    let checked = &outcome.checked;
+    let failed = !checked.verdict.violations.is_empty();
+    SeedSummary {
+        seed,
+        runs: checked.runs(),
+        tool_calls: checked.tool_calls(),
+        turns: checked.turns(),
+        armed: checked.verdict.armed,
+        violations: checked.verdict.violations.clone(),
+        misbehaviours: outcome.misbehaviours,
+        digest: checked.digest,
+        scenario: failed.then_some(outcome.scenario),
+    }
+}
+
+/// Mixes a seed into its trace digest before the XOR, so that equal traces of different
+/// seeds do not cancel out.
+pub fn mixed_digest(seed: u64, digest: u64) -> u64 {
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    bytes[8..].copy_from_slice(&digest.to_le_bytes());
+    xxhash_rust::xxh3::xxh3_64(&bytes)
+}
+
+fn merge(summaries: Vec<SeedSummary>, started: Instant) -> CampaignReport {
+    let mut report = CampaignReport {
+        seeds: summaries.len() as u64,
+        runs: 0,
+        tool_calls: 0,
+        turns: 0,
+        failing_seeds: 0,
+        by_invariant: [(0, 0); 13],
+        misbehaviours: Misbehaviour::ALL
+            .iter()
+            .map(|misbehaviour| (misbehaviour.name(), 0))
+            .collect(),
+        first_failure: None,
+        first_seed_by_invariant: [None; 13],
+        elapsed_ms: 0,
+        trace_digest: 0,
+    };
+    for summary in summaries {
+        report.runs += u64::from(summary.runs);
+        report.tool_calls += u64::from(summary.tool_calls);
+        report.turns += u64::from(summary.turns);
+        report.trace_digest ^= mixed_digest(summary.seed, summary.digest);
+        for (slot, armed) in report.by_invariant.iter_mut().zip(summary.armed) {
+            slot.0 += u64::from(armed);
+        }
+        for (slot, count) in report.misbehaviours.iter_mut().zip(&summary.misbehaviours) {
+            slot.1 += u64::from(*count);
+        }
+        if summary.violations.is_empty() {
+            continue;
+        }
+        report.failing_seeds += 1;
+        let mut violated_runs: Vec<(Invariant, usize, usize)> = summary
+            .violations
+            .iter()
+            .map(|violation| (violation.invariant, violation.session, violation.run))
+            .collect();
+        violated_runs.sort();
+        violated_runs.dedup();
+        for (invariant, _, _) in violated_runs {
+            report.by_invariant[invariant.index()].1 += 1;
+            report.first_seed_by_invariant[invariant.index()].get_or_insert(summary.seed);
+        }
+        if report.first_failure.is_none() {
+            let first = summary
+                .violations
+                .iter()
+                .min_by_key(|violation| violation.invariant)
+                .cloned();
+            if let (Some(violation), Some(scenario)) = (first, summary.scenario) {
+                report.first_failure = Some(FirstFailure {
+                    seed: summary.seed,
+                    violation,
+                    scenario,
+                });
+            }
+        }
+    }
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
+    report
+}

@@ -1,0 +1,263 @@
+//! `ward run [--seeds A..B|N] [--jobs N] [--bug NAME] [--shard K/N] [--json] [--out DIR]`, and
+//! `ward` alone, the default campaign over seeds `0..100000`.
+//!
+//! Exit 0 when every invariant held, 1 on a violation (after shrinking the first failing
+//! seed, writing its scenario file and printing the one command that replays it), 2 on
+//! misuse.
+
+use std::io::IsTerminal;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use ward_core::fault::Fault;
+
+use crate::campaign::{self, CampaignConfig, CampaignReport};
+use crate::invariants::Invariant;
+use crate::shrink;
+use crate::simulate::Engine;
+
+/// The default campaign's seeds.
+pub const DEFAULT_SEEDS: Range<u64> = 0..100_000;
+
+/// Arguments of `ward run`.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Seeds: `A..B` (half-open) or `N` (meaning `0..N`).
+    #[arg(long, value_parser = parse_seeds, default_value = "0..100000")]
+    pub seeds: Range<u64>,
+    /// Worker threads (default: the machine's cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Switch on a seeded bug of the catalogue (`ward bugs` lists them).
+    #[arg(long, value_parser = parse_bug)]
+    pub bug: Option<Fault>,
+    /// Run only shard K of N (seeds with seed % N == K - 1); shard digests XOR to the whole.
+    #[arg(long, value_parser = parse_shard)]
+    pub shard: Option<(u64, u64)>,
+    /// Print the report as one JSON object, last.
+    #[arg(long)]
+    pub json: bool,
+    /// Where shrunk failing scenarios are written.
+    #[arg(long, default_value = "target/ward/failures")]
+    pub out: PathBuf,
+    /// Rerun one seed in this many to check determinism (0: never).
+    #[arg(long, default_value_t = 20)]
+    pub rerun_every: u64,
+}
+
+impl Default for RunArgs {
+    fn default() -> Self {
+        RunArgs {
+            seeds: DEFAULT_SEEDS,
+            jobs: None,
+            bug: None,
+            shard: None,
+            json: false,
+            out: PathBuf::from("target/ward/failures"),
+            rerun_every: 20,
+        }
+    }
+}
+
+/// Parses `A..B` or `N`.
+pub fn parse_seeds(text: &str) -> Result<Range<u64>, String> {
+    let number = |part: &str| {
+        part.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("'{part}' is not a seed number"))
+    };
+    let range = match text.split_once("..") {
+        Some((from, to)) => number(from)?..number(to)?,
+        None => 0..number(text)?,
+    };
+    if range.is_empty() {
+        return Err(format!(
+            "the seed range {text} is empty; write A..B with A < B, or N for 0..N"
+        ));
+    }
+    Ok(range)
+}
+
+/// Parses a catalogue name.
+pub fn parse_bug(text: &str) -> Result<Fault, String> {
+    text.parse::<Fault>().map_err(|error| error.to_string())
+}
+
+/// Parses `K/N` with 1 ≤ K ≤ N.
+pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
+    let invalid = || format!("'{text}' is not a shard; write K/N with 1 <= K <= N");
+    let (shard, shards) = text.split_once('/').ok_or_else(invalid)?;
+    let shard: u64 = shard.trim().parse().map_err(|_| invalid())?;
+    let shards: u64 = shards.trim().parse().map_err(|_| invalid())?;
+    if shard == 0 || shards == 0 || shard > shards {
+        return Err(invalid());
+    }
+    Ok((shard, shards))
+}
+
+/// Runs the campaign.
+pub fn run(args: &RunArgs) -> ExitCode {
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |count| count.get()));
+    if jobs == 0 {
+        return super::usage_error("--jobs must be at least 1");
+    }
+    let config = CampaignConfig {
+        seeds: args.seeds.clone(),
+        jobs,
+        bug: args.bug,
+        shard: args.shard,
+        rerun_every: args.rerun_every,
+    };
+    let total = match config.shard {
+        Some((shard, shards)) => config
+            .seeds
+            .clone()
+            .filter(|seed| seed % shards == shard - 1)
+            .count() as u64,
+        None => config.seeds.end - config.seeds.start,
+    };
+    let progress = Progress::new(total);
+    let report = campaign::run(&config, &|done| progress.update(done));
+    progress.finish();
+
+    let mut replay = None;
+    if let Some(failure) = &report.first_failure {
+        let engine = Engine::new();
+        let shrunk = shrink::shrink(
+            &engine,
+            &failure.scenario,
+            failure.violation.invariant,
+            shrink::EXECUTIONS_MAX,
+        );
+        match write_failure(
+            &args.out,
+            failure.seed,
+            failure.violation.invariant,
+            &shrunk.scenario,
+        ) {
+            Ok(path) => {
+                eprintln!(
+                    "first failure: seed {}: {}\nshrunk from {} to {} ({} executions): {}",
+                    failure.seed,
+                    failure.violation,
+                    shrunk.before,
+                    shrunk.after,
+                    shrunk.executions,
+                    path.display()
+                );
+                let command = format!("ward replay {}", path.display());
+                eprintln!("replay: {command}");
+                replay = Some(command);
+            }
+            Err(error) => eprintln!("ward: cannot write the shrunk scenario: {error}"),
+        }
+    }
+    print_summary(&report, jobs);
+    if args.json {
+        println!("{}", report.to_json(replay.as_deref()));
+    }
+    if report.failing_seeds > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Writes a shrunk scenario; returns its path.
+pub fn write_failure(
+    directory: &Path,
+    seed: u64,
+    invariant: Invariant,
+    scenario: &crate::scenario::Scenario,
+) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(directory)?;
+    let bug = scenario
+        .bug
+        .as_deref()
+        .map(|bug| format!("-{bug}"))
+        .unwrap_or_default();
+    let path = directory.join(format!("seed-{seed}-{invariant}{bug}.json"));
+    std::fs::write(&path, scenario.to_json() + "\n")?;
+    Ok(path)
+}
+
+fn print_summary(report: &CampaignReport, jobs: usize) {
+    eprintln!(
+        "ward: {} seeds, {} runs, {} tool calls, {} provider turns in {:.1} s ({:.0} runs/s, {jobs} jobs)",
+        report.seeds,
+        report.runs,
+        report.tool_calls,
+        report.turns,
+        report.elapsed_ms as f64 / 1000.0,
+        report.runs_per_sec()
+    );
+    eprintln!("{:9} {:>10} {:>9}", "invariant", "armed", "violated");
+    for invariant in Invariant::ALL {
+        let (armed, violated) = report.by_invariant[invariant.index()];
+        let share = 100.0 * armed as f64 / report.runs.max(1) as f64;
+        eprintln!(
+            "{:9} {:>10} {:>9}   ({share:.1}% of runs armed)",
+            invariant.id(),
+            armed,
+            violated
+        );
+    }
+    eprintln!("trace digest: {:016x}", report.trace_digest);
+    if report.failing_seeds == 0 {
+        eprintln!("all invariants held");
+    } else {
+        eprintln!("{} seeds violated an invariant", report.failing_seeds);
+    }
+}
+
+/// A progress bar on a terminal, plain lines every tenth otherwise.
+struct Progress {
+    bar: Option<ProgressBar>,
+    total: u64,
+    reported: std::sync::atomic::AtomicU64,
+}
+
+impl Progress {
+    fn new(total: u64) -> Progress {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(total);
+            if let Ok(style) =
+                ProgressStyle::with_template("{bar:40} {pos}/{len} seeds {per_sec} eta {eta}")
+            {
+                bar.set_style(style);
+            }
+            bar
+        });
+        Progress {
+            bar,
+            total,
+            reported: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    fn update(&self, done: u64) {
+        match &self.bar {
+            Some(bar) => bar.set_position(done),
+            None => {
+                let tenth = (done * 10 / self.total.max(1)).min(10);
+                let previous = self
+                    .reported
+                    .fetch_max(tenth, std::sync::atomic::Ordering::Relaxed);
+                if tenth > previous {
+                    eprintln!("ward: {done}/{} seeds", self.total);
+                }
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
