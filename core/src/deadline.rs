@@ -9,74 +9,95 @@
 //! - [`StopFlag`]: raised by the driver when the run must stop; from then on no tool body
 //!   starts, running reads are abandoned, running writes complete (R20).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use tokio::sync::{Notify, watch};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
-/// Cancels a run. Cloning shares the token; cancelling is idempotent.
-#[derive(Clone, Debug)]
-pub struct CancelToken {
-    sender: Arc<watch::Sender<bool>>,
+/// A one-way flag that tasks can wait on. Built on [`Notify`], whose waiters wake in a fixed
+/// order: tokio's `watch` channel spreads its waiters over several `Notify`s chosen at
+/// random, which would make the order in which stopped calls finish differ between two
+/// executions of the same scenario.
+#[derive(Debug, Default)]
+struct Flag {
+    raised: AtomicBool,
+    changed: Notify,
 }
 
-impl Default for CancelToken {
-    fn default() -> Self {
-        CancelToken::new()
+impl Flag {
+    fn raise(&self) {
+        self.raised.store(true, Ordering::SeqCst);
+        self.changed.notify_waiters();
     }
+
+    fn is_raised(&self) -> bool {
+        self.raised.load(Ordering::SeqCst)
+    }
+
+    async fn wait(&self) {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if self.is_raised() {
+                return;
+            }
+            changed.await;
+        }
+    }
+}
+
+/// Cancels a run. Cloning shares the token; cancelling is idempotent.
+#[derive(Clone, Debug, Default)]
+pub struct CancelToken {
+    flag: Arc<Flag>,
 }
 
 impl CancelToken {
     /// A token not yet cancelled.
     pub fn new() -> CancelToken {
-        CancelToken {
-            sender: Arc::new(watch::Sender::new(false)),
-        }
+        CancelToken::default()
     }
 
     /// Cancels the run.
     pub fn cancel(&self) {
-        self.sender.send_replace(true);
+        self.flag.raise();
     }
 
     /// Whether the token was cancelled.
     pub fn is_cancelled(&self) -> bool {
-        *self.sender.borrow()
+        self.flag.is_raised()
     }
 
     /// Resolves once the token is cancelled.
     pub async fn cancelled(&self) {
-        let mut receiver = self.sender.subscribe();
-        // The sender lives in `self`, so the channel cannot close while we wait.
-        let _ = receiver.wait_for(|cancelled| *cancelled).await;
+        self.flag.wait().await;
     }
 }
 
 /// The run's stop flag (R20).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct StopFlag {
-    sender: Arc<watch::Sender<bool>>,
+    flag: Arc<Flag>,
 }
 
 impl StopFlag {
     pub(crate) fn new() -> StopFlag {
-        StopFlag {
-            sender: Arc::new(watch::Sender::new(false)),
-        }
+        StopFlag::default()
     }
 
     pub(crate) fn raise(&self) {
-        self.sender.send_replace(true);
+        self.flag.raise();
     }
 
     pub(crate) fn is_raised(&self) -> bool {
-        *self.sender.borrow()
+        self.flag.is_raised()
     }
 
     pub(crate) async fn raised(&self) {
-        let mut receiver = self.sender.subscribe();
-        let _ = receiver.wait_for(|raised| *raised).await;
+        self.flag.wait().await;
     }
 }
 
