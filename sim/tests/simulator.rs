@@ -31,10 +31,22 @@ fn the_campaign_digest_does_not_depend_on_jobs_or_shards() {
     assert_eq!(one.trace_digest, two.trace_digest);
     assert_eq!((one.runs, one.tool_calls), (two.runs, two.tool_calls));
     let shards: Vec<u64> = (1..=3)
-        .map(|shard| campaign::run(&CampaignConfig { shard: Some((shard, 3)), ..config(0..60, 2) }, &|_| {}).trace_digest)
+        .map(|shard| {
+            campaign::run(
+                &CampaignConfig {
+                    shard: Some((shard, 3)),
+                    ..config(0..60, 2)
+                },
+                &|_| {},
+            )
+            .trace_digest
+        })
         .collect();
     assert_eq!(shards[0] ^ shards[1] ^ shards[2], one.trace_digest);
-    assert_ne!(one.trace_digest, campaign::run(&config(0..61, 2), &|_| {}).trace_digest);
+    assert_ne!(
+        one.trace_digest,
+        campaign::run(&config(0..61, 2), &|_| {}).trace_digest
+    );
 }
 
 #[test]
@@ -42,7 +54,10 @@ fn the_same_scenario_gives_the_same_trace() {
     let engine = Engine::new();
     for seed in 0..30 {
         let first = engine.run_seed(seed, None, true);
-        assert!(first.checked.verdict.first(Invariant::I11).is_none(), "seed {seed}");
+        assert!(
+            first.checked.verdict.first(Invariant::I11).is_none(),
+            "seed {seed}"
+        );
         let second = engine.run_seed(seed, None, false);
         assert_eq!(first.checked.digest, second.checked.digest, "seed {seed}");
     }
@@ -60,50 +75,128 @@ fn event_mutations(event: &Event) -> Vec<Event> {
     with(&|event| event.time_ms += 1);
     match &event.kind {
         EventKind::RunStarted { tools, .. } => {
-            with(&|event| if let EventKind::RunStarted { read_only, .. } = &mut event.kind { *read_only = !*read_only });
+            with(&|event| {
+                if let EventKind::RunStarted { read_only, .. } = &mut event.kind {
+                    *read_only = !*read_only
+                }
+            });
             if !tools.is_empty() {
-                with(&|event| if let EventKind::RunStarted { tools, .. } = &mut event.kind { tools[0].push('x') });
+                with(&|event| {
+                    if let EventKind::RunStarted { tools, .. } = &mut event.kind {
+                        tools[0].push('x')
+                    }
+                });
             }
         }
         EventKind::UserMessageCreated { .. } => {
-            with(&|event| if let EventKind::UserMessageCreated { text } = &mut event.kind { text.push('x') });
+            with(&|event| {
+                if let EventKind::UserMessageCreated { text } = &mut event.kind {
+                    text.push('x')
+                }
+            });
         }
         EventKind::AssistantMessageCompleted { calls, .. } => {
-            with(&|event| if let EventKind::AssistantMessageCompleted { turn, .. } = &mut event.kind { *turn += 1 });
-            with(&|event| if let EventKind::AssistantMessageCompleted { text, .. } = &mut event.kind { text.push('x') });
+            with(&|event| {
+                if let EventKind::AssistantMessageCompleted { turn, .. } = &mut event.kind {
+                    *turn += 1
+                }
+            });
+            with(&|event| {
+                if let EventKind::AssistantMessageCompleted { text, .. } = &mut event.kind {
+                    text.push('x')
+                }
+            });
             if !calls.is_empty() {
-                with(&|event| if let EventKind::AssistantMessageCompleted { calls, .. } = &mut event.kind { calls[0].id.push('x') });
-                with(&|event| if let EventKind::AssistantMessageCompleted { calls, .. } = &mut event.kind { calls[0].name.push('x') });
-                with(&|event| if let EventKind::AssistantMessageCompleted { calls, .. } = &mut event.kind { calls[0].arguments.push(' ') });
+                with(&|event| {
+                    if let EventKind::AssistantMessageCompleted { calls, .. } = &mut event.kind {
+                        calls[0].id.push('x')
+                    }
+                });
+                with(&|event| {
+                    if let EventKind::AssistantMessageCompleted { calls, .. } = &mut event.kind {
+                        calls[0].name.push('x')
+                    }
+                });
+                with(&|event| {
+                    if let EventKind::AssistantMessageCompleted { calls, .. } = &mut event.kind {
+                        calls[0].arguments.push(' ')
+                    }
+                });
             }
         }
         EventKind::ToolStarted { .. } => {
-            with(&|event| if let EventKind::ToolStarted { index, .. } = &mut event.kind { *index += 1 });
-            with(&|event| if let EventKind::ToolStarted { call_id, .. } = &mut event.kind { call_id.push('x') });
-            with(&|event| if let EventKind::ToolStarted { name, .. } = &mut event.kind { name.push('x') });
+            with(&|event| {
+                if let EventKind::ToolStarted { index, .. } = &mut event.kind {
+                    *index += 1
+                }
+            });
+            with(&|event| {
+                if let EventKind::ToolStarted { call_id, .. } = &mut event.kind {
+                    call_id.push('x')
+                }
+            });
+            with(&|event| {
+                if let EventKind::ToolStarted { name, .. } = &mut event.kind {
+                    name.push('x')
+                }
+            });
         }
         EventKind::ToolFinished { .. } => {
-            with(&|event| if let EventKind::ToolFinished { index, .. } = &mut event.kind { *index += 1 });
-            with(&|event| if let EventKind::ToolFinished { call_id, .. } = &mut event.kind { call_id.push('x') });
-            with(&|event| if let EventKind::ToolFinished { name, .. } = &mut event.kind { name.push('x') });
-            with(&|event| if let EventKind::ToolFinished { result, .. } = &mut event.kind { result.state_changed = !result.state_changed });
+            with(&|event| {
+                if let EventKind::ToolFinished { index, .. } = &mut event.kind {
+                    *index += 1
+                }
+            });
+            with(&|event| {
+                if let EventKind::ToolFinished { call_id, .. } = &mut event.kind {
+                    call_id.push('x')
+                }
+            });
+            with(&|event| {
+                if let EventKind::ToolFinished { name, .. } = &mut event.kind {
+                    name.push('x')
+                }
+            });
+            with(&|event| {
+                if let EventKind::ToolFinished { result, .. } = &mut event.kind {
+                    result.state_changed = !result.state_changed
+                }
+            });
             with(&|event| {
                 if let EventKind::ToolFinished { result, .. } = &mut event.kind {
                     match &mut result.outcome {
-                        ward_core::envelope::Outcome::Success(data) => *data = Value::String(format!("{data}x")),
+                        ward_core::envelope::Outcome::Success(data) => {
+                            *data = Value::String(format!("{data}x"))
+                        }
                         ward_core::envelope::Outcome::Failure(error) => error.message.push('x'),
                     }
                 }
             });
         }
         EventKind::RunCompleted { .. } => {
-            with(&|event| if let EventKind::RunCompleted { text } = &mut event.kind { text.push('x') });
+            with(&|event| {
+                if let EventKind::RunCompleted { text } = &mut event.kind {
+                    text.push('x')
+                }
+            });
         }
         EventKind::RunFailed { .. } => {
-            with(&|event| if let EventKind::RunFailed { error } = &mut event.kind { error.code.push('X') });
-            with(&|event| if let EventKind::RunFailed { error } = &mut event.kind { error.retryable = !error.retryable });
+            with(&|event| {
+                if let EventKind::RunFailed { error } = &mut event.kind {
+                    error.code.push('X')
+                }
+            });
+            with(&|event| {
+                if let EventKind::RunFailed { error } = &mut event.kind {
+                    error.retryable = !error.retryable
+                }
+            });
         }
-        EventKind::RunCancelled => with(&|event| event.kind = EventKind::RunCompleted { text: String::new() }),
+        EventKind::RunCancelled => with(&|event| {
+            event.kind = EventKind::RunCompleted {
+                text: String::new(),
+            }
+        }),
     }
     variants
 }
@@ -117,17 +210,26 @@ fn changing_any_one_field_of_any_event_changes_the_digest() {
         let original = trace::digest(&outcome.checked.trace);
         for (run_index, run) in outcome.checked.trace.runs.iter().enumerate() {
             for (record_index, record) in run.records.iter().enumerate() {
-                let Record::Event(event) = record else { continue };
+                let Record::Event(event) = record else {
+                    continue;
+                };
                 for changed in event_mutations(event) {
                     let mut trace: Trace = outcome.checked.trace.clone();
                     trace.runs[run_index].records[record_index] = Record::Event(changed.clone());
-                    assert_ne!(trace::digest(&trace), original, "seed {seed}: changing {changed:?} kept the digest");
+                    assert_ne!(
+                        trace::digest(&trace),
+                        original,
+                        "seed {seed}: changing {changed:?} kept the digest"
+                    );
                 }
                 checked_events += 1;
             }
         }
     }
-    assert!(checked_events > 100, "only {checked_events} events were checked");
+    assert!(
+        checked_events > 100,
+        "only {checked_events} events were checked"
+    );
 }
 
 #[test]
@@ -145,14 +247,32 @@ fn a_large_generated_failure_shrinks_to_a_handful_of_calls() {
         .expect("a failing seed with at least 8 calls");
     let shrunk = shrink::shrink(&engine, &scenario, Invariant::I2, shrink::EXECUTIONS_MAX);
     assert_eq!(shrunk.before, before);
-    assert!(shrunk.after.calls <= 2, "{} calls after shrinking from {}", shrunk.after.calls, before.calls);
+    assert!(
+        shrunk.after.calls <= 2,
+        "{} calls after shrinking from {}",
+        shrunk.after.calls,
+        before.calls
+    );
     assert_eq!(shrunk.after.runs, 1);
     // The shrunk file replays to the same violation, the bug recorded in it.
     let text = shrunk.scenario.to_json();
     let replayed = Scenario::from_json(&text, "shrunk").unwrap();
     assert_eq!(replayed.bug.as_deref(), Some(bug.name()));
-    assert!(engine.check_file(&replayed, None).verdict.first(Invariant::I2).is_some());
-    assert!(engine.check(&replayed, FaultSet::EMPTY).verdict.violations.is_empty(), "the correct core holds");
+    assert!(
+        engine
+            .check_file(&replayed, None)
+            .verdict
+            .first(Invariant::I2)
+            .is_some()
+    );
+    assert!(
+        engine
+            .check(&replayed, FaultSet::EMPTY)
+            .verdict
+            .violations
+            .is_empty(),
+        "the correct core holds"
+    );
 }
 
 #[test]
@@ -182,7 +302,9 @@ fn the_chrome_trace_matches_the_recorded_intervals() {
                 Record::BodyStart { at_ms, index, .. } => {
                     open.insert(*index, *at_ms);
                 }
-                Record::BodyEnd { at_ms, index, tool, .. } => {
+                Record::BodyEnd {
+                    at_ms, index, tool, ..
+                } => {
                     if let Some(start) = open.remove(index) {
                         bodies.push((tool.clone(), start * 1000, (at_ms - start) * 1000));
                     }
@@ -194,16 +316,27 @@ fn the_chrome_trace_matches_the_recorded_intervals() {
     assert!(!bodies.is_empty());
     for (tool, start, duration) in &bodies {
         assert!(
-            slices.iter().any(|slice| slice["name"] == *tool && slice["ts"] == *start && slice["dur"] == *duration && slice["tid"].as_u64() > Some(0)),
+            slices.iter().any(|slice| slice["name"] == *tool
+                && slice["ts"] == *start
+                && slice["dur"] == *duration
+                && slice["tid"].as_u64() > Some(0)),
             "no slice for {tool} at {start} µs lasting {duration} µs"
         );
     }
     let tracks: std::collections::BTreeSet<(u64, u64)> = slices
         .iter()
         .filter(|slice| slice["tid"].as_u64() > Some(0))
-        .map(|slice| (slice["pid"].as_u64().unwrap(), slice["tid"].as_u64().unwrap()))
+        .map(|slice| {
+            (
+                slice["pid"].as_u64().unwrap(),
+                slice["tid"].as_u64().unwrap(),
+            )
+        })
         .collect();
-    let call_slices = slices.iter().filter(|slice| slice["tid"].as_u64() > Some(0)).count();
+    let call_slices = slices
+        .iter()
+        .filter(|slice| slice["tid"].as_u64() > Some(0))
+        .count();
     assert_eq!(tracks.len(), call_slices, "every call is on its own track");
 }
 
@@ -213,25 +346,41 @@ fn generated_scenarios_round_trip_through_the_file_format() {
     for seed in 0..20 {
         let scenario = generate::generate(seed, engine.world().registry(true), None).scenario;
         let replayed = Scenario::from_json(&scenario.to_json(), "generated").unwrap();
-        assert_eq!(engine.check_file(&replayed, None).digest, engine.check(&scenario, FaultSet::EMPTY).digest);
+        assert_eq!(
+            engine.check_file(&replayed, None).digest,
+            engine.check(&scenario, FaultSet::EMPTY).digest
+        );
     }
 }
 
 #[test]
 fn a_bad_scenario_file_is_refused_with_the_pointer_of_the_fault() {
     let misspelled = r#"{"version": 1, "sessions": [{"runs": [{"prompt": "x", "turns": [], "readOnyl": true}]}]}"#;
-    let error = Scenario::from_json(misspelled, "bad.json").unwrap_err().to_string();
+    let error = Scenario::from_json(misspelled, "bad.json")
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("/sessions/0/runs/0"), "{error}");
     assert!(error.contains("readOnyl"), "{error}");
     let wrong_type = r#"{"version": 1, "sessions": [{"runs": [{"prompt": 5, "turns": []}]}]}"#;
-    let error = Scenario::from_json(wrong_type, "bad.json").unwrap_err().to_string();
+    let error = Scenario::from_json(wrong_type, "bad.json")
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("/sessions/0/runs/0/prompt"), "{error}");
     let unknown_label = r#"{"version": 1, "sessions": [{"runs": [{"prompt": "x", "turns": [], "secrets": ["nope"]}]}]}"#;
-    let error = Scenario::from_json(unknown_label, "bad.json").unwrap_err().to_string();
+    let error = Scenario::from_json(unknown_label, "bad.json")
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("/sessions/0/runs/0/secrets/0"), "{error}");
     let bad_bug = r#"{"version": 1, "bug": "no-such-bug", "sessions": [{"runs": [{"prompt": "x", "turns": []}]}]}"#;
-    assert!(Scenario::from_json(bad_bug, "bad.json").unwrap_err().to_string().contains("/bug"));
-    let not_json = Scenario::from_json("{", "bad.json").unwrap_err().to_string();
+    assert!(
+        Scenario::from_json(bad_bug, "bad.json")
+            .unwrap_err()
+            .to_string()
+            .contains("/bug")
+    );
+    let not_json = Scenario::from_json("{", "bad.json")
+        .unwrap_err()
+        .to_string();
     assert!(not_json.contains("line 1"), "{not_json}");
 }
 
@@ -248,6 +397,10 @@ fn every_seeded_bug_is_caught_by_its_invariant() {
             let outcome = engine.run_seed(seed, Some(fault), invariant == Invariant::I11);
             outcome.checked.verdict.first(invariant).is_some()
         });
-        assert!(caught.is_some(), "{} was not caught by {invariant} within {SEEDS_PER_BUG_MAX} seeds", fault.name());
+        assert!(
+            caught.is_some(),
+            "{} was not caught by {invariant} within {SEEDS_PER_BUG_MAX} seeds",
+            fault.name()
+        );
     }
 }
