@@ -1,0 +1,217 @@
+//! Configured secret values (R24).
+//!
+//! Every occurrence of every configured value is found on the input itself (the view of
+//! R28, never text that another rule already changed), with an *overlapping* Aho-Corasick
+//! search: two values that overlap in the text, or one inside another, are each covered
+//! entirely. Occurrences arrive ordered by their end; a stack merges them on the fly, so
+//! memory stays proportional to the merged spans even when every byte ends a match.
+//!
+//! Construction refuses, with an error that names the value by its position and never
+//! prints it:
+//! - a value shorter than 8 characters (invisible format characters not counted, since
+//!   they are removed before matching);
+//! - a value that occurs inside a placeholder text (`[REDACTED]`, `[LOCAL_PATH]`);
+//! - beyond R24, a value that contains a placeholder or overlaps one (begins with the end of
+//!   a placeholder or ends with its beginning, like `]abcdefgh`). Such a value could be
+//!   formed again by a placeholder and the text beside it, so redacting twice would differ
+//!   from redacting once (R29 (d)).
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+use super::invisible;
+use super::span::Span;
+use super::work::Work;
+use super::{LOCAL_PATH, REDACTED, RedactError, Rule};
+
+/// The shortest accepted secret value, in characters.
+pub const SECRET_CHARS_MIN: usize = 8;
+
+/// The configured values and their matcher.
+#[derive(Clone, Debug)]
+pub(crate) struct ExactValues {
+    matcher: Option<AhoCorasick>,
+}
+
+impl ExactValues {
+    /// Checks and compiles the values.
+    pub(crate) fn new<I, S>(secrets: I) -> Result<ExactValues, RedactError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut values: Vec<String> = Vec::new();
+        for (position, secret) in secrets.into_iter().enumerate() {
+            let index = position + 1;
+            let value = invisible::strip(secret.as_ref());
+            check(index, &value)?;
+            values.push(value);
+        }
+        values.sort_unstable();
+        values.dedup();
+        if values.is_empty() {
+            return Ok(ExactValues { matcher: None });
+        }
+        let matcher = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .build(&values)
+            .map_err(|error| RedactError::Matcher {
+                message: error.to_string(),
+            })?;
+        Ok(ExactValues {
+            matcher: Some(matcher),
+        })
+    }
+
+    /// Whether any value is configured.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.matcher.is_none()
+    }
+
+    /// Every occurrence of every value in `text`, merged: sorted, disjoint, non-touching.
+    pub(crate) fn find(&self, text: &[u8], work: &mut Work) -> Vec<Span> {
+        let Some(matcher) = &self.matcher else {
+            return Vec::new();
+        };
+        work.searched_bytes += text.len() as u64;
+        let mut merged: Vec<Span> = Vec::new();
+        let mut push = |start: usize, end: usize, work: &mut Work| {
+            work.value_matches += 1;
+            let mut start = start;
+            // Matches arrive by increasing end, so only the top of the stack can touch.
+            while let Some(top) = merged.last() {
+                if start > top.end {
+                    break;
+                }
+                start = start.min(top.start);
+                merged.pop();
+            }
+            merged.push(Span::new(start, end, Rule::ExactValue));
+        };
+        match matcher.try_find_overlapping_iter(text) {
+            Ok(occurrences) => {
+                for found in occurrences {
+                    push(found.start(), found.end(), work);
+                }
+            }
+            // Overlapping search is supported by every automaton built with Standard
+            // semantics; should that ever change, restarting a search one byte after each
+            // match start finds every occurrence all the same.
+            Err(_) => {
+                let mut from = 0;
+                let mut found_all = Vec::new();
+                while let Some(found) = matcher.find(aho_corasick::Input::new(text).range(from..)) {
+                    found_all.push((found.start(), found.end()));
+                    from = found.start() + 1;
+                }
+                found_all.sort_unstable_by_key(|&(_, end)| end);
+                for (start, end) in found_all {
+                    push(start, end, work);
+                }
+            }
+        }
+        merged
+    }
+}
+
+/// Checks one value (R24 and its extension above).
+fn check(index: usize, value: &str) -> Result<(), RedactError> {
+    let characters = value.chars().count();
+    if characters < SECRET_CHARS_MIN {
+        return Err(RedactError::SecretTooShort {
+            index,
+            characters,
+            minimum: SECRET_CHARS_MIN,
+        });
+    }
+    for placeholder in [REDACTED, LOCAL_PATH] {
+        if placeholder.contains(value) {
+            return Err(RedactError::SecretInsidePlaceholder { index, placeholder });
+        }
+        if value.contains(placeholder) || overlaps(value, placeholder) {
+            return Err(RedactError::SecretOverlapsPlaceholder { index, placeholder });
+        }
+    }
+    Ok(())
+}
+
+/// Whether a proper prefix of one string is a proper suffix of the other.
+fn overlaps(value: &str, placeholder: &str) -> bool {
+    let (value, placeholder) = (value.as_bytes(), placeholder.as_bytes());
+    (1..placeholder.len().min(value.len())).any(|length| {
+        value.ends_with(&placeholder[..length])
+            || value.starts_with(&placeholder[placeholder.len() - length..])
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ranges(values: &[&str], text: &str) -> Vec<std::ops::Range<usize>> {
+        let exact = ExactValues::new(values).expect("valid values");
+        exact
+            .find(text.as_bytes(), &mut Work::default())
+            .iter()
+            .map(Span::range)
+            .collect()
+    }
+
+    #[test]
+    fn overlapping_values_are_covered_entirely() {
+        assert_eq!(
+            ranges(&["abcdefgh12", "gh12345678"], "xx abcdefgh12345678 yy"),
+            [3..19]
+        );
+        assert_eq!(
+            ranges(&["aaaaaaaa"], "aaaaaaaaaaaa b aaaaaaaa"),
+            [0..12, 15..23]
+        );
+        assert_eq!(ranges(&["12345678", "23456789"], "0123456789"), [1..10]);
+        assert_eq!(
+            ranges(&["1234567890ab", "34567890"], "01234567890ab"),
+            [1..13]
+        );
+    }
+
+    #[test]
+    fn refusals_name_the_value_by_position() {
+        let error = ExactValues::new(["long-enough-1", "abc"]).expect_err("short value");
+        assert_eq!(
+            error,
+            RedactError::SecretTooShort {
+                index: 2,
+                characters: 3,
+                minimum: 8
+            }
+        );
+        assert!(!error.to_string().contains("abc"));
+        // Invisible characters do not count toward the length.
+        assert!(ExactValues::new(["abc\u{200B}defg"]).is_err());
+        assert!(matches!(
+            ExactValues::new(["REDACTED"]),
+            Err(RedactError::SecretInsidePlaceholder { index: 1, .. })
+        ));
+        assert!(matches!(
+            ExactValues::new(["LOCAL_PATH]"]),
+            Err(RedactError::SecretInsidePlaceholder { .. })
+        ));
+        assert!(matches!(
+            ExactValues::new(["x[REDACTED]x"]),
+            Err(RedactError::SecretOverlapsPlaceholder { .. })
+        ));
+        assert!(matches!(
+            ExactValues::new(["]abcdefgh"]),
+            Err(RedactError::SecretOverlapsPlaceholder { .. })
+        ));
+        assert!(matches!(
+            ExactValues::new(["abcdefgh[LOC"]),
+            Err(RedactError::SecretOverlapsPlaceholder { .. })
+        ));
+        assert!(ExactValues::new(["abc]defgh", "ab[cdefgh", "ACTEDxyz1"]).is_ok());
+        assert!(
+            ExactValues::new(Vec::<String>::new())
+                .expect("empty")
+                .is_empty()
+        );
+    }
+}
