@@ -44,8 +44,10 @@ pub(crate) struct AuthCandidate {
     pub(crate) credential_start: usize,
     /// The byte after the credential.
     pub(crate) credential_end: usize,
-    /// Whether a header context precedes the scheme, or the credential looks like one:
-    /// then the candidate is redacted whatever else is found.
+    /// Whether a header context precedes the scheme.
+    pub(crate) header: bool,
+    /// Whether the credential is not empty and the candidate is redacted whatever else is
+    /// found (header context, or a credential that looks like one).
     pub(crate) certain: bool,
 }
 
@@ -118,15 +120,16 @@ pub(crate) fn candidate(
     }
     let (credential_end, shape) = credential(text, index, text.len());
     work.verified_bytes += (credential_end - white_space_start) as u64;
-    if credential_end == index {
-        return None;
-    }
+    // An empty credential (the scheme is followed by a quote) is kept as a candidate too:
+    // if another span starts right there, the output would show a credential.
+    let header = header_context(text, start);
     Some(AuthCandidate {
         start,
         white_space_start,
         credential_start: index,
         credential_end,
-        certain: shape.looks_like_credential() || header_context(text, start),
+        header,
+        certain: credential_end > index && (header || shape.looks_like_credential()),
     })
 }
 
@@ -178,6 +181,9 @@ pub(crate) fn accepts(text: &[u8], candidate: &AuthCandidate, first: Option<Span
     } else {
         credential(text, candidate.credential_start, span.start).1
     };
+    if candidate.header {
+        return true;
+    }
     // The placeholder as a credential reads up to its closing bracket.
     let (characters, marked) = if span.rules.has_secret() {
         (9, false)
