@@ -102,14 +102,14 @@ pub(crate) fn users_segment(text: &[u8], work: &mut Work, anchor: usize) -> Opti
         && after_len == 1
         && after_byte == b'/'
         && starts_with(text, users, b"Users");
-    let (start, name_end) = if let Some(drive) = drive_root(text, separator_start) {
-        let seed_form = before_byte == b'\\'
-            && separator_start + 1 == users
-            && after_len == 1
-            && after_byte == b'\\';
+    let seed_windows = before_byte == b'\\'
+        && separator_start + 1 == users
+        && after_len == 1
+        && after_byte == b'\\';
+    let (start, mut name_end) = if let Some(drive) = drive_root(text, separator_start) {
         (
             drive,
-            if seed_form {
+            if seed_windows {
                 NameEnd::Backslash
             } else {
                 NameEnd::Either
@@ -124,6 +124,10 @@ pub(crate) fn users_segment(text: &[u8], work: &mut Work, anchor: usize) -> Opti
     } else {
         return None;
     };
+    // Wherever the seed's `/Users/[^/\s]+` matches, the name runs at least as far.
+    if exact_unix {
+        name_end = NameEnd::Slash;
+    }
     Some(with_name(
         text,
         work,

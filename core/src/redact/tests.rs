@@ -16,22 +16,37 @@ fn redacts(input: &str, expected: &str) {
 #[track_caller]
 fn keeps(input: &str) {
     let output = redactor().redact(input);
-    assert!(matches!(output, Cow::Borrowed(_)), "input {input:?} became {output:?}");
+    assert!(
+        matches!(output, Cow::Borrowed(_)),
+        "input {input:?} became {output:?}"
+    );
 }
 
 #[test]
 fn the_issue_examples() {
-    redacts("Authorization: Bearer abc$def;x\n", "Authorization: [REDACTED];x\n");
+    redacts(
+        "Authorization: Bearer abc$def;x\n",
+        "Authorization: [REDACTED];x\n",
+    );
     keeps("Explain the basic concepts\n");
-    assert!(matches!(Redactor::new(["abc"]), Err(RedactError::SecretTooShort { .. })));
+    assert!(matches!(
+        Redactor::new(["abc"]),
+        Err(RedactError::SecretTooShort { .. })
+    ));
 }
 
 #[test]
 fn exact_values_r24() {
     redacts("use provider-key-0123456789 now", "use [REDACTED] now");
-    redacts("provider-key-0123456789provider-key-0123456789", "[REDACTED]");
+    redacts(
+        "provider-key-0123456789provider-key-0123456789",
+        "[REDACTED]",
+    );
     // A value partly inside another rule's span is still covered entirely.
-    redacts("sk-abcdefghijklmnop search-key-abcdefghij", "[REDACTED] [REDACTED]");
+    redacts(
+        "sk-abcdefghijklmnop search-key-abcdefghij",
+        "[REDACTED] [REDACTED]",
+    );
     redacts("/home/search-key-abcdefghij/x", "[REDACTED]/x");
     redacts("Bearer search-key-abcdefghij", "[REDACTED]");
     // A value with an invisible character inside it is still found.
@@ -46,18 +61,39 @@ fn values_touching_patterns_leave_no_fragment() {
     // The key after the value is still a key: the value's last letter becomes `]`.
     assert_eq!(redactor.redact("zzzzzzzxsk-abcdefghijklmnop"), "[REDACTED]");
     assert_eq!(redactor.redact("zzzzzzzxBearer abcdefgh1"), "[REDACTED]");
-    assert_eq!(redactor.redact("zzzzzzzxeyJhbGciOiJI.eyJzdWIiOiIx.sig"), "[REDACTED]");
+    assert_eq!(
+        redactor.redact("zzzzzzzxeyJhbGciOiJI.eyJzdWIiOiIx.sig"),
+        "[REDACTED]"
+    );
     let overlapping = Redactor::new(["abcdefgh12", "gh12345678", "5678-tail"]).expect("valid");
-    assert_eq!(overlapping.redact("<abcdefgh12345678-tail>"), "<[REDACTED]>");
+    assert_eq!(
+        overlapping.redact("<abcdefgh12345678-tail>"),
+        "<[REDACTED]>"
+    );
 }
 
 #[test]
 fn authorization_values_r25() {
-    redacts("curl -H 'Authorization: Bearer eyJabc.def'", "curl -H 'Authorization: [REDACTED]'");
-    redacts("authorization=basic dXNlcjpwYXNz", "authorization=[REDACTED]");
-    redacts(r#"{"Authorization": "Bearer abc"}"#, r#"{"Authorization": "[REDACTED]"}"#);
-    redacts(r#"{"proxy-authorization":"Basic abc"}"#, r#"{"proxy-authorization":"[REDACTED]"}"#);
-    redacts("headers['Authorization'] = 'Bearer short'", "headers['Authorization'] = '[REDACTED]'");
+    redacts(
+        "curl -H 'Authorization: Bearer eyJabc.def'",
+        "curl -H 'Authorization: [REDACTED]'",
+    );
+    redacts(
+        "authorization=basic dXNlcjpwYXNz",
+        "authorization=[REDACTED]",
+    );
+    redacts(
+        r#"{"Authorization": "Bearer abc"}"#,
+        r#"{"Authorization": "[REDACTED]"}"#,
+    );
+    redacts(
+        r#"{"proxy-authorization":"Basic abc"}"#,
+        r#"{"proxy-authorization":"[REDACTED]"}"#,
+    );
+    redacts(
+        "headers['Authorization'] = 'Bearer short'",
+        "headers['Authorization'] = '[REDACTED]'",
+    );
     redacts("token: Bearer abcdefg1, next", "token: [REDACTED], next");
     redacts("BEARER abc.defgh", "[REDACTED]");
     redacts("bEaReR\u{3000}abcdefghijklmnopqrstu)", "[REDACTED])");
@@ -92,17 +128,32 @@ fn sk_keys_r26() {
 
 #[test]
 fn extended_token_families_r26() {
-    redacts("gh auth ghp_abcdefghijklmnopqrstuvwxyz0123456789", "gh auth [REDACTED]");
-    redacts("github_pat_11ABCDEFG0abcdefghijklmn_opqrstuvwxyz", "[REDACTED]");
+    redacts(
+        "gh auth ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "gh auth [REDACTED]",
+    );
+    redacts(
+        "github_pat_11ABCDEFG0abcdefghijklmn_opqrstuvwxyz",
+        "[REDACTED]",
+    );
     redacts("id AKIAIOSFODNN7EXAMPLE!", "id [REDACTED]!");
     redacts("xoxb-123456789012-abcdefghijkl", "[REDACTED]");
-    redacts("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl.", "jwt [REDACTED].");
+    redacts(
+        "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl.",
+        "jwt [REDACTED].",
+    );
     redacts(
         "-----BEGIN RSA PRIVATE KEY-----\nMIIEabc\n+/def==\n-----END RSA PRIVATE KEY-----\nafter",
         "[REDACTED]\nafter",
     );
-    redacts("-----BEGIN PRIVATE KEY-----\\nMIIEabc\\nxyz== thanks", "[REDACTED] thanks");
-    redacts("postgres://admin:p4ss@w0rd@db.local:5432/x", "postgres://admin:[REDACTED]@db.local:5432/x");
+    redacts(
+        "-----BEGIN PRIVATE KEY-----\\nMIIEabc\\nxyz== thanks",
+        "[REDACTED] thanks",
+    );
+    redacts(
+        "postgres://admin:p4ss@w0rd@db.local:5432/x",
+        "postgres://admin:[REDACTED]@db.local:5432/x",
+    );
     redacts("redis://:hunter2pw@cache", "redis://:[REDACTED]@cache");
     keeps("ghp_short and github_pat_short");
     keeps("AKIAIOSFODNN7EXAMPL and ASIA-Pacific markets");
@@ -121,7 +172,10 @@ fn home_paths_r27() {
     redacts(r"c:\users\carol\AppData", r"[LOCAL_PATH]\AppData");
     redacts(r"C:\USERS\carol", "[LOCAL_PATH]");
     redacts("D:/Users/dave/x", "[LOCAL_PATH]/x");
-    redacts(r#"{"p":"C:\\Users\\erin\\x"}"#, r#"{"p":"[LOCAL_PATH]\\x"}"#);
+    redacts(
+        r#"{"p":"C:\\Users\\erin\\x"}"#,
+        r#"{"p":"[LOCAL_PATH]\\x"}"#,
+    );
     redacts(r"\\?\C:\Users\frank\x", r"\\?\[LOCAL_PATH]\x");
     redacts(r"\\fileserver\home$\Users\grace\x", r"[LOCAL_PATH]\x");
     redacts(r"\\fileserver\users\heidi\x", r"[LOCAL_PATH]\x");
@@ -133,7 +187,10 @@ fn home_paths_r27() {
     redacts("/Users/U\u{200B}sers/x", "[LOCAL_PATH]/x");
     redacts("C:\\U\u{AD}sers\\kim\\x", r"[LOCAL_PATH]\x");
     redacts("/Users//Users/x", "[LOCAL_PATH]");
-    redacts("/Users/bob is in here and/or there", "[LOCAL_PATH] is in here and/or there");
+    redacts(
+        "/Users/bob is in here and/or there",
+        "[LOCAL_PATH] is in here and/or there",
+    );
     keeps("https://api.example.com/users/42/profile");
     keeps("/srv/users/alice and /etc/homes/x");
     keeps(r"C:\Program Files\Users\x");
@@ -144,12 +201,21 @@ fn home_paths_r27() {
 #[test]
 fn invisible_characters_r28() {
     redacts("Bea\u{200B}rer abc123456789", "[REDACTED]");
-    redacts("Authori\u{200D}zation: Bea\u{FEFF}rer x", "Authori\u{200D}zation: [REDACTED]");
+    redacts(
+        "Authori\u{200D}zation: Bea\u{FEFF}rer x",
+        "Authori\u{200D}zation: [REDACTED]",
+    );
     redacts("s\u{2060}k-abcdefghijklmnop", "[REDACTED]");
     redacts("sk-abcdef\u{AD}ghijklmnop", "[REDACTED]");
-    redacts("eyJhbGciOiJIUzI1NiJ9.\u{200C}eyJzdWIiOiIxMjM0In0", "[REDACTED]");
+    redacts(
+        "eyJhbGciOiJIUzI1NiJ9.\u{200C}eyJzdWIiOiIxMjM0In0",
+        "[REDACTED]",
+    );
     // Invisible characters outside every span stay; typographic punctuation is not touched.
-    redacts("\u{200B}sk-abcdefghijklmnop\u{200B}", "\u{200B}[REDACTED]\u{200B}");
+    redacts(
+        "\u{200B}sk-abcdefghijklmnop\u{200B}",
+        "\u{200B}[REDACTED]\u{200B}",
+    );
     keeps("\u{201C}Quoted\u{201D} \u{2014} a soft\u{AD}hyphen and a zero\u{200B}width space");
 }
 
@@ -159,10 +225,16 @@ fn merged_spans_take_one_placeholder() {
     redacts("/home/provider-key-0123456789/x", "[REDACTED]/x");
     let spans = redactor.redact_spans("Bearer sk-abcdefghijklmnop and /home/x");
     assert_eq!(spans.len(), 2);
-    assert_eq!(spans[0].rules.iter().collect::<Vec<_>>(), [Rule::AuthValue, Rule::SkKey]);
+    assert_eq!(
+        spans[0].rules.iter().collect::<Vec<_>>(),
+        [Rule::AuthValue, Rule::SkKey]
+    );
     assert_eq!(spans[1].rules, RuleSet::single(Rule::HomePath));
     // Touching spans merge: no fragment between them.
-    redacts("sk-abcdefghijklmnop,provider-key-0123456789", "[REDACTED],[REDACTED]");
+    redacts(
+        "sk-abcdefghijklmnop,provider-key-0123456789",
+        "[REDACTED],[REDACTED]",
+    );
     redacts("provider-key-0123456789search-key-abcdefghij", "[REDACTED]");
 }
 
@@ -187,17 +259,32 @@ fn bytes_mode_passes_invalid_utf8_through() {
     let redactor = redactor();
     let input = b"\xC3\x28 sk-abcdefghijklmnop \xE2\x80 /home/\xFFname/x \xF0";
     let output = redactor.redact_bytes(input);
-    assert_eq!(&*output, b"\xC3\x28 [REDACTED] \xE2\x80 [LOCAL_PATH]/x \xF0");
-    assert!(matches!(redactor.redact_bytes(b"\xFF\xFE plain"), Cow::Borrowed(_)));
+    assert_eq!(
+        &*output,
+        b"\xC3\x28 [REDACTED] \xE2\x80 [LOCAL_PATH]/x \xF0"
+    );
+    assert!(matches!(
+        redactor.redact_bytes(b"\xFF\xFE plain"),
+        Cow::Borrowed(_)
+    ));
 }
 
 #[test]
 fn values_only_applies_no_pattern() {
     let guard = Redactor::values_only(["provider-key-0123456789"]).expect("valid");
-    assert_eq!(guard.redact("Bearer provider-key-0123456789"), "Bearer [REDACTED]");
-    assert!(matches!(guard.redact("Bearer abcdefgh12 /home/x sk-abcdefghijklmnop"), Cow::Borrowed(_)));
+    assert_eq!(
+        guard.redact("Bearer provider-key-0123456789"),
+        "Bearer [REDACTED]"
+    );
+    assert!(matches!(
+        guard.redact("Bearer abcdefgh12 /home/x sk-abcdefghijklmnop"),
+        Cow::Borrowed(_)
+    ));
     let empty = Redactor::values_only(Vec::<String>::new()).expect("valid");
-    assert!(matches!(empty.redact("sk-abcdefghijklmnop"), Cow::Borrowed(_)));
+    assert!(matches!(
+        empty.redact("sk-abcdefghijklmnop"),
+        Cow::Borrowed(_)
+    ));
 }
 
 #[test]
