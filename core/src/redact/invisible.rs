@@ -4,8 +4,9 @@
 //! value must not stop a match. Instead of teaching every rule to skip them, the redactor
 //! reads a *view* of the input with these characters removed, runs every rule on the view
 //! and maps the spans back to the input, where each span then also covers the invisible
-//! characters inside it. Invisible characters outside every span stay, so text with nothing
-//! to redact still comes back byte-identical (R29 (c)).
+//! characters inside it and right after it (the seed's `/Users/[^/\s]+` takes a trailing
+//! zero-width space into the name too). Other invisible characters stay, so text with
+//! nothing to redact still comes back byte-identical (R29 (c)).
 //!
 //! The characters removed are the invisible format characters a person cannot see in a
 //! prompt: the soft hyphen U+00AD, the zero-width space, non-joiner and joiner and the
@@ -127,15 +128,15 @@ impl<'a> View<'a> {
     }
 
     /// Maps a non-empty span of the view to the input: it starts at its first visible
-    /// character and ends after its last one, so it covers every invisible character
-    /// between them and none outside.
+    /// character and ends before the next visible character after its last one, so it
+    /// covers every invisible character inside it and right after it.
     pub(crate) fn to_input(&self, span: Span) -> Span {
         if self.removals.is_empty() {
             return span;
         }
         Span {
             start: span.start + self.removed_before(span.start, true),
-            end: span.end + self.removed_before(span.end, false),
+            end: span.end + self.removed_before(span.end, true),
             rules: span.rules,
         }
     }
@@ -166,9 +167,9 @@ mod tests {
         let mut work = Work::default();
         let view = View::new(input.as_bytes(), &mut work);
         assert_eq!(view.text(), b"abcde");
-        // "bcd" in the view is "b c ZWSP d" in the input: the ZWSP before b and after d stay.
+        // "bcd" in the view is "b c ZWSP d ZWSP" in the input: the ZWSP before b stays.
         let span = view.to_input(Span::new(1, 4, Rule::ExactValue));
-        assert_eq!(&input[span.range()], "bc\u{200B}d");
+        assert_eq!(&input[span.range()], "bc\u{200B}d\u{200B}");
         let whole = view.to_input(Span::new(0, 5, Rule::ExactValue));
         assert_eq!(whole.range(), 0..input.len());
     }
