@@ -251,7 +251,7 @@ fn piece(values: usize) -> impl Strategy<Value = Piece> {
 fn values() -> impl Strategy<Value = Vec<String>> {
     proptest::collection::vec(
         high_entropy("[\"/:@ ]?[A-Za-z0-9]{4}[-_./:@\"\\\\ ]?[A-Za-z0-9]{5,12}"),
-        0..3,
+        0..6,
     )
 }
 

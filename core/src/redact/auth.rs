@@ -23,7 +23,7 @@
 
 use super::context::Context;
 use super::span::Span;
-use super::text::{char_len_at, decode_at, starts_with_ignore_case, white_space_len_at};
+use super::text::{char_len_at, class, decode_at, is, starts_with_ignore_case, white_space_len_at};
 use super::work::Work;
 
 /// The shortest credential that can look like one (with a digit or a marker).
@@ -65,32 +65,37 @@ impl Shape {
     }
 }
 
-fn is_marker(byte: u8) -> bool {
-    byte.is_ascii_digit() || matches!(byte, b'.' | b'_' | b'~' | b'+' | b'/' | b'=' | b'-')
-}
-
 fn ends_credential(text: &[u8], index: usize) -> bool {
-    match text[index] {
-        b'"' | b'\'' | b'`' | b',' | b';' | b')' | b']' | b'}' | b'>' => true,
-        byte if byte < 0x80 => white_space_len_at(text, index) > 0,
-        _ => {
-            white_space_len_at(text, index) > 0
-                || matches!(
-                    decode_at(text, index).0,
-                    Some('\u{2018}' | '\u{2019}' | '\u{201C}' | '\u{201D}')
-                )
-        }
+    let byte = text[index];
+    if byte < 0x80 {
+        return is(byte, class::CREDENTIAL_END);
     }
+    white_space_len_at(text, index) > 0
+        || matches!(
+            decode_at(text, index).0,
+            Some('\u{2018}' | '\u{2019}' | '\u{201C}' | '\u{201D}')
+        )
 }
 
 /// The credential from `start`: where it ends and its shape.
 fn credential(text: &[u8], start: usize, limit: usize) -> (usize, Shape) {
     let mut shape = Shape::default();
     let mut index = start;
-    while index < limit && !ends_credential(text, index) {
+    while index < limit {
+        let byte = text[index];
+        if byte < 0x80 {
+            if is(byte, class::CREDENTIAL_END) {
+                break;
+            }
+            shape.marked |= is(byte, class::MARKER);
+            index += 1;
+        } else {
+            if ends_credential(text, index) {
+                break;
+            }
+            index += char_len_at(text, index);
+        }
         shape.characters += 1;
-        shape.marked |= is_marker(text[index]);
-        index += char_len_at(text, index);
     }
     (index, shape)
 }

@@ -3,7 +3,7 @@
 //!
 //! 1. Build the R28 view of the input (invisible format characters removed).
 //! 2. Find every occurrence of the configured values (R24), overlapping search, merged.
-//! 3. Lower-case and scan for anchors in one SIMD pass; each anchor goes to its rule, which
+//! 3. Scan for anchors (one Teddy pass, one `memchr`); each anchor goes to its rule, which
 //!    verifies it on the view with bounded or cached steps. A rule skips anchors inside its
 //!    own previous span (`sk-sk-sk-…` is one span and one scan).
 //! 4. Merge; then decide the candidates that depend on other spans: nameless home roots
@@ -48,20 +48,20 @@ pub(crate) fn find(values: &ExactValues, anchors: Option<&AnchorScanner>, input:
     let text = view.text();
     let value_spans = values.find(text, &mut work);
     counts[Rule::ExactValue.index()] = work.value_matches;
-    let mut spans = value_spans.clone();
-    if let Some(anchors) = anchors {
-        let context = Context {
-            text,
-            values: &value_spans,
-        };
-        let mut pass = PatternPass::new(&context);
-        anchors.scan(text, &mut work, |anchor, position, work| {
-            pass.on_anchor(anchor, position, work)
-        });
-        spans = pass.finish(spans, &mut counts, &mut work);
-    } else {
-        spans = merge(spans);
-    }
+    let spans = match anchors {
+        Some(anchors) => {
+            let context = Context {
+                text,
+                values: &value_spans,
+            };
+            let mut pass = PatternPass::new(&context, value_spans.clone());
+            anchors.scan(text, &mut work, |position, anchor, work| {
+                pass.on_anchor(anchor, position, work)
+            });
+            pass.finish(&mut counts, &mut work)
+        }
+        None => value_spans,
+    };
     work.candidates += counts.iter().sum::<u64>();
     let spans = spans.into_iter().map(|span| view.to_input(span)).collect();
     Found {
@@ -74,8 +74,11 @@ pub(crate) fn find(values: &ExactValues, anchors: Option<&AnchorScanner>, input:
 /// The state of the pattern rules during one scan.
 struct PatternPass<'c, 't> {
     context: &'c Context<'t>,
-    /// Spans of rules that need nothing else to decide.
+    /// The configured values' spans, then the spans of rules that need nothing else to
+    /// decide.
     spans: Vec<Span>,
+    /// Spans found per rule.
+    counts: [u64; Rule::COUNT],
     /// Candidates decided at the end.
     authorizations: Vec<AuthCandidate>,
     nameless_homes: Vec<(usize, usize)>,
@@ -86,13 +89,14 @@ struct PatternPass<'c, 't> {
 }
 
 impl<'c, 't> PatternPass<'c, 't> {
-    fn new(context: &'c Context<'t>) -> PatternPass<'c, 't> {
+    fn new(context: &'c Context<'t>, spans: Vec<Span>) -> PatternPass<'c, 't> {
         PatternPass {
             context,
-            spans: Vec::new(),
+            spans,
             authorizations: Vec::new(),
             nameless_homes: Vec::new(),
             covered_until: [0; Rule::COUNT],
+            counts: [0; Rule::COUNT],
             runs: RunCache::default(),
             pem_ends: PemEnds::default(),
         }
@@ -100,7 +104,12 @@ impl<'c, 't> PatternPass<'c, 't> {
 
     fn on_anchor(&mut self, anchor: Anchor, position: usize, work: &mut Work) {
         let rule = rule_of(anchor);
-        if position < self.covered_until[rule.index()] {
+        // An anchor inside the rule's previous span starts a candidate that ends where that
+        // span ends (a key run, a PEM block, a home name), so it is skipped. Authorization
+        // values are the exception: a scheme word inside a credential (`Bearer x=bearer y`)
+        // starts a credential of its own after the first one ends, and credentials, which
+        // stop at white space, never overlap, so scanning each costs nothing twice.
+        if rule != Rule::AuthValue && position < self.covered_until[rule.index()] {
             return;
         }
         let context = self.context;
@@ -111,10 +120,19 @@ impl<'c, 't> PatternPass<'c, 't> {
                 } else {
                     b"basic"
                 };
-                if let Some(candidate) = auth::candidate(context, work, position, word) {
-                    self.authorizations.push(candidate);
+                match auth::candidate(context, work, position, word) {
+                    // Redacted whatever else is found: no need to wait for the other spans.
+                    Some(candidate) if candidate.certain => Some(Span::new(
+                        candidate.start,
+                        candidate.credential_end,
+                        Rule::AuthValue,
+                    )),
+                    Some(candidate) => {
+                        self.authorizations.push(candidate);
+                        None
+                    }
+                    None => None,
                 }
-                None
             }
             Anchor::Sk => keys::sk_key(context, work, position),
             Anchor::GithubShort => keys::github_short(context, work, position),
@@ -123,7 +141,7 @@ impl<'c, 't> PatternPass<'c, 't> {
             Anchor::Slack => keys::slack_token(context, work, position),
             Anchor::Jwt => tokens::jwt(context, work, &mut self.runs, position),
             Anchor::PemBegin => {
-                tokens::pem_private_key(context, work, &mut self.pem_ends, position)
+                tokens::pem_private_key(context, work, &mut self.pem_ends, position + 1)
             }
             Anchor::SchemeSeparator => tokens::url_password(context, work, position),
             Anchor::UsersSegment | Anchor::Home => {
@@ -145,23 +163,17 @@ impl<'c, 't> PatternPass<'c, 't> {
         if let Some(span) = span {
             let until = &mut self.covered_until[rule.index()];
             *until = (*until).max(span.end);
+            self.counts[rule.index()] += 1;
             self.spans.push(span);
         }
     }
 
-    /// Merges everything with `spans` (the configured values) and decides the candidates
-    /// that depend on other spans.
-    fn finish(
-        self,
-        mut spans: Vec<Span>,
-        counts: &mut [u64; Rule::COUNT],
-        work: &mut Work,
-    ) -> Vec<Span> {
-        for span in &self.spans {
-            counts[span.rules.iter().next().map_or(0, Rule::index)] += 1;
+    /// Merges every span and decides the candidates that depend on other spans.
+    fn finish(self, counts: &mut [u64; Rule::COUNT], work: &mut Work) -> Vec<Span> {
+        for (count, found) in counts.iter_mut().zip(self.counts) {
+            *count += found;
         }
-        spans.extend(self.spans);
-        let merged = merge(spans);
+        let merged = merge(self.spans);
         let mut decided: Vec<Span> = Vec::new();
         // Right to left, so that a root followed by a root (`/Users//Users/x`) joins it.
         for &(start, name_start) in self.nameless_homes.iter().rev() {

@@ -1,10 +1,12 @@
 //! Configured secret values (R24).
 //!
 //! Every occurrence of every configured value is found on the input itself (the view of
-//! R28, never text that another rule already changed), with an *overlapping* Aho-Corasick
-//! search: two values that overlap in the text, or one inside another, are each covered
-//! entirely. Occurrences arrive ordered by their end; a stack merges them on the fly, so
-//! memory stays proportional to the merged spans even when every byte ends a match.
+//! R28, never text that another rule already changed), *overlapping* occurrences included:
+//! two values that overlap in the text, or one inside another, are each covered entirely.
+//! Up to four values of at most 256 bytes are searched with one SIMD `memmem` each,
+//! restarted one byte after each match; more or longer values with one overlapping
+//! Aho-Corasick search. Both merge occurrences on the fly, so memory stays proportional to
+//! the merged spans even when every byte starts a match.
 //!
 //! Construction refuses, with an error that names the value by its position and never
 //! prints it:
@@ -17,19 +19,36 @@
 //!   from redacting once (R29 (d)).
 
 use aho_corasick::{AhoCorasick, MatchKind};
+use memchr::memmem::Finder;
 
 use super::invisible;
-use super::span::Span;
+use super::span::{Span, merge};
 use super::work::Work;
 use super::{LOCAL_PATH, REDACTED, RedactError, Rule};
 
 /// The shortest accepted secret value, in characters.
 pub const SECRET_CHARS_MIN: usize = 8;
 
+/// At most this many values are searched one `memmem` each (faster for the usual one or
+/// two keys); more use one Aho-Corasick automaton.
+const FINDERS_MAX: usize = 4;
+/// Values longer than this are searched with the automaton, whose overlapping search costs
+/// one step per byte whatever the values (a `memmem` restarted after each match start
+/// re-reads up to a value's length).
+const FINDER_VALUE_LEN_MAX: usize = 256;
+
 /// The configured values and their matcher.
 #[derive(Clone, Debug)]
 pub(crate) struct ExactValues {
-    matcher: Option<AhoCorasick>,
+    matcher: Option<Matcher>,
+}
+
+#[derive(Clone, Debug)]
+enum Matcher {
+    /// One SIMD substring search per value.
+    Finders(Vec<Finder<'static>>),
+    /// One automaton for every value, searched with overlapping matches.
+    Automaton(AhoCorasick),
 }
 
 impl ExactValues {
@@ -51,14 +70,27 @@ impl ExactValues {
         if values.is_empty() {
             return Ok(ExactValues { matcher: None });
         }
-        let matcher = AhoCorasick::builder()
+        if values.len() <= FINDERS_MAX
+            && values
+                .iter()
+                .all(|value| value.len() <= FINDER_VALUE_LEN_MAX)
+        {
+            let finders = values
+                .iter()
+                .map(|value| Finder::new(value.as_bytes()).into_owned())
+                .collect();
+            return Ok(ExactValues {
+                matcher: Some(Matcher::Finders(finders)),
+            });
+        }
+        let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
             .build(&values)
             .map_err(|error| RedactError::Matcher {
                 message: error.to_string(),
             })?;
         Ok(ExactValues {
-            matcher: Some(matcher),
+            matcher: Some(Matcher::Automaton(automaton)),
         })
     }
 
@@ -69,48 +101,86 @@ impl ExactValues {
 
     /// Every occurrence of every value in `text`, merged: sorted, disjoint, non-touching.
     pub(crate) fn find(&self, text: &[u8], work: &mut Work) -> Vec<Span> {
-        let Some(matcher) = &self.matcher else {
-            return Vec::new();
-        };
-        work.searched_bytes += text.len() as u64;
-        let mut merged: Vec<Span> = Vec::new();
-        let mut push = |start: usize, end: usize, work: &mut Work| {
-            work.value_matches += 1;
-            let mut start = start;
-            // Matches arrive by increasing end, so only the top of the stack can touch.
-            while let Some(top) = merged.last() {
-                if start > top.end {
-                    break;
+        match &self.matcher {
+            None => Vec::new(),
+            Some(Matcher::Finders(finders)) => {
+                let mut spans = Vec::new();
+                for finder in finders {
+                    find_one(finder, text, work, &mut spans);
                 }
-                start = start.min(top.start);
-                merged.pop();
+                if finders.len() > 1 {
+                    spans = merge(spans);
+                }
+                spans
             }
-            merged.push(Span::new(start, end, Rule::ExactValue));
-        };
-        match matcher.try_find_overlapping_iter(text) {
-            Ok(occurrences) => {
-                for found in occurrences {
-                    push(found.start(), found.end(), work);
-                }
+            Some(Matcher::Automaton(automaton)) => find_all(automaton, text, work),
+        }
+    }
+}
+
+/// Every occurrence of one value, overlapping ones included, merged on the fly (for one
+/// value, starts and ends both increase).
+fn find_one(finder: &Finder<'_>, text: &[u8], work: &mut Work, spans: &mut Vec<Span>) {
+    let length = finder.needle().len();
+    let first = spans.len();
+    let mut from = 0;
+    while let Some(offset) = text.get(from..).and_then(|rest| finder.find(rest)) {
+        let start = from + offset;
+        let end = start + length;
+        work.searched_bytes += (offset + length) as u64;
+        work.value_matches += 1;
+        let own = spans.len() > first;
+        match spans.last_mut() {
+            Some(last) if own && start <= last.end => last.end = end,
+            _ => spans.push(Span::new(start, end, Rule::ExactValue)),
+        }
+        from = start + 1;
+    }
+    work.searched_bytes += text.len().saturating_sub(from) as u64;
+}
+
+/// Every occurrence of every value with one overlapping automaton search. Occurrences
+/// arrive by increasing end; a stack merges them, so memory stays proportional to the
+/// merged spans even when every byte ends a match.
+fn find_all(automaton: &AhoCorasick, text: &[u8], work: &mut Work) -> Vec<Span> {
+    work.searched_bytes += text.len() as u64;
+    let mut merged: Vec<Span> = Vec::new();
+    let mut push = |start: usize, end: usize, work: &mut Work| {
+        work.value_matches += 1;
+        let mut start = start;
+        // Matches arrive by increasing end, so only the top of the stack can touch.
+        while let Some(top) = merged.last() {
+            if start > top.end {
+                break;
             }
-            // Overlapping search is supported by every automaton built with Standard
-            // semantics; should that ever change, restarting a search one byte after each
-            // match start finds every occurrence all the same.
-            Err(_) => {
-                let mut from = 0;
-                let mut found_all = Vec::new();
-                while let Some(found) = matcher.find(aho_corasick::Input::new(text).range(from..)) {
-                    found_all.push((found.start(), found.end()));
-                    from = found.start() + 1;
-                }
-                found_all.sort_unstable_by_key(|&(_, end)| end);
-                for (start, end) in found_all {
-                    push(start, end, work);
-                }
+            start = start.min(top.start);
+            merged.pop();
+        }
+        merged.push(Span::new(start, end, Rule::ExactValue));
+    };
+    match automaton.try_find_overlapping_iter(text) {
+        Ok(occurrences) => {
+            for found in occurrences {
+                push(found.start(), found.end(), work);
             }
         }
-        merged
+        // Overlapping search is supported by every automaton built with Standard semantics;
+        // should that ever change, restarting a search one byte after each match start
+        // finds every occurrence all the same.
+        Err(_) => {
+            let mut from = 0;
+            let mut found_all = Vec::new();
+            while let Some(found) = automaton.find(aho_corasick::Input::new(text).range(from..)) {
+                found_all.push((found.start(), found.end()));
+                from = found.start() + 1;
+            }
+            found_all.sort_unstable_by_key(|&(_, end)| end);
+            for (start, end) in found_all {
+                push(start, end, work);
+            }
+        }
     }
+    merged
 }
 
 /// Checks one value (R24 and its extension above).
@@ -170,6 +240,33 @@ mod tests {
         assert_eq!(
             ranges(&["1234567890ab", "34567890"], "01234567890ab"),
             [(1, 13)]
+        );
+    }
+
+    #[test]
+    fn many_values_use_the_automaton_with_the_same_results() {
+        let values = [
+            "abcdefgh12",
+            "gh12345678",
+            "zzzzzzzz",
+            "yyyyyyyy",
+            "xxxxxxxx",
+        ];
+        assert!(matches!(
+            ExactValues::new(values).expect("valid").matcher,
+            Some(Matcher::Automaton(_))
+        ));
+        assert!(matches!(
+            ExactValues::new(&values[..2]).expect("valid").matcher,
+            Some(Matcher::Finders(_))
+        ));
+        assert_eq!(
+            ranges(&values, "xx abcdefgh12345678 zzzzzzzzz yy"),
+            [(3, 19), (20, 29)]
+        );
+        assert_eq!(
+            ranges(&values[..2], "xx abcdefgh12345678 zzzzzzzzz yy"),
+            [(3, 19)]
         );
     }
 

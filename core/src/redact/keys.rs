@@ -18,7 +18,7 @@
 use super::Rule;
 use super::context::Context;
 use super::span::Span;
-use super::text::{run_end, starts_with};
+use super::text::{class, run_end, starts_with};
 use super::work::Work;
 
 /// Key characters of `sk-` keys (at least this many after the prefix).
@@ -27,14 +27,6 @@ const GITHUB_CHARS_MIN: usize = 20;
 const AWS_ID_CHARS: usize = 16;
 const SLACK_CHARS_MIN: usize = 10;
 
-fn is_key_char(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-'
-}
-
-fn is_word_char(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || byte == b'_'
-}
-
 /// A run of at least `minimum` characters of `accept` after a prefix at `start`.
 fn token(
     context: &Context<'_>,
@@ -42,13 +34,13 @@ fn token(
     start: usize,
     prefix_len: usize,
     minimum: usize,
-    accept: fn(u8) -> bool,
+    mask: u8,
 ) -> Option<usize> {
     if !context.boundary_before(start) {
         return None;
     }
     let body = start + prefix_len;
-    let end = run_end(context.text, body, accept);
+    let end = run_end(context.text, body, mask);
     work.verified_bytes += (end - body) as u64;
     (end - body >= minimum).then_some(end)
 }
@@ -58,7 +50,7 @@ pub(crate) fn sk_key(context: &Context<'_>, work: &mut Work, start: usize) -> Op
     if !(starts_with(context.text, start, b"sk-") || starts_with(context.text, start, b"sk_")) {
         return None;
     }
-    let end = token(context, work, start, 3, SK_KEY_CHARS_MIN, is_key_char)?;
+    let end = token(context, work, start, 3, SK_KEY_CHARS_MIN, class::KEY)?;
     Some(Span::new(start, end, Rule::SkKey))
 }
 
@@ -73,7 +65,7 @@ pub(crate) fn github_short(context: &Context<'_>, work: &mut Work, start: usize)
     if !prefix_ok {
         return None;
     }
-    let end = token(context, work, start, 4, GITHUB_CHARS_MIN, is_word_char)?;
+    let end = token(context, work, start, 4, GITHUB_CHARS_MIN, class::WORD)?;
     Some(Span::new(start, end, Rule::GithubToken))
 }
 
@@ -82,7 +74,7 @@ pub(crate) fn github_pat(context: &Context<'_>, work: &mut Work, start: usize) -
     if !starts_with(context.text, start, b"github_pat_") {
         return None;
     }
-    let end = token(context, work, start, 11, GITHUB_CHARS_MIN, is_word_char)?;
+    let end = token(context, work, start, 11, GITHUB_CHARS_MIN, class::WORD)?;
     Some(Span::new(start, end, Rule::GithubToken))
 }
 
@@ -93,15 +85,12 @@ pub(crate) fn aws_key_id(context: &Context<'_>, work: &mut Work, start: usize) -
         return None;
     }
     let id = start + 4;
-    let upper_end = run_end(text, id, |byte| {
-        byte.is_ascii_uppercase() || byte.is_ascii_digit()
-    })
-    .min(id + AWS_ID_CHARS);
+    let upper_end = run_end(text, id, class::UPPER_DIGIT).min(id + AWS_ID_CHARS);
     work.verified_bytes += (upper_end - id) as u64;
     if upper_end - id < AWS_ID_CHARS || !context.boundary_before(start) {
         return None;
     }
-    let end = run_end(text, upper_end, |byte| byte.is_ascii_alphanumeric());
+    let end = run_end(text, upper_end, class::ALPHANUMERIC);
     work.verified_bytes += (end - upper_end) as u64;
     Some(Span::new(start, end, Rule::AwsKeyId))
 }
@@ -117,6 +106,6 @@ pub(crate) fn slack_token(context: &Context<'_>, work: &mut Work, start: usize) 
     if !prefix_ok {
         return None;
     }
-    let end = token(context, work, start, 5, SLACK_CHARS_MIN, is_key_char)?;
+    let end = token(context, work, start, 5, SLACK_CHARS_MIN, class::KEY)?;
     Some(Span::new(start, end, Rule::SlackToken))
 }

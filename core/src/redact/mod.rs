@@ -33,9 +33,10 @@
 //! - **Invisible characters (R28)** are removed from a *view* of the input before any rule
 //!   runs; spans found on the view are mapped back, so each covers the invisible characters
 //!   inside it (`invisible`).
-//! - **Speed.** The pattern rules start at rare anchors (`sk-`, `eyj`, `bearer`, `rs\`,
-//!   `/home/`, …) found by one Teddy SIMD search over lower-cased 16 KiB chunks, then verify
-//!   exactly on the text (`anchors`). Configured values use an overlapping Aho-Corasick
+//! - **Speed.** The pattern rules start at rare anchors (`sk-`, `eyJ`, `rer` of `bearer` in
+//!   every case, `rs\` of `Users`, `/home/`, …) found by one Teddy SIMD search with
+//!   hand-placed buckets and a `memchr` for `_`, then verify exactly on the text
+//!   (`anchors`). Configured values use an overlapping Aho-Corasick
 //!   search. Input without invisible characters is never copied; input with nothing to
 //!   redact is returned borrowed.
 //! - **Linear work (R29 (f)).** Every rule's failed candidate reads a bounded number of
@@ -307,16 +308,19 @@ impl Redactor {
     /// only produce boundaries already; this keeps `redact` total should one ever not.
     fn char_aligned_spans(&self, text: &str) -> Vec<Span> {
         let mut spans = engine::find(&self.values, self.anchors.as_ref(), text.as_bytes()).spans;
+        let mut widened = false;
         for span in &mut spans {
             debug_assert!(text.is_char_boundary(span.start) && text.is_char_boundary(span.end));
             while !text.is_char_boundary(span.start) {
                 span.start -= 1;
+                widened = true;
             }
             while !text.is_char_boundary(span.end) {
                 span.end += 1;
+                widened = true;
             }
         }
-        span::merge(spans)
+        if widened { span::merge(spans) } else { spans }
     }
 }
 

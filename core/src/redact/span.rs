@@ -66,19 +66,25 @@ impl Span {
 /// The result is sorted, disjoint and separated by at least one byte.
 pub(crate) fn merge(mut spans: Vec<Span>) -> Vec<Span> {
     spans.retain(|span| !span.is_empty());
-    // The merge result does not depend on the order of equal starts (union of rules,
-    // maximum of ends), so an unstable sort keeps the output deterministic.
-    spans.sort_unstable_by_key(|span| span.start);
-    let mut merged: Vec<Span> = Vec::with_capacity(spans.len());
-    for span in spans {
-        match merged.last_mut() {
-            Some(last) if span.start <= last.end => {
-                last.end = last.end.max(span.end);
-                last.rules = last.rules.union(span.rules);
-            }
-            _ => merged.push(span),
+    // The input is a few sorted runs (configured values, then each rule's spans in order);
+    // the stable sort merges runs in about linear time. The merge result does not depend
+    // on the order of equal starts (union of rules, maximum of ends).
+    spans.sort_by_key(|span| span.start);
+    // Merge in place: `kept` spans stay at the front.
+    let mut kept = 0;
+    for index in 0..spans.len() {
+        let span = spans[index];
+        if kept > 0 && span.start <= spans[kept - 1].end {
+            let last = &mut spans[kept - 1];
+            last.end = last.end.max(span.end);
+            last.rules = last.rules.union(span.rules);
+        } else {
+            spans[kept] = span;
+            kept += 1;
         }
     }
+    spans.truncate(kept);
+    let merged = spans;
     debug_assert!(merged.windows(2).all(|pair| pair[0].end < pair[1].start));
     merged
 }

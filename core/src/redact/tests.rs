@@ -99,6 +99,10 @@ fn authorization_values_r25() {
     redacts("bEaReR\u{3000}abcdefghijklmnopqrstu)", "[REDACTED])");
     redacts("use Bearer 12345678 there", "use [REDACTED] there");
     redacts("(Bearer abc~defgh)", "([REDACTED])");
+    redacts(
+        "Bearer x-proxy-authorization=bearer aA!*aaaaaaa0aA ok",
+        "[REDACTED] ok",
+    );
     redacts("Bearer abc123de\u{201D} said", "[REDACTED]\u{201D} said");
     // Ordinary words after the scheme stay.
     keeps("Explain the basic concepts");

@@ -70,9 +70,85 @@ pub(crate) fn is_alphanumeric(byte: u8) -> bool {
     byte.is_ascii_alphanumeric()
 }
 
+/// Byte classes, one bit each, looked up in [`CLASSES`] so that the hot loops of the rules
+/// test one table entry per byte.
+pub(crate) mod class {
+    /// `[A-Za-z0-9]`.
+    pub(crate) const ALPHANUMERIC: u8 = 1;
+    /// `[A-Za-z0-9_-]`: key characters (R26) and the base64url alphabet of JWTs.
+    pub(crate) const KEY: u8 = 2;
+    /// `[A-Za-z0-9_]`.
+    pub(crate) const WORD: u8 = 4;
+    /// `[A-Z0-9]`: the body of an AWS access key id.
+    pub(crate) const UPPER_DIGIT: u8 = 8;
+    /// ASCII bytes that end an authorization credential (R25): white space, quotes, comma,
+    /// semicolon, closing brackets.
+    pub(crate) const CREDENTIAL_END: u8 = 16;
+    /// A digit or one of `._~+/=-`: what makes a credential look like one (R25).
+    pub(crate) const MARKER: u8 = 32;
+    /// `[A-Za-z0-9+/=]`: base64 (PEM bodies).
+    pub(crate) const BASE64: u8 = 64;
+}
+
+const fn classes() -> [u8; 256] {
+    let mut table = [0u8; 256];
+    let mut index = 0;
+    while index < 256 {
+        let byte = index as u8;
+        let mut bits = 0;
+        if byte.is_ascii_alphanumeric() {
+            bits |= class::ALPHANUMERIC | class::KEY | class::WORD | class::BASE64;
+        }
+        if byte == b'_' || byte == b'-' {
+            bits |= class::KEY;
+        }
+        if byte == b'_' {
+            bits |= class::WORD;
+        }
+        if byte.is_ascii_uppercase() || byte.is_ascii_digit() {
+            bits |= class::UPPER_DIGIT;
+        }
+        if matches!(
+            byte,
+            b' ' | b'\t'..=b'\r' | b'"' | b'\'' | b'`' | b',' | b';' | b')' | b']' | b'}' | b'>'
+        ) {
+            bits |= class::CREDENTIAL_END;
+        }
+        if byte.is_ascii_digit() || matches!(byte, b'.' | b'_' | b'~' | b'+' | b'/' | b'=' | b'-') {
+            bits |= class::MARKER;
+        }
+        if byte == b'+' || byte == b'/' || byte == b'=' {
+            bits |= class::BASE64;
+        }
+        table[index] = bits;
+        index += 1;
+    }
+    table
+}
+
+/// The class bits of every byte.
+pub(crate) static CLASSES: [u8; 256] = classes();
+
+/// Whether `byte` belongs to any of the classes in `mask`.
+#[inline]
+pub(crate) fn is(byte: u8, mask: u8) -> bool {
+    CLASSES[usize::from(byte)] & mask != 0
+}
+
+/// The end of the run of bytes from `start` that belong to a class of `mask`.
+#[inline]
+pub(crate) fn run_end(text: &[u8], start: usize, mask: u8) -> usize {
+    let rest = text.get(start..).unwrap_or_default();
+    start
+        + rest
+            .iter()
+            .position(|&byte| !is(byte, mask))
+            .unwrap_or(rest.len())
+}
+
 /// The end of the run of bytes from `start` that satisfy `accept` (ASCII-only predicates).
 #[inline]
-pub(crate) fn run_end(text: &[u8], start: usize, accept: impl Fn(u8) -> bool) -> usize {
+pub(crate) fn run_end_by(text: &[u8], start: usize, accept: impl Fn(u8) -> bool) -> usize {
     let rest = text.get(start..).unwrap_or_default();
     start
         + rest
@@ -80,7 +156,6 @@ pub(crate) fn run_end(text: &[u8], start: usize, accept: impl Fn(u8) -> bool) ->
             .position(|&byte| !accept(byte))
             .unwrap_or(rest.len())
 }
-
 /// Whether `text[start..]` begins with `word`, ignoring ASCII case.
 #[inline]
 pub(crate) fn starts_with_ignore_case(text: &[u8], start: usize, word: &[u8]) -> bool {

@@ -14,7 +14,7 @@ use memchr::memmem;
 use super::Rule;
 use super::context::Context;
 use super::span::Span;
-use super::text::{char_len_at, run_end, starts_with, white_space_len_at};
+use super::text::{char_len_at, class, is, run_end, run_end_by, starts_with, white_space_len_at};
 use super::work::Work;
 
 /// The longest PEM block (header to END line) searched for its END line, in bytes.
@@ -23,10 +23,6 @@ pub(crate) const PEM_LEN_MAX: usize = 64 * 1024;
 const PEM_LABEL_LEN_MAX: usize = 64;
 /// The shortest JWT header or payload segment, in bytes (`eyJ` included).
 const JWT_SEGMENT_LEN_MIN: usize = 8;
-
-fn is_base64url(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-'
-}
 
 /// The maximal base64url runs met so far, so that a run is read once however many anchors
 /// it holds.
@@ -45,7 +41,7 @@ impl RunCache {
         {
             return end;
         }
-        let end = run_end(text, start, is_base64url);
+        let end = run_end(text, start, class::KEY);
         work.verified_bytes += (end - start) as u64;
         self.runs[self.next] = (start, end);
         self.next = (self.next + 1) % self.runs.len();
@@ -114,10 +110,6 @@ fn is_pem_label_byte(byte: u8) -> bool {
     byte.is_ascii_uppercase() || byte.is_ascii_digit() || byte == b' '
 }
 
-fn is_pem_body_byte(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'/' | b'=')
-}
-
 /// A PEM private key block whose `BEGIN` is at `begin` (so the block starts 5 bytes before).
 pub(crate) fn pem_private_key(
     context: &Context<'_>,
@@ -131,7 +123,7 @@ pub(crate) fn pem_private_key(
         return None;
     }
     let label_start = begin + 6;
-    let label_end = run_end(text, label_start, is_pem_label_byte);
+    let label_end = run_end_by(text, label_start, is_pem_label_byte);
     work.verified_bytes += (label_end - label_start).min(PEM_LABEL_LEN_MAX + 1) as u64;
     let label = &text[label_start..label_end];
     if label.len() > PEM_LABEL_LEN_MAX
@@ -144,7 +136,7 @@ pub(crate) fn pem_private_key(
     let end = match ends.find(text, header_end, work) {
         Some(end_line) if end_line - header_end <= PEM_LEN_MAX => {
             let end_label_start = end_line + 9;
-            let end_label_end = run_end(text, end_label_start, is_pem_label_byte)
+            let end_label_end = run_end_by(text, end_label_start, is_pem_label_byte)
                 .min(end_label_start + PEM_LABEL_LEN_MAX);
             work.verified_bytes += (end_label_end - end_label_start) as u64;
             if starts_with(text, end_label_end, b"-----") {
@@ -166,7 +158,7 @@ fn body_end(text: &[u8], start: usize, work: &mut Work) -> usize {
         match text.get(index) {
             Some(b'\n' | b'\r') => index += 1,
             Some(b'\\') if matches!(text.get(index + 1), Some(b'n' | b'r')) => index += 2,
-            Some(&byte) if is_pem_body_byte(byte) => index += 1,
+            Some(&byte) if is(byte, class::BASE64) => index += 1,
             _ => break,
         }
     }
