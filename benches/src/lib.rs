@@ -16,7 +16,7 @@ pub const PROSE: &str = include_str!("../data/prose.txt");
 pub const SECRETS: [&str; 2] = ["prov-3f9a1c7e5b2d8046a1c3", "srch-7d41b09e62c5f8a3"];
 
 /// The seed of the secret-dense generator used by the benches.
-pub const DENSE_SEED: u64 = 0x5EED_0F_DE45E;
+pub const DENSE_SEED: u64 = 0x05EE_D0FD_E45E;
 
 /// The average distance between two findings in [`secret_dense`] text, in bytes.
 pub const DENSE_FINDING_SPACING: usize = 64;
