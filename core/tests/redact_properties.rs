@@ -425,7 +425,12 @@ proptest! {
 
 /// R25's "looks like a credential", applied to a seed auth match (`scheme\s+credential`).
 fn seed_credential_looks_like_one(matched: &str) -> bool {
-    let credential = matched.split_whitespace().nth(1).unwrap_or("");
+    // Full stops that end the credential are sentence punctuation (R25 as ward reads it).
+    let credential = matched
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("")
+        .trim_end_matches('.');
     let characters = credential.chars().count();
     let marked = credential
         .chars()

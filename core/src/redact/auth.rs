@@ -12,7 +12,9 @@
 //!   opening quote (`Authorization: Bearer …`, `"proxy-authorization": "Basic …"`,
 //!   `headers['Authorization'] = 'Bearer …'`); or
 //! - it looks like a credential: at least 8 characters with a digit or one of `._~+/=-`,
-//!   or at least 20 characters ("Explain the basic concepts" stays); or
+//!   or at least 20 characters ("Explain the basic concepts" stays). Full stops that end
+//!   the credential are the sentence's and count for neither ("Explain the basic
+//!   concepts." stays too; the span, when there is one, still includes them); or
 //! - another rule's span lies in the white space or the credential, and the credential as
 //!   the output would show it (its text up to that span, then the placeholder without its
 //!   closing `]`) looks like one. Deciding on the output's view keeps redaction idempotent
@@ -55,13 +57,27 @@ pub(crate) struct AuthCandidate {
 #[derive(Clone, Copy, Default)]
 struct Shape {
     characters: usize,
+    /// A digit or marker before the trailing full stops.
     marked: bool,
+    /// Full stops at the end (sentence punctuation: "the basic concepts.").
+    trailing_stops: usize,
 }
 
 impl Shape {
+    /// Whether the whole credential looks like one. Full stops that end it are the
+    /// sentence's, not the credential's, so "Explain the basic concepts." stays too.
     fn looks_like_credential(self) -> bool {
-        (self.characters >= CREDENTIAL_CHARS_MIN && self.marked)
-            || self.characters >= CREDENTIAL_CHARS_LONG
+        let characters = self.characters - self.trailing_stops;
+        (characters >= CREDENTIAL_CHARS_MIN && self.marked) || characters >= CREDENTIAL_CHARS_LONG
+    }
+
+    /// The shape of this text followed by more text (its full stops are inner ones).
+    fn followed_by(self, characters: usize, marked: bool) -> Shape {
+        Shape {
+            characters: self.characters + characters,
+            marked: self.marked || self.trailing_stops > 0 || marked,
+            trailing_stops: 0,
+        }
     }
 }
 
@@ -87,12 +103,19 @@ fn credential(text: &[u8], start: usize, limit: usize) -> (usize, Shape) {
             if is(byte, class::CREDENTIAL_END) {
                 break;
             }
-            shape.marked |= is(byte, class::MARKER);
+            if byte == b'.' {
+                shape.trailing_stops += 1;
+            } else {
+                shape.marked |= shape.trailing_stops > 0 || is(byte, class::MARKER);
+                shape.trailing_stops = 0;
+            }
             index += 1;
         } else {
             if ends_credential(text, index) {
                 break;
             }
+            shape.marked |= shape.trailing_stops > 0;
+            shape.trailing_stops = 0;
             index += char_len_at(text, index);
         }
         shape.characters += 1;
@@ -195,9 +218,7 @@ pub(crate) fn accepts(text: &[u8], candidate: &AuthCandidate, first: Option<Span
     } else {
         (11, true)
     };
-    Shape {
-        characters: prefix.characters + characters,
-        marked: prefix.marked || marked,
-    }
-    .looks_like_credential()
+    prefix
+        .followed_by(characters, marked)
+        .looks_like_credential()
 }

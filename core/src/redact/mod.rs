@@ -30,15 +30,16 @@
 //! | `jwt`, `pem-private-key`, `url-password` | R26 | `tokens` |
 //! | `home-path` | R27 | `home` |
 //!
-//! - **Invisible characters (R28)** are removed from a *view* of the input before any rule
-//!   runs; spans found on the view are mapped back, so each covers the invisible characters
-//!   inside it (`invisible`).
+//! - **Invisible characters (R28)** (soft hyphen, zero-width characters, directional
+//!   marks, word joiner, BOM) are removed from a *view* of the input before any rule runs;
+//!   spans found on the view are mapped back, so each covers the invisible characters inside
+//!   it and right after it (`invisible`). Configured values are matched without theirs.
 //! - **Speed.** The pattern rules start at rare anchors (`sk-`, `eyJ`, `rer` of `bearer` in
 //!   every case, `rs\` of `Users`, `/home/`, …) found by one Teddy SIMD search with
 //!   hand-placed buckets and a `memchr` for `_`, then verify exactly on the text
-//!   (`anchors`). Configured values use an overlapping Aho-Corasick
-//!   search. Input without invisible characters is never copied; input with nothing to
-//!   redact is returned borrowed.
+//!   (`anchors`). Configured values use one SIMD `memmem` each (an overlapping
+//!   Aho-Corasick search past four values). Input without invisible characters is never
+//!   copied; input with nothing to redact is returned borrowed. Figures: `benches/README.md`.
 //! - **Linear work (R29 (f)).** Every rule's failed candidate reads a bounded number of
 //!   bytes or bytes no other candidate of that rule reads again; a successful one covers the
 //!   later anchors inside it. [`Redactor::redact_report`] returns a [`Work`] counter that
@@ -52,6 +53,8 @@
 //!   ordinary characters (never white space) and pass through unchanged unless inside a
 //!   span. For `&str` input every span starts and ends on a character boundary, so the
 //!   output is valid UTF-8.
+//! - **Work counter.** [`Redactor::redact_report`] also returns per-rule candidate counts
+//!   (`ward redact --stats`) and the [`Work`] counter behind R29 (f).
 //! - **Limits.** No input length limit; positions are `usize`. Bounded look-arounds: a
 //!   header context skips at most 64 bytes of white space; a UNC host or share segment is
 //!   at most 255 bytes; a PEM block is searched for its END line over at most 64 KiB; a

@@ -106,6 +106,9 @@ fn authorization_values_r25() {
     redacts("Bearer abc123de\u{201D} said", "[REDACTED]\u{201D} said");
     // Ordinary words after the scheme stay.
     keeps("Explain the basic concepts");
+    keeps("Explain the basic concepts. The bearer duplicates...");
+    redacts("Bearer abcd.efgh.", "[REDACTED]");
+    redacts("Bearer abcdefgh1.", "[REDACTED]");
     keeps("Bearer bonds and basic shares");
     keeps("The bearer instrument pays basic interest; basic: yes");
     keeps("Basic abc123");
