@@ -54,7 +54,7 @@ pub(crate) fn find(values: &ExactValues, anchors: Option<&AnchorScanner>, input:
                 text,
                 values: &value_spans,
             };
-            let mut pass = PatternPass::new(&context, value_spans.clone());
+            let mut pass = PatternPass::new(&context);
             anchors.scan(text, &mut work, |position, anchor, work| {
                 pass.on_anchor(anchor, position, work)
             });
@@ -74,9 +74,11 @@ pub(crate) fn find(values: &ExactValues, anchors: Option<&AnchorScanner>, input:
 /// The state of the pattern rules during one scan.
 struct PatternPass<'c, 't> {
     context: &'c Context<'t>,
-    /// The configured values' spans, then the spans of rules that need nothing else to
-    /// decide.
+    /// The spans of rules that need nothing else to decide, with the configured values'
+    /// spans woven in by position (so that the list is usually sorted already).
     spans: Vec<Span>,
+    /// How many of the configured values' spans are in `spans`.
+    values_pushed: usize,
     /// Spans found per rule.
     counts: [u64; Rule::COUNT],
     /// Candidates decided at the end.
@@ -89,10 +91,11 @@ struct PatternPass<'c, 't> {
 }
 
 impl<'c, 't> PatternPass<'c, 't> {
-    fn new(context: &'c Context<'t>, spans: Vec<Span>) -> PatternPass<'c, 't> {
+    fn new(context: &'c Context<'t>) -> PatternPass<'c, 't> {
         PatternPass {
             context,
-            spans,
+            spans: Vec::with_capacity(context.values.len()),
+            values_pushed: 0,
             authorizations: Vec::new(),
             nameless_homes: Vec::new(),
             covered_until: [0; Rule::COUNT],
@@ -164,15 +167,26 @@ impl<'c, 't> PatternPass<'c, 't> {
             let until = &mut self.covered_until[rule.index()];
             *until = (*until).max(span.end);
             self.counts[rule.index()] += 1;
+            self.push_values_before(span.start);
             self.spans.push(span);
         }
     }
 
     /// Merges every span and decides the candidates that depend on other spans.
-    fn finish(self, counts: &mut [u64; Rule::COUNT], work: &mut Work) -> Vec<Span> {
+    /// Moves the configured values' spans that start before `position` into `spans`.
+    fn push_values_before(&mut self, position: usize) {
+        let values = self.context.values;
+        let next = values[self.values_pushed..].partition_point(|span| span.start < position);
+        self.spans
+            .extend_from_slice(&values[self.values_pushed..self.values_pushed + next]);
+        self.values_pushed += next;
+    }
+
+    fn finish(mut self, counts: &mut [u64; Rule::COUNT], work: &mut Work) -> Vec<Span> {
         for (count, found) in counts.iter_mut().zip(self.counts) {
             *count += found;
         }
+        self.push_values_before(usize::MAX);
         let merged = merge(self.spans);
         let mut decided: Vec<Span> = Vec::new();
         // Right to left, so that a root followed by a root (`/Users//Users/x`) joins it.

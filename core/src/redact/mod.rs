@@ -241,12 +241,7 @@ impl Redactor {
         if spans.is_empty() {
             return Cow::Borrowed(text);
         }
-        let output = render(text.as_bytes(), &spans);
-        // Spans start and end on character boundaries and placeholders are ASCII.
-        Cow::Owned(
-            String::from_utf8(output)
-                .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned()),
-        )
+        Cow::Owned(render_text(text, &spans))
     }
 
     /// Redacts bytes that need not be UTF-8; everything outside the spans passes through
@@ -325,6 +320,27 @@ impl Redactor {
         }
         if widened { span::merge(spans) } else { spans }
     }
+}
+
+/// Writes `text` with each span replaced by its placeholder, without validating the
+/// output again: spans start and end on character boundaries and placeholders are ASCII.
+fn render_text(text: &str, spans: &[Span]) -> String {
+    let mut output = String::with_capacity(text.len() + spans.len() * LOCAL_PATH.len());
+    let mut copied_until = 0;
+    for span in spans {
+        match text.get(copied_until..span.start) {
+            Some(stretch) => output.push_str(stretch),
+            // Unreachable: `char_aligned_spans` widened every span to character boundaries.
+            None => return String::from_utf8_lossy(&render(text.as_bytes(), spans)).into_owned(),
+        }
+        output.push_str(span.placeholder());
+        copied_until = span.end;
+    }
+    match text.get(copied_until..) {
+        Some(rest) => output.push_str(rest),
+        None => return String::from_utf8_lossy(&render(text.as_bytes(), spans)).into_owned(),
+    }
+    output
 }
 
 /// Writes `input` with each span replaced by its placeholder.

@@ -69,7 +69,9 @@ pub(crate) fn merge(mut spans: Vec<Span>) -> Vec<Span> {
     // The input is a few sorted runs (configured values, then each rule's spans in order);
     // the stable sort merges runs in about linear time. The merge result does not depend
     // on the order of equal starts (union of rules, maximum of ends).
-    spans.sort_by_key(|span| span.start);
+    if !spans.is_sorted_by_key(|span| span.start) {
+        spans.sort_by_key(|span| span.start);
+    }
     // Merge in place: `kept` spans stay at the front.
     let mut kept = 0;
     for index in 0..spans.len() {
