@@ -24,6 +24,14 @@ use regex::bytes::Regex;
 use super::{LOCAL_PATH, REDACTED};
 
 /// The seed's patterns, in the order it applies them, with their placeholders.
+///
+/// ```
+/// use ward_core::redact::baseline::Baseline;
+///
+/// let seed = Baseline::ascii();
+/// assert_eq!(seed.redact_bytes(b"see /home/bob/x and key-value-123", &["key-value-123"]), b"see [LOCAL_PATH]/x and [REDACTED]");
+/// assert_eq!(seed.pattern_matches(b"/home/bob/x"), [(3, 0..9)]);
+/// ```
 #[derive(Clone, Debug)]
 pub struct Baseline {
     rules: Vec<(Regex, &'static str)>,

@@ -26,7 +26,14 @@ use super::span::{Span, merge};
 use super::work::Work;
 use super::{LOCAL_PATH, REDACTED, RedactError, Rule};
 
-/// The shortest accepted secret value, in characters.
+/// The shortest accepted secret value, in characters (R24).
+///
+/// ```
+/// use ward_core::redact::{Redactor, SECRET_CHARS_MIN};
+///
+/// assert!(Redactor::new(["x".repeat(SECRET_CHARS_MIN)]).is_ok());
+/// assert!(Redactor::new(["x".repeat(SECRET_CHARS_MIN - 1)]).is_err());
+/// ```
 pub const SECRET_CHARS_MIN: usize = 8;
 
 /// At most this many values are searched one `memmem` each (faster for the usual one or

@@ -88,12 +88,37 @@ use anchors::AnchorScanner;
 use exact::ExactValues;
 
 /// The placeholder of a span that any secret rule took part in.
+///
+/// ```
+/// use ward_core::redact::{REDACTED, Redactor};
+///
+/// let redactor = Redactor::new(Vec::<String>::new())?;
+/// assert_eq!(redactor.redact("sk-abcdefghijklmnop"), REDACTED);
+/// # Ok::<(), ward_core::redact::RedactError>(())
+/// ```
 pub const REDACTED: &str = "[REDACTED]";
 /// The placeholder of a span that only the home-path rule (R27) formed.
+///
+/// ```
+/// use ward_core::redact::{LOCAL_PATH, Redactor};
+///
+/// let redactor = Redactor::new(Vec::<String>::new())?;
+/// assert_eq!(redactor.redact("/home/alice"), LOCAL_PATH);
+/// # Ok::<(), ward_core::redact::RedactError>(())
+/// ```
 pub const LOCAL_PATH: &str = "[LOCAL_PATH]";
 
 /// Why a redactor could not be built. Messages name the secret by its position in the
 /// list (1 for the first), never by its value.
+///
+/// ```
+/// use ward_core::redact::{RedactError, Redactor};
+///
+/// let error = Redactor::new(["a-long-enough-value", "hunter2"]).unwrap_err();
+/// assert!(matches!(error, RedactError::SecretTooShort { index: 2, characters: 7, minimum: 8 }));
+/// assert!(error.to_string().starts_with("secret #2 has 7 characters"));
+/// assert!(!error.to_string().contains("hunter2"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RedactError {
     /// A configured value is too short to be told apart from ordinary text (R24).
@@ -160,6 +185,17 @@ pub struct Redactor {
 
 /// The outcome of one redaction: the output, the merged spans, per-rule counts and the work
 /// counter (R29 (f)).
+///
+/// ```
+/// use ward_core::redact::{Redactor, Rule};
+///
+/// let redactor = Redactor::new(Vec::<String>::new())?;
+/// let report = redactor.redact_report(b"Bearer abcdefgh1 and Basic concepts");
+/// assert_eq!(&*report.output, b"[REDACTED] and Basic concepts");
+/// assert_eq!(report.count(Rule::AuthValue), 1);
+/// assert_eq!(report.spans.len(), 1);
+/// # Ok::<(), ward_core::redact::RedactError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Redaction<'a> {
     /// The redacted bytes (borrowed when nothing matched).
