@@ -9,15 +9,17 @@
 //! Only configured values need this: every pattern rule ends before a character that is not
 //! a letter or digit, or runs over every letter and digit that follows it.
 
-use super::span::{Span, covers};
 use super::text::is_alphanumeric;
 
 /// The text under scan and the configured values found in it.
 pub(crate) struct Context<'t> {
     /// The text (the R28 view of the input).
     pub(crate) text: &'t [u8],
-    /// The merged spans of configured values, sorted.
-    pub(crate) values: &'t [Span],
+    /// The end of the configured values found so far, at most. Candidates are verified in
+    /// order of their start and every value that starts before a candidate has been found
+    /// by then, so a byte before the candidate lies inside a value exactly when it lies
+    /// before this end.
+    pub(crate) values_end: usize,
 }
 
 impl Context<'_> {
@@ -31,7 +33,7 @@ impl Context<'_> {
         {
             None => true,
             Some(&byte) if !is_alphanumeric(byte) => true,
-            Some(_) => covers(self.values, position - 1),
+            Some(_) => position - 1 < self.values_end,
         }
     }
 }

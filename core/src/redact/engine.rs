@@ -2,7 +2,8 @@
 //! them, and report them in input coordinates.
 //!
 //! 1. Build the R28 view of the input (invisible format characters removed).
-//! 2. Find every occurrence of the configured values (R24), overlapping search, merged.
+//! 2. Find every occurrence of the configured values (R24), overlapping ones included:
+//!    along the anchor search of step 3 when they fit there, else with their own search.
 //! 3. Scan for anchors (one Teddy pass, one `memchr`); each anchor goes to its rule, which
 //!    verifies it on the view with bounded or cached steps. A rule skips anchors inside its
 //!    own previous span (`sk-sk-sk-…` is one span and one scan).
@@ -23,6 +24,7 @@ use super::home::{self, HomeCandidate};
 use super::invisible::View;
 use super::keys;
 use super::span::{Span, covers, first_ending_after, merge};
+use super::text::starts_with;
 use super::tokens::{self, PemEnds, RunCache};
 use super::work::Work;
 
@@ -46,21 +48,24 @@ pub(crate) fn find(values: &ExactValues, anchors: Option<&AnchorScanner>, input:
     }
     let view = View::new(input, &mut work);
     let text = view.text();
-    let value_spans = values.find(text, &mut work);
-    counts[Rule::ExactValue.index()] = work.value_matches;
     let spans = match anchors {
         Some(anchors) => {
-            let context = Context {
-                text,
-                values: &value_spans,
+            let upfront = if anchors.finds_values() {
+                Vec::new()
+            } else {
+                values.find(text, &mut work)
             };
-            let mut pass = PatternPass::new(&context);
+            let mut pass = PatternPass::new(text, anchors, &upfront);
             anchors.scan(text, &mut work, |position, anchor, work| {
                 pass.on_anchor(anchor, position, work)
             });
             pass.finish(&mut counts, &mut work)
         }
-        None => value_spans,
+        None => {
+            let spans = values.find(text, &mut work);
+            counts[Rule::ExactValue.index()] = work.value_matches;
+            spans
+        }
     };
     work.candidates += counts.iter().sum::<u64>();
     let spans = spans.into_iter().map(|span| view.to_input(span)).collect();
@@ -72,30 +77,37 @@ pub(crate) fn find(values: &ExactValues, anchors: Option<&AnchorScanner>, input:
 }
 
 /// The state of the pattern rules during one scan.
-struct PatternPass<'c, 't> {
-    context: &'c Context<'t>,
-    /// The spans of rules that need nothing else to decide, with the configured values'
-    /// spans woven in by position (so that the list is usually sorted already).
+struct PatternPass<'s, 't> {
+    context: Context<'t>,
+    anchors: &'s AnchorScanner,
+    /// The configured values' spans when they were found before the scan (sorted, merged).
+    upfront: &'s [Span],
+    /// How many of `upfront` are in `spans`.
+    upfront_pushed: usize,
+    /// The spans of every rule that needs nothing else to decide, about in order.
     spans: Vec<Span>,
-    /// How many of the configured values' spans are in `spans`.
-    values_pushed: usize,
-    /// Spans found per rule.
-    counts: [u64; Rule::COUNT],
     /// Candidates decided at the end.
     authorizations: Vec<AuthCandidate>,
     nameless_homes: Vec<(usize, usize)>,
     /// Where each rule's last span ends: anchors before it are inside it.
     covered_until: [usize; Rule::COUNT],
+    /// Spans found per rule.
+    counts: [u64; Rule::COUNT],
     runs: RunCache,
     pem_ends: PemEnds,
 }
 
-impl<'c, 't> PatternPass<'c, 't> {
-    fn new(context: &'c Context<'t>) -> PatternPass<'c, 't> {
+impl<'s, 't> PatternPass<'s, 't> {
+    fn new(text: &'t [u8], anchors: &'s AnchorScanner, upfront: &'s [Span]) -> PatternPass<'s, 't> {
         PatternPass {
-            context,
-            spans: Vec::with_capacity(context.values.len()),
-            values_pushed: 0,
+            context: Context {
+                text,
+                values_end: 0,
+            },
+            anchors,
+            upfront,
+            upfront_pushed: 0,
+            spans: Vec::with_capacity(upfront.len()),
             authorizations: Vec::new(),
             nameless_homes: Vec::new(),
             covered_until: [0; Rule::COUNT],
@@ -105,7 +117,37 @@ impl<'c, 't> PatternPass<'c, 't> {
         }
     }
 
+    /// Adds a configured value's span, and remembers how far values reach.
+    fn push_value(&mut self, span: Span) {
+        self.context.values_end = self.context.values_end.max(span.end);
+        self.counts[Rule::ExactValue.index()] += 1;
+        self.spans.push(span);
+    }
+
+    /// Moves the upfront values that start before `position` into `spans`.
+    fn push_values_before(&mut self, position: usize) {
+        let upfront = self.upfront;
+        let next = upfront[self.upfront_pushed..].partition_point(|span| span.start < position);
+        for &span in &upfront[self.upfront_pushed..self.upfront_pushed + next] {
+            self.push_value(span);
+        }
+        self.upfront_pushed += next;
+    }
+
     fn on_anchor(&mut self, anchor: Anchor, position: usize, work: &mut Work) {
+        self.push_values_before(position);
+        if let Anchor::Value(index) = anchor {
+            let value = self.anchors.value(index);
+            work.verified_bytes += value.len() as u64;
+            if starts_with(self.context.text, position, value) {
+                self.push_value(Span::new(
+                    position,
+                    position + value.len(),
+                    Rule::ExactValue,
+                ));
+            }
+            return;
+        }
         let rule = rule_of(anchor);
         // An anchor inside the rule's previous span starts a candidate that ends where that
         // span ends (a key run, a PEM block, a home name), so it is skipped. Authorization
@@ -115,7 +157,7 @@ impl<'c, 't> PatternPass<'c, 't> {
         if rule != Rule::AuthValue && position < self.covered_until[rule.index()] {
             return;
         }
-        let context = self.context;
+        let context = &self.context;
         let span = match anchor {
             Anchor::Bearer | Anchor::Basic => {
                 let word: &[u8] = if anchor == Anchor::Bearer {
@@ -147,6 +189,8 @@ impl<'c, 't> PatternPass<'c, 't> {
                 tokens::pem_private_key(context, work, &mut self.pem_ends, position + 1)
             }
             Anchor::SchemeSeparator => tokens::url_password(context, work, position),
+            // Handled above.
+            Anchor::Value(_) => None,
             Anchor::UsersSegment | Anchor::Home => {
                 let found = if anchor == Anchor::Home {
                     home::home(context.text, work, position)
@@ -167,21 +211,11 @@ impl<'c, 't> PatternPass<'c, 't> {
             let until = &mut self.covered_until[rule.index()];
             *until = (*until).max(span.end);
             self.counts[rule.index()] += 1;
-            self.push_values_before(span.start);
             self.spans.push(span);
         }
     }
 
     /// Merges every span and decides the candidates that depend on other spans.
-    /// Moves the configured values' spans that start before `position` into `spans`.
-    fn push_values_before(&mut self, position: usize) {
-        let values = self.context.values;
-        let next = values[self.values_pushed..].partition_point(|span| span.start < position);
-        self.spans
-            .extend_from_slice(&values[self.values_pushed..self.values_pushed + next]);
-        self.values_pushed += next;
-    }
-
     fn finish(mut self, counts: &mut [u64; Rule::COUNT], work: &mut Work) -> Vec<Span> {
         for (count, found) in counts.iter_mut().zip(self.counts) {
             *count += found;
@@ -247,5 +281,6 @@ fn rule_of(anchor: Anchor) -> Rule {
         Anchor::PemBegin => Rule::PemPrivateKey,
         Anchor::SchemeSeparator => Rule::UrlPassword,
         Anchor::UsersSegment | Anchor::Home => Rule::HomePath,
+        Anchor::Value(_) => Rule::ExactValue,
     }
 }

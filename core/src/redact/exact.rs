@@ -47,6 +47,8 @@ const FINDER_VALUE_LEN_MAX: usize = 256;
 /// The configured values and their matcher.
 #[derive(Clone, Debug)]
 pub(crate) struct ExactValues {
+    /// The values (invisible characters removed), sorted and without duplicates.
+    values: Vec<String>,
     matcher: Option<Matcher>,
 }
 
@@ -75,7 +77,10 @@ impl ExactValues {
         values.sort_unstable();
         values.dedup();
         if values.is_empty() {
-            return Ok(ExactValues { matcher: None });
+            return Ok(ExactValues {
+                values,
+                matcher: None,
+            });
         }
         if values.len() <= FINDERS_MAX
             && values
@@ -88,6 +93,7 @@ impl ExactValues {
                 .collect();
             return Ok(ExactValues {
                 matcher: Some(Matcher::Finders(finders)),
+                values,
             });
         }
         let automaton = AhoCorasick::builder()
@@ -98,7 +104,13 @@ impl ExactValues {
             })?;
         Ok(ExactValues {
             matcher: Some(Matcher::Automaton(automaton)),
+            values,
         })
+    }
+
+    /// The values, invisible characters removed, sorted, without duplicates.
+    pub(crate) fn values(&self) -> &[String] {
+        &self.values
     }
 
     /// Whether any value is configured.

@@ -230,9 +230,10 @@ impl Redactor {
         S: AsRef<str>,
     {
         let values = ExactValues::new(secrets)?;
-        let anchors = AnchorScanner::new().map_err(|error| RedactError::Matcher {
-            message: error.to_string(),
-        })?;
+        let anchors =
+            AnchorScanner::new(values.values()).map_err(|error| RedactError::Matcher {
+                message: error.to_string(),
+            })?;
         Ok(Redactor {
             values,
             anchors: Some(anchors),
