@@ -3,10 +3,12 @@
 //! Every occurrence of every configured value is found on the input itself (the view of
 //! R28, never text that another rule already changed), *overlapping* occurrences included:
 //! two values that overlap in the text, or one inside another, are each covered entirely.
-//! Up to four values of at most 256 bytes are searched with one SIMD `memmem` each,
-//! restarted one byte after each match; more or longer values with one overlapping
-//! Aho-Corasick search. Both merge occurrences on the fly, so memory stays proportional to
-//! the merged spans even when every byte starts a match.
+//! The full redactor finds up to four values along its anchor search (`anchors`); this
+//! module searches them otherwise: for [`super::Redactor::values_only`], up to four values
+//! of at most 256 bytes with one SIMD `memmem` each, restarted one byte after each match;
+//! more or longer values with one overlapping Aho-Corasick search. Both merge occurrences on
+//! the fly, so memory stays proportional to the merged spans even when every byte starts a
+//! match.
 //!
 //! Construction refuses, with an error that names the value by its position and never
 //! prints it:

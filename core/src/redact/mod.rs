@@ -35,11 +35,13 @@
 //!   spans found on the view are mapped back, so each covers the invisible characters inside
 //!   it and right after it (`invisible`). Configured values are matched without theirs.
 //! - **Speed.** The pattern rules start at rare anchors (`sk-`, `eyJ`, `rer` of `bearer` in
-//!   every case, `rs\` of `Users`, `/home/`, …) found by one Teddy SIMD search with
-//!   hand-placed buckets and a `memchr` for `_`, then verify exactly on the text
-//!   (`anchors`). Configured values use one SIMD `memmem` each (an overlapping
-//!   Aho-Corasick search past four values). Input without invisible characters is never
-//!   copied; input with nothing to redact is returned borrowed. Figures: `benches/README.md`.
+//!   every case, …) found by one Teddy SIMD search with hand-placed buckets, and at `_`,
+//!   `\` and `/` found by one `memchr3`; each anchor is then verified exactly on the text
+//!   (`anchors`). Up to four configured values ride along the Teddy search through their
+//!   rarest three-byte window; more use an overlapping Aho-Corasick search, and
+//!   [`Redactor::values_only`] one `memmem` per value (`exact`). ASCII input skips the
+//!   invisible-character scan, input without invisible characters is never copied, and
+//!   input with nothing to redact is returned borrowed. Figures: `benches/README.md`.
 //! - **Linear work (R29 (f)).** Every rule's failed candidate reads a bounded number of
 //!   bytes or bytes no other candidate of that rule reads again; a successful one covers the
 //!   later anchors inside it. [`Redactor::redact_report`] returns a [`Work`] counter that
