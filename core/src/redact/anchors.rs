@@ -299,14 +299,14 @@ impl AnchorScanner {
         work: &mut Work,
         mut on_hit: impl FnMut(usize, Anchor, &mut Work),
     ) {
+        // Hits wait in batches: appending is cheap, and sorting a nearly sorted batch is
+        // about linear. A batch is handed on up to the last candidate that no later hit can
+        // precede.
+        const BATCH: usize = 64;
         let mut waiting: Vec<(usize, Anchor)> = Vec::new();
         let mut teddy = self.find(text, 0, work);
         let mut separators = memchr3_iter(b'_', b'\\', b'/', text).peekable();
         work.searched_bytes += text.len() as u64;
-        let wait = |hit: (usize, Anchor), waiting: &mut Vec<(usize, Anchor)>| {
-            let at = waiting.partition_point(|&(candidate, _)| candidate <= hit.0);
-            waiting.insert(at, hit);
-        };
         loop {
             let separator = separators.peek().copied();
             let found_at = match (teddy, separator) {
@@ -317,26 +317,28 @@ impl AnchorScanner {
                     teddy = self.find(text, start + 1, work);
                     let (anchor, back) = self.anchors[pattern];
                     if let Some(candidate) = start.checked_sub(back) {
-                        wait((candidate, anchor), &mut waiting);
+                        waiting.push((candidate, anchor));
                     }
                     start
                 }
                 (_, Some(position)) => {
                     separators.next();
-                    for hit in separator_anchors(text, position).into_iter().flatten() {
-                        wait(hit, &mut waiting);
-                    }
+                    waiting.extend(separator_anchors(text, position).into_iter().flatten());
                     position
                 }
                 (_, None) => break,
             };
             work.anchor_hits += 1;
-            let ready =
-                waiting.partition_point(|&(candidate, _)| candidate + self.back_max < found_at);
-            for (candidate, anchor) in waiting.drain(..ready) {
-                on_hit(candidate, anchor, work);
+            if waiting.len() >= BATCH {
+                waiting.sort_by_key(|&(candidate, _)| candidate);
+                let ready =
+                    waiting.partition_point(|&(candidate, _)| candidate + self.back_max < found_at);
+                for (candidate, anchor) in waiting.drain(..ready) {
+                    on_hit(candidate, anchor, work);
+                }
             }
         }
+        waiting.sort_by_key(|&(candidate, _)| candidate);
         for (candidate, anchor) in waiting {
             on_hit(candidate, anchor, work);
         }
