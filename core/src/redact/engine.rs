@@ -68,7 +68,11 @@ pub(crate) fn find(values: &ExactValues, anchors: Option<&AnchorScanner>, input:
         }
     };
     work.candidates += counts.iter().sum::<u64>();
-    let spans = spans.into_iter().map(|span| view.to_input(span)).collect();
+    let spans = if view.is_folded() {
+        spans.into_iter().map(|span| view.to_input(span)).collect()
+    } else {
+        spans
+    };
     Found {
         spans,
         counts,

@@ -117,7 +117,6 @@ impl<'a> View<'a> {
     }
 
     /// Whether the view differs from the input.
-    #[cfg(test)]
     pub(crate) fn is_folded(&self) -> bool {
         !self.removals.is_empty()
     }

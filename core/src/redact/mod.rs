@@ -276,11 +276,19 @@ impl Redactor {
     /// # Ok::<(), ward_core::redact::RedactError>(())
     /// ```
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let spans = self.char_aligned_spans(text);
+        let spans = engine::find(&self.values, self.anchors.as_ref(), text.as_bytes()).spans;
         if spans.is_empty() {
             return Cow::Borrowed(text);
         }
-        Cow::Owned(render_text(text, &spans))
+        // The rules only produce character boundaries; `render_text` checks each one as it
+        // slices (which it must do anyway), and should one ever not be, the spans are
+        // widened to boundaries and the text rendered again.
+        Cow::Owned(render_text(text, &spans).unwrap_or_else(|| {
+            let spans = char_aligned(text, spans);
+            render_text(text, &spans).unwrap_or_else(|| {
+                String::from_utf8_lossy(&render(text.as_bytes(), &spans)).into_owned()
+            })
+        }))
     }
 
     /// Redacts bytes that need not be UTF-8; everything outside the spans passes through
@@ -341,45 +349,46 @@ impl Redactor {
         }
     }
 
-    /// The spans of `text`, widened (never narrowed) to character boundaries. The rules
-    /// only produce boundaries already; this keeps `redact` total should one ever not.
+    /// The spans of `text`, widened (never narrowed) to character boundaries.
     fn char_aligned_spans(&self, text: &str) -> Vec<Span> {
-        let mut spans = engine::find(&self.values, self.anchors.as_ref(), text.as_bytes()).spans;
-        let mut widened = false;
-        for span in &mut spans {
-            debug_assert!(text.is_char_boundary(span.start) && text.is_char_boundary(span.end));
-            while !text.is_char_boundary(span.start) {
-                span.start -= 1;
-                widened = true;
-            }
-            while !text.is_char_boundary(span.end) {
-                span.end += 1;
-                widened = true;
-            }
-        }
-        if widened { span::merge(spans) } else { spans }
+        char_aligned(
+            text,
+            engine::find(&self.values, self.anchors.as_ref(), text.as_bytes()).spans,
+        )
     }
 }
 
+/// Spans widened (never narrowed) to character boundaries. The rules only produce
+/// boundaries already; this keeps the `&str` API total should one ever not.
+fn char_aligned(text: &str, mut spans: Vec<Span>) -> Vec<Span> {
+    let mut widened = false;
+    for span in &mut spans {
+        debug_assert!(text.is_char_boundary(span.start) && text.is_char_boundary(span.end));
+        while !text.is_char_boundary(span.start) {
+            span.start -= 1;
+            widened = true;
+        }
+        while !text.is_char_boundary(span.end) {
+            span.end += 1;
+            widened = true;
+        }
+    }
+    if widened { span::merge(spans) } else { spans }
+}
+
 /// Writes `text` with each span replaced by its placeholder, without validating the
-/// output again: spans start and end on character boundaries and placeholders are ASCII.
-fn render_text(text: &str, spans: &[Span]) -> String {
+/// output again (placeholders are ASCII); `None` if a span does not start and end on a
+/// character boundary.
+fn render_text(text: &str, spans: &[Span]) -> Option<String> {
     let mut output = String::with_capacity(text.len() + spans.len() * LOCAL_PATH.len());
     let mut copied_until = 0;
     for span in spans {
-        match text.get(copied_until..span.start) {
-            Some(stretch) => output.push_str(stretch),
-            // Unreachable: `char_aligned_spans` widened every span to character boundaries.
-            None => return String::from_utf8_lossy(&render(text.as_bytes(), spans)).into_owned(),
-        }
+        output.push_str(text.get(copied_until..span.start)?);
         output.push_str(span.placeholder());
         copied_until = span.end;
     }
-    match text.get(copied_until..) {
-        Some(rest) => output.push_str(rest),
-        None => return String::from_utf8_lossy(&render(text.as_bytes(), spans)).into_owned(),
-    }
-    output
+    output.push_str(text.get(copied_until..)?);
+    Some(output)
 }
 
 /// Writes `input` with each span replaced by its placeholder.
