@@ -316,7 +316,7 @@ impl<S: SessionStore> Session<S> {
     ) -> Result<RunReport, StartError> {
         input.limits.check()?;
         let guard = SecretGuard::new(&input.secrets)?;
-        let redactor = Redactor::new(&input.secrets)?;
+        let redactor = Redactor::new(&input.secrets)?.with_faults(options.faults);
         let policy = RunPolicy {
             read_only: input.read_only,
             disabled: input.disabled_tools.clone(),
@@ -350,7 +350,13 @@ impl<S: SessionStore> Session<S> {
             tools: listed_names(&offered_names, options.faults),
         });
 
-        let redacted_prompt = redactor.redact(&input.prompt).into_owned();
+        let redacted_prompt = if crate::fault!(options.faults, Fault::RedactPatternsBeforeValues) {
+            guard
+                .text(&Redactor::new(Vec::<String>::new())?.redact(&input.prompt))
+                .into_owned()
+        } else {
+            redactor.redact(&input.prompt).into_owned()
+        };
         let prompt_in_transcript = if crate::fault!(options.faults, Fault::RedactFirstTurnOnly) {
             input.prompt.clone()
         } else {

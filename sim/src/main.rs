@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use ward_sim::cli::{bugs, call, replay, run, tools};
+use ward_sim::cli::{bugs, call, redact, replay, run, tools};
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -26,6 +26,8 @@ enum Command {
     Replay(replay::ReplayArgs),
     /// Lists the seeded bug catalogue.
     Bugs(bugs::BugsArgs),
+    /// Redacts standard input to standard output (secrets, keys, home paths).
+    Redact(redact::RedactArgs),
     /// Lists the tool catalogue.
     Tools(tools::ToolsArgs),
     /// Runs one tool call on a fresh default chart; standard input is the raw argument text.
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Replay(args)) => replay::run(&args),
         Some(Command::Bugs(args)) => bugs::run(&args),
+        Some(Command::Redact(args)) => redact::run(&args),
         None => run::run(&run::RunArgs::default()),
     }
 }

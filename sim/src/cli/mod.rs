@@ -4,6 +4,7 @@
 
 pub mod bugs;
 pub mod call;
+pub mod redact;
 pub mod replay;
 pub mod run;
 pub mod tools;

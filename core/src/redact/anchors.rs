@@ -1,0 +1,504 @@
+//! Anchors: the rare literals that start every pattern rule (R25–R27) and every configured
+//! value (R24), found with one SIMD multi-literal search and one `memchr3`.
+//!
+//! Calibration on the bench machine: Teddy (`aho_corasick::packed`) runs at 11–13 GiB/s on
+//! prose when each of its 8 buckets holds literals whose bytes are rare together (a bucket
+//! matches the union of its literals' nybbles), at about 2.5 GiB/s when buckets mix common
+//! letters, and at half speed past 32 literals (its "fat" variant); a `memmem` per value
+//! runs at about 24 GiB/s and `memchr3` at about 30. So:
+//!
+//! - Teddy gets the anchors that need letters, placed in buckets by hand (Teddy puts a
+//!   literal in bucket `id % 8` unless one with the same low nybbles is already placed,
+//!   which keeps every case variant of a word in one bucket):
+//!
+//!   | bucket | literals | rule |
+//!   |---|---|---|
+//!   | 0 | `rer` in every case (the end of `bearer`) | R25 |
+//!   | 1 | `sic` in every case (the end of `basic`) | R25 |
+//!   | 2 | `KIA`, `SIA` (`AKIA…`, `ASIA…`) | R26 |
+//!   | 3 | `sk-` | R26 |
+//!   | 4, 5, 6 | `xox`, `eyJ`, `-BEGIN`, each with one value window | R26, R24 |
+//!   | 7 | the first value window | R24 |
+//!
+//!   A *value window* is the three bytes of a configured value that are rarest in
+//!   ordinary text; a hit is verified against the whole value around it. Every occurrence
+//!   of a value holds its window at the same offset, so every occurrence is found,
+//!   overlapping ones included. Up to four values of at most 256 bytes ride along this way;
+//!   with more, or longer, or when no window can be told apart from the other literals,
+//!   the values get their own search (`exact`).
+//! - `memchr3` finds `_`, `\` and `/`, rare in prose: `_` ends the prefixes `sk_`, `ghp_`
+//!   and its siblings and `github_pat_`; `\` and `/` end a `Users` segment (any case), and
+//!   `/` starts `/home/` and `://`.
+//!
+//! Case-insensitive words are listed in all their case variants (8 for `rer`);
+//! `aho-corasick`'s own `ascii_case_insensitive` would switch off this SIMD path. Hits from
+//! both searches are handed on in order of the position of the candidate they announce
+//! (at most [`AnchorScanner::back_max`] bytes before the hit), so every rule sees its
+//! candidates in order. After a Teddy hit the search restarts one byte later, so
+//! overlapping anchors (`sk-sk-`) are all found.
+
+use aho_corasick::packed::{Config, MatchKind, Searcher};
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
+use memchr::memchr3_iter;
+
+use super::text::{starts_with, starts_with_ignore_case};
+use super::work::Work;
+
+/// The candidate a hit announces; its position is where the candidate starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Anchor {
+    /// `Bearer`, any case (R25), at the scheme word.
+    Bearer,
+    /// `Basic`, any case (R25), at the scheme word.
+    Basic,
+    /// `sk-` or `sk_` (R26).
+    Sk,
+    /// `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` (R26).
+    GithubShort,
+    /// `github_pat_` (R26).
+    GithubPat,
+    /// `AKIA` or `ASIA` (R26), at the `A`.
+    Aws,
+    /// `xox` (R26).
+    Slack,
+    /// `eyJ` (R26).
+    Jwt,
+    /// `-BEGIN` (R26, PEM), at the `-` before `BEGIN`.
+    PemBegin,
+    /// `://` (R26, URL userinfo).
+    SchemeSeparator,
+    /// `rs\` or `rs/`: the end of a `Users` segment (R27), at the `r`.
+    UsersSegment,
+    /// `/home/` (R27).
+    Home,
+    /// A possible occurrence of the configured value with this index (R24), at its start.
+    Value(usize),
+}
+
+/// The longest distance from a candidate's start to the byte its hit was found at, for
+/// the fixed anchors (the `_` of `github_pat_`).
+const FIXED_BACK_MAX: usize = 6;
+/// The longest literal.
+const LITERAL_LEN_MAX: usize = 6;
+/// At most this many values ride along the anchor search.
+pub(crate) const WINDOW_VALUES_MAX: usize = 4;
+/// Values longer than this get their own search.
+const WINDOW_VALUE_LEN_MAX: usize = 256;
+
+/// Every case variant of a word.
+fn case_variants(word: &str) -> Vec<String> {
+    let bytes = word.as_bytes();
+    (0..1u32 << bytes.len())
+        .map(|mask| {
+            bytes
+                .iter()
+                .enumerate()
+                .map(|(index, &byte)| {
+                    char::from(if mask & (1 << index) != 0 {
+                        byte.to_ascii_uppercase()
+                    } else {
+                        byte
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// One Teddy literal: its bytes, the anchor it announces and the distance from the
+/// candidate's start to the literal.
+type Literal = (Vec<u8>, Anchor, usize);
+
+/// How common a byte is in ordinary text (higher is more common), for choosing windows.
+fn commonness(byte: u8) -> u32 {
+    match byte {
+        b' ' => 12,
+        b'e' | b't' | b'a' | b'o' | b'i' | b'n' | b's' | b'h' | b'r' => 10,
+        b'a'..=b'z' => 8,
+        b'.' | b',' | b'\n' => 7,
+        b'A'..=b'Z' => 4,
+        b'0'..=b'9' => 3,
+        0x80..=0xFF => 3,
+        _ => 2,
+    }
+}
+
+/// The rarest three-byte window of `value` that no other literal starts with.
+fn window(value: &[u8], taken: &[Vec<u8>]) -> Option<(usize, Vec<u8>)> {
+    (0..=value.len().checked_sub(3)?)
+        .map(|offset| (offset, value[offset..offset + 3].to_vec()))
+        .filter(|(_, window)| !taken.iter().any(|literal| literal.starts_with(window)))
+        .min_by_key(|(offset, window)| {
+            (
+                window.iter().map(|&byte| commonness(byte)).sum::<u32>(),
+                *offset,
+            )
+        })
+}
+
+/// The literals in id order (which decides their buckets); `None` when the values cannot
+/// ride along.
+fn literals(values: &[String]) -> Option<Vec<Literal>> {
+    let bearer = case_variants("rer");
+    let basic = case_variants("sic");
+    let heads: Vec<(Literal, usize)> = vec![
+        ((bearer[0].clone().into_bytes(), Anchor::Bearer, 3), 0),
+        ((basic[0].clone().into_bytes(), Anchor::Basic, 2), 1),
+        ((b"KIA".to_vec(), Anchor::Aws, 1), 2),
+        ((b"sk-".to_vec(), Anchor::Sk, 0), 3),
+        ((b"xox".to_vec(), Anchor::Slack, 0), 4),
+        ((b"eyJ".to_vec(), Anchor::Jwt, 0), 5),
+        ((b"-BEGIN".to_vec(), Anchor::PemBegin, 0), 6),
+        ((b"SIA".to_vec(), Anchor::Aws, 1), 2),
+    ];
+    let mut taken: Vec<Vec<u8>> = bearer
+        .iter()
+        .chain(&basic)
+        .map(|word| word.clone().into_bytes())
+        .collect();
+    taken.extend(heads.iter().map(|((literal, _, _), _)| literal.clone()));
+    let mut value_heads = Vec::new();
+    for ((index, value), bucket) in values.iter().enumerate().zip([7, 4, 5, 6]) {
+        let (offset, literal) = window(value.as_bytes(), &taken)?;
+        taken.push(literal.clone());
+        value_heads.push(((literal, Anchor::Value(index), offset), bucket));
+    }
+    let fillers: Vec<Literal> = bearer[1..]
+        .iter()
+        .map(|variant| (variant.clone().into_bytes(), Anchor::Bearer, 3))
+        .chain(
+            basic[1..]
+                .iter()
+                .map(|variant| (variant.clone().into_bytes(), Anchor::Basic, 2)),
+        )
+        .collect();
+    place(heads.into_iter().chain(value_heads).collect(), fillers)
+}
+
+/// Orders literals so that each head lands at an id in its bucket; fillers (case variants,
+/// whose bucket is already fixed by their word's head) take the other ids.
+fn place(mut heads: Vec<(Literal, usize)>, mut fillers: Vec<Literal>) -> Option<Vec<Literal>> {
+    const BUCKETS: usize = 8;
+    let mut placed: Vec<Literal> = Vec::new();
+    while !heads.is_empty() {
+        let slot = placed.len() % BUCKETS;
+        if let Some(index) = heads.iter().position(|(_, bucket)| *bucket == slot) {
+            placed.push(heads.remove(index).0);
+        } else {
+            // The first two heads open the buckets of the words the fillers vary.
+            placed.push(fillers.pop().filter(|_| placed.len() >= 2)?);
+        }
+    }
+    placed.extend(fillers);
+    Some(placed)
+}
+
+/// The anchor searchers.
+#[derive(Clone, Debug)]
+pub(crate) struct AnchorScanner {
+    searcher: Engine,
+    /// Per literal id: the anchor and the distance back to the candidate's start.
+    anchors: Vec<(Anchor, usize)>,
+    /// The configured values found through windows (empty when they get their own search).
+    values: Vec<Vec<u8>>,
+    /// Whether the configured values ride along (all of them, or none).
+    finds_values: bool,
+    back_max: usize,
+}
+
+#[derive(Clone, Debug)]
+enum Engine {
+    /// Teddy, where the CPU has the vector instructions it needs.
+    Packed(Searcher),
+    /// An Aho-Corasick automaton elsewhere (same results, slower).
+    Automaton(AhoCorasick),
+}
+
+impl AnchorScanner {
+    /// The scanner for the pattern rules and, when they fit, the configured `values`.
+    pub(crate) fn new(values: &[String]) -> Result<AnchorScanner, aho_corasick::BuildError> {
+        let fits = values.len() <= WINDOW_VALUES_MAX
+            && values
+                .iter()
+                .all(|value| value.len() <= WINDOW_VALUE_LEN_MAX);
+        let (literals, finds_values) = match literals(if fits { values } else { &[] }) {
+            Some(literals) if fits => (literals, true),
+            _ => (literals(&[]).unwrap_or_default(), false),
+        };
+        debug_assert!(
+            literals.len() <= 32,
+            "more than 32 literals switch Teddy to its slower fat variant"
+        );
+        let patterns = literals.iter().map(|(literal, _, _)| literal.as_slice());
+        let searcher = match Config::new()
+            .match_kind(MatchKind::LeftmostFirst)
+            .builder()
+            .extend(patterns.clone())
+            .build()
+        {
+            Some(searcher) => Engine::Packed(searcher),
+            None => Engine::Automaton(
+                AhoCorasick::builder()
+                    .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+                    .kind(Some(AhoCorasickKind::DFA))
+                    .build(patterns)?,
+            ),
+        };
+        let back_max = literals
+            .iter()
+            .map(|(_, _, back)| *back)
+            .max()
+            .unwrap_or(0)
+            .max(FIXED_BACK_MAX);
+        let anchors = literals
+            .into_iter()
+            .map(|(_, anchor, back)| (anchor, back))
+            .collect();
+        let values = if finds_values {
+            values
+                .iter()
+                .map(|value| value.as_bytes().to_vec())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(AnchorScanner {
+            searcher,
+            anchors,
+            values,
+            finds_values,
+            back_max,
+        })
+    }
+
+    /// Whether the configured values are found by this scanner.
+    pub(crate) fn finds_values(&self) -> bool {
+        self.finds_values
+    }
+
+    /// The configured value with this index (when [`AnchorScanner::finds_values`]).
+    pub(crate) fn value(&self, index: usize) -> &[u8] {
+        self.values.get(index).map_or(&[], Vec::as_slice)
+    }
+
+    /// The longest distance from a candidate's start back to its hit.
+    #[cfg(test)]
+    fn back_max(&self) -> usize {
+        self.back_max
+    }
+
+    /// Calls `on_hit(candidate start, anchor, work)` for every anchor in `text`, in order of
+    /// the candidate's start.
+    ///
+    /// Both searches report hits in order of the byte they found, and a candidate starts at
+    /// most `back_max` bytes before it; so a hit can be handed on as soon as both searches
+    /// have moved more than that past it, and only a few hits wait at a time.
+    pub(crate) fn scan(
+        &self,
+        text: &[u8],
+        work: &mut Work,
+        mut on_hit: impl FnMut(usize, Anchor, &mut Work),
+    ) {
+        // Hits wait in batches: appending is cheap, and sorting a nearly sorted batch is
+        // about linear. A batch is handed on up to the last candidate that no later hit can
+        // precede.
+        const BATCH: usize = 64;
+        let mut waiting: Vec<(usize, Anchor)> = Vec::new();
+        let mut teddy = self.find(text, 0, work);
+        let mut separators = memchr3_iter(b'_', b'\\', b'/', text).peekable();
+        work.searched_bytes += text.len() as u64;
+        loop {
+            let separator = separators.peek().copied();
+            let found_at = match (teddy, separator) {
+                (None, None) => break,
+                (Some((pattern, start)), separator)
+                    if separator.is_none_or(|position| start < position) =>
+                {
+                    teddy = self.find(text, start + 1, work);
+                    let (anchor, back) = self.anchors[pattern];
+                    if let Some(candidate) = start.checked_sub(back) {
+                        waiting.push((candidate, anchor));
+                    }
+                    start
+                }
+                (_, Some(position)) => {
+                    separators.next();
+                    waiting.extend(separator_anchors(text, position).into_iter().flatten());
+                    position
+                }
+                (_, None) => break,
+            };
+            work.anchor_hits += 1;
+            if waiting.len() >= BATCH {
+                waiting.sort_by_key(|&(candidate, _)| candidate);
+                let ready =
+                    waiting.partition_point(|&(candidate, _)| candidate + self.back_max < found_at);
+                for (candidate, anchor) in waiting.drain(..ready) {
+                    on_hit(candidate, anchor, work);
+                }
+            }
+        }
+        waiting.sort_by_key(|&(candidate, _)| candidate);
+        for (candidate, anchor) in waiting {
+            on_hit(candidate, anchor, work);
+        }
+    }
+
+    /// The next literal at or after `from`: its id and start.
+    fn find(&self, haystack: &[u8], from: usize, work: &mut Work) -> Option<(usize, usize)> {
+        if from >= haystack.len() {
+            return None;
+        }
+        let found = match &self.searcher {
+            Engine::Packed(searcher) => searcher
+                .find_in(haystack, aho_corasick::Span::from(from..haystack.len()))
+                .map(|found| (found.pattern().as_usize(), found.start())),
+            Engine::Automaton(automaton) => automaton
+                .find(aho_corasick::Input::new(haystack).range(from..))
+                .map(|found| (found.pattern().as_usize(), found.start())),
+        };
+        // Each search reads from `from` to the hit (plus its literal), or to the end.
+        work.searched_bytes += found
+            .map_or(haystack.len(), |(_, start)| start + LITERAL_LEN_MAX)
+            .saturating_sub(from) as u64;
+        found
+    }
+}
+
+/// The candidates that a `_`, `\` or `/` at `index` announces (at most two: `users/home/`).
+fn separator_anchors(text: &[u8], index: usize) -> [Option<(usize, Anchor)>; 2] {
+    match text[index] {
+        b'_' => [underscore_anchor(text, index), None],
+        separator => {
+            let users = (index >= 5 && starts_with_ignore_case(text, index - 5, b"users"))
+                .then(|| (index - 2, Anchor::UsersSegment));
+            let slash = if separator != b'/' {
+                None
+            } else if starts_with(text, index, b"/home/") {
+                Some((index, Anchor::Home))
+            } else if index >= 1 && text[index - 1] == b':' && text.get(index + 1) == Some(&b'/') {
+                Some((index - 1, Anchor::SchemeSeparator))
+            } else {
+                None
+            };
+            [users, slash]
+        }
+    }
+}
+
+/// The candidate an underscore at `index` ends the prefix of, if any.
+fn underscore_anchor(text: &[u8], index: usize) -> Option<(usize, Anchor)> {
+    if index >= 2 && &text[index - 2..index] == b"sk" {
+        return Some((index - 2, Anchor::Sk));
+    }
+    if index >= 3
+        && &text[index - 3..index - 1] == b"gh"
+        && matches!(text[index - 1], b'p' | b'o' | b'u' | b's' | b'r')
+    {
+        return Some((index - 3, Anchor::GithubShort));
+    }
+    if index >= 6 && starts_with(text, index - 6, b"github_pat_") {
+        return Some((index - 6, Anchor::GithubPat));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hits_with(values: &[&str], text: &[u8]) -> Vec<(usize, Anchor)> {
+        let values: Vec<String> = values.iter().map(|value| value.to_string()).collect();
+        let mut found = Vec::new();
+        let scanner = AnchorScanner::new(&values).expect("anchors build");
+        scanner.scan(text, &mut Work::default(), |position, anchor, _| {
+            found.push((position, anchor))
+        });
+        found
+    }
+
+    fn hits(text: &[u8]) -> Vec<(usize, Anchor)> {
+        hits_with(&[], text)
+    }
+
+    #[test]
+    fn literals_fit_slim_teddy_and_cover_every_case() {
+        let values: Vec<String> = [
+            "prov-3f9a1c7e5b2d8046a1c3",
+            "srch-7d41b09e62c5f8a3",
+            "aaaaaaaa",
+            "xoxoxoxo",
+        ]
+        .map(String::from)
+        .to_vec();
+        for count in 0..=WINDOW_VALUES_MAX {
+            let literals = literals(&values[..count]).expect("values fit");
+            assert_eq!(literals.len(), 22 + count);
+            let mut unique: Vec<_> = literals
+                .iter()
+                .map(|(literal, _, _)| literal.clone())
+                .collect();
+            unique.sort();
+            unique.dedup();
+            assert_eq!(unique.len(), literals.len());
+        }
+        let scanner = AnchorScanner::new(&values).expect("builds");
+        assert!(scanner.finds_values() && scanner.back_max() >= FIXED_BACK_MAX);
+        // Five values, or a value longer than 256 bytes, get their own search.
+        let five: Vec<String> = (0..5)
+            .map(|index| format!("value-number-{index}"))
+            .collect();
+        assert!(!AnchorScanner::new(&five).expect("builds").finds_values());
+        assert!(
+            !AnchorScanner::new(&["x".repeat(300)])
+                .expect("builds")
+                .finds_values()
+        );
+    }
+
+    #[test]
+    fn windows_avoid_the_other_literals() {
+        let taken = vec![b"sk-".to_vec(), b"-BEGIN".to_vec()];
+        assert_eq!(window(b"sk-sk-sk-", &taken), Some((1, b"k-s".to_vec())));
+        assert_eq!(window(b"-BE-BE-BE", &taken), Some((1, b"BE-".to_vec())));
+        assert_eq!(window(b"zzzz", &[b"zzz".to_vec()]), None);
+    }
+
+    #[test]
+    fn finds_overlapping_anchors_in_any_case_in_order() {
+        assert_eq!(hits(b"sk-sk_"), [(0, Anchor::Sk), (3, Anchor::Sk)]);
+        assert_eq!(hits(b"x BeArEr y"), [(2, Anchor::Bearer)]);
+        assert_eq!(hits(b"bASIC"), [(0, Anchor::Basic)]);
+        assert_eq!(hits(b"C:\\USERS\\"), [(6, Anchor::UsersSegment)]);
+        assert_eq!(
+            hits(b"users/home/ x://"),
+            [
+                (3, Anchor::UsersSegment),
+                (5, Anchor::Home),
+                (13, Anchor::SchemeSeparator)
+            ]
+        );
+        assert_eq!(
+            hits(b"ghp_ github_pat_x AKIA -----BEGIN"),
+            [
+                (0, Anchor::GithubShort),
+                (5, Anchor::GithubPat),
+                (18, Anchor::Aws),
+                (27, Anchor::PemBegin)
+            ]
+        );
+        assert_eq!(hits(b"rer"), []);
+        assert!(hits(b"plain words about charts, risks and users, and/or more").is_empty());
+    }
+
+    #[test]
+    fn values_are_found_at_every_occurrence() {
+        let found = hits_with(
+            &["prov-3f9a1c7e5b2d8046a1c3"],
+            b"a prov-3f9a1c7e5b2d8046a1c3 b prov-",
+        );
+        assert_eq!(found, [(2, Anchor::Value(0))]);
+        let overlapping = hits_with(&["aaaaaaaa"], b"aaaaaaaaaa");
+        assert_eq!(overlapping.len(), 8);
+    }
+}

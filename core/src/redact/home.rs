@@ -1,0 +1,346 @@
+//! Home paths (R27): `/Users/<name>`, `/home/<name>`, `<drive>:\Users\<name>` become
+//! `[LOCAL_PATH]`, and the rest of the path stays.
+//!
+//! The anchor is the end of a `Users` segment (`rs\` or `rs/`, found case-insensitively),
+//! or `/home/`. From a `Users` anchor the rule checks the word, then looks *back* for a
+//! root, with bounded steps:
+//! - a drive, any case: `C:\Users\`, `c:/users/`, JSON-escaped `C:\\Users\\`, and after a
+//!   `\\?\` prefix (which stays);
+//! - WSL: `/mnt/c/Users/` (the span starts at `/mnt`);
+//! - UNC: `\\host\share\Users\`, `\\host\Users\`, `\\?\UNC\host\share\Users\`, and the
+//!   same with forward slashes unless the `//` follows a `:` (a URL); the span starts at
+//!   the leading separators;
+//! - the seed's own `/Users/` (exact case) anywhere.
+//!
+//! Each separator is `/`, `\` or an escaped `\\`. The user name runs, as in the seed, to the
+//! next white space or separator: for the seed's `X:\Users\` form only `\` ends it (the
+//! seed's `[^\\\s]+`), for `/Users/` and `/home/` only `/` (the seed's `[^/\s]+`), for the
+//! hardened forms either. A name followed by a space continues over up to two further
+//! words (64 bytes), each one space apart, when a separator follows the last word directly
+//! (`C:\Users\John Smith\Desktop` leaves no `Smith`); words there hold letters, digits,
+//! `-`, `_`, `.`, `'` and non-ASCII letters, so a sentence (`/home/bob is here, and/or …`)
+//! is not taken for a name. A placeholder (`[`) ends a word, so a second pass over the
+//! output never accepts a name the first pass refused (R29 (d)). That look-ahead stops at a separator or at a character a root
+//! needs (`:`, `\`, `/`), so no two candidates ever read the same bytes twice.
+//!
+//! A root followed directly by a separator or white space has no name; if another span
+//! starts right there (`/Users/` before a configured value that starts with `/`), the root
+//! joins it, as the output would otherwise show `/Users/[REDACTED]`, which a second pass
+//! would take for a path (R29 (d)). The driver resolves these once every span is known.
+
+use super::Rule;
+use super::span::Span;
+use super::text::{char_len_at, starts_with, starts_with_ignore_case, white_space_len_at};
+use super::work::Work;
+
+/// The longest UNC host or share segment read backwards, in bytes.
+const SEGMENT_LEN_MAX: usize = 255;
+/// The most space-separated words a user name may add to its first word.
+const NAME_EXTRA_WORDS_MAX: usize = 2;
+/// The most bytes those words may add.
+const NAME_EXTRA_LEN_MAX: usize = 64;
+
+/// What a home-path anchor produced.
+pub(crate) enum HomeCandidate {
+    /// A root and a user name.
+    Found(Span),
+    /// A root without a name: redacted only if another span starts at `name_start`.
+    Nameless { start: usize, name_start: usize },
+}
+
+/// Which characters end a user name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum NameEnd {
+    /// `/` (the seed's `/Users/` and `/home/`, and WSL).
+    Slash,
+    /// `\` (the seed's `X:\Users\`).
+    Backslash,
+    /// `/` or `\` (every hardened Windows form).
+    Either,
+}
+
+impl NameEnd {
+    fn is_separator(self, byte: u8) -> bool {
+        match self {
+            NameEnd::Slash => byte == b'/',
+            NameEnd::Backslash => byte == b'\\',
+            NameEnd::Either => byte == b'/' || byte == b'\\',
+        }
+    }
+}
+
+/// A separator at `index`: its length (`\\` counts as one escaped separator).
+fn separator_at(text: &[u8], index: usize) -> Option<(usize, u8)> {
+    match text.get(index)? {
+        b'/' => Some((1, b'/')),
+        b'\\' if text.get(index + 1) == Some(&b'\\') => Some((2, b'\\')),
+        b'\\' => Some((1, b'\\')),
+        _ => None,
+    }
+}
+
+/// The separator that ends right before `index`: where it starts, and its byte.
+fn separator_before(text: &[u8], index: usize) -> Option<(usize, u8)> {
+    let before = index.checked_sub(1)?;
+    match text.get(before)? {
+        b'/' => Some((before, b'/')),
+        b'\\' if before >= 1 && text[before - 1] == b'\\' => Some((before - 1, b'\\')),
+        b'\\' => Some((before, b'\\')),
+        _ => None,
+    }
+}
+
+/// From a `Users` anchor (`rs` at `anchor`). `exact_case` is only ever set by a seeded bug
+/// (SPEC §11, `redact-windows-case-sensitive`): then only `Users` spelled so is a home.
+pub(crate) fn users_segment(
+    text: &[u8],
+    work: &mut Work,
+    anchor: usize,
+    exact_case: bool,
+) -> Option<HomeCandidate> {
+    let users = anchor.checked_sub(3)?;
+    let is_users = if exact_case {
+        starts_with(text, users, b"Users")
+    } else {
+        starts_with_ignore_case(text, users, b"users")
+    };
+    if !is_users {
+        return None;
+    }
+    let (after_len, after_byte) = separator_at(text, users + 5)?;
+    let (separator_start, before_byte) = separator_before(text, users)?;
+    let exact_unix = before_byte == b'/'
+        && after_len == 1
+        && after_byte == b'/'
+        && starts_with(text, users, b"Users");
+    let seed_windows = before_byte == b'\\'
+        && separator_start + 1 == users
+        && after_len == 1
+        && after_byte == b'\\';
+    let (start, mut name_end) = if let Some(drive) = drive_root(text, separator_start) {
+        (
+            drive,
+            if seed_windows {
+                NameEnd::Backslash
+            } else {
+                NameEnd::Either
+            },
+        )
+    } else if let Some(wsl) = wsl_root(text, separator_start, before_byte) {
+        (wsl, NameEnd::Slash)
+    } else if let Some(unc) = unc_root(text, separator_start, work) {
+        (unc, NameEnd::Either)
+    } else if exact_unix {
+        (separator_start, NameEnd::Slash)
+    } else {
+        return None;
+    };
+    // Wherever the seed's `/Users/[^/\s]+` matches, the name runs at least as far.
+    if exact_unix {
+        name_end = NameEnd::Slash;
+    }
+    Some(with_name(
+        text,
+        work,
+        start,
+        users + 5 + after_len,
+        name_end,
+    ))
+}
+
+/// From a `/home/` anchor at `start`.
+pub(crate) fn home(text: &[u8], work: &mut Work, start: usize) -> Option<HomeCandidate> {
+    if !starts_with(text, start, b"/home/") {
+        return None;
+    }
+    Some(with_name(text, work, start, start + 6, NameEnd::Slash))
+}
+
+/// `X:` before the separator that starts at `separator_start`.
+fn drive_root(text: &[u8], separator_start: usize) -> Option<usize> {
+    let letter = separator_start.checked_sub(2)?;
+    (text[letter + 1] == b':' && text[letter].is_ascii_alphabetic()).then_some(letter)
+}
+
+/// `/mnt/x` before the separator that starts at `separator_start`.
+fn wsl_root(text: &[u8], separator_start: usize, separator: u8) -> Option<usize> {
+    let start = separator_start.checked_sub(6)?;
+    (separator == b'/'
+        && text[separator_start - 1].is_ascii_alphabetic()
+        && starts_with(text, start, b"/mnt/"))
+    .then_some(start)
+}
+
+fn is_segment_byte(byte: u8) -> bool {
+    !(byte.is_ascii_whitespace()
+        || byte.is_ascii_control()
+        || matches!(
+            byte,
+            b'\\' | b'/' | b':' | b'*' | b'?' | b'"' | b'<' | b'>' | b'|' | b'[' | b']'
+        ))
+}
+
+/// A UNC root (`\\host\share` or `\\host`, `\\?\UNC\host\share`, `//host/share`) ending at
+/// `separator_start`: where it starts.
+fn unc_root(text: &[u8], separator_start: usize, work: &mut Work) -> Option<usize> {
+    let mut segment_end = separator_start;
+    for _segment in 0..2 {
+        let lowest = segment_end.saturating_sub(SEGMENT_LEN_MAX);
+        let mut segment_start = segment_end;
+        while segment_start > lowest && is_segment_byte(text[segment_start - 1]) {
+            segment_start -= 1;
+        }
+        work.verified_bytes += (segment_end - segment_start) as u64;
+        if segment_start == segment_end {
+            return None;
+        }
+        if let Some(root) = unc_introducer(text, segment_start) {
+            return Some(root);
+        }
+        let (separator, _) = separator_before(text, segment_start)?;
+        segment_end = separator;
+    }
+    None
+}
+
+/// The start of `\\`, `\\?\UNC\` or `//` (not after `:`) that ends at `index`.
+fn unc_introducer(text: &[u8], index: usize) -> Option<usize> {
+    let before = &text[..index];
+    if before.len() >= 8 && before[before.len() - 8..].eq_ignore_ascii_case(b"\\\\?\\unc\\") {
+        return Some(index - 8);
+    }
+    if before.ends_with(b"\\\\") {
+        let mut start = index - 2;
+        while start > 0 && index - start < 8 && text[start - 1] == b'\\' {
+            start -= 1;
+        }
+        return Some(start);
+    }
+    if before.ends_with(b"//") && !before[..before.len() - 2].ends_with(b":") {
+        return Some(index - 2);
+    }
+    None
+}
+
+/// The user name from `name_start`, and the candidate it makes.
+fn with_name(
+    text: &[u8],
+    work: &mut Work,
+    start: usize,
+    name_start: usize,
+    name_end: NameEnd,
+) -> HomeCandidate {
+    let mut index = name_start;
+    while let Some(&byte) = text.get(index) {
+        if name_end.is_separator(byte) || white_space_len_at(text, index) > 0 {
+            break;
+        }
+        index += char_len_at(text, index);
+    }
+    work.verified_bytes += (index - name_start) as u64;
+    if index == name_start {
+        return HomeCandidate::Nameless { start, name_start };
+    }
+    let end = spaced_name_end(text, work, index).unwrap_or(index);
+    HomeCandidate::Found(Span::new(start, end, Rule::HomePath))
+}
+
+fn is_name_word_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'\'') || byte >= 0x80
+}
+
+/// Where a name that continues over space-separated words ends, if a separator follows
+/// its last word directly.
+fn spaced_name_end(text: &[u8], work: &mut Work, name_end: usize) -> Option<usize> {
+    let mut index = name_end;
+    let mut words = 0;
+    let result = loop {
+        if text.get(index) != Some(&b' ')
+            || words == NAME_EXTRA_WORDS_MAX
+            || index - name_end > NAME_EXTRA_LEN_MAX
+        {
+            break None;
+        }
+        words += 1;
+        index += 1;
+        let word_start = index;
+        while let Some(&byte) = text.get(index) {
+            if !is_name_word_byte(byte) || white_space_len_at(text, index) > 0 {
+                break;
+            }
+            index += char_len_at(text, index);
+        }
+        if index == word_start {
+            break None;
+        }
+        match text.get(index) {
+            Some(b'\\' | b'/') => break Some(index),
+            Some(b' ') => {}
+            _ => break None,
+        }
+    };
+    work.verified_bytes += (index - name_end) as u64;
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(text: &str) -> Option<&str> {
+        let bytes = text.as_bytes();
+        let mut work = Work::default();
+        let anchor = text
+            .to_ascii_lowercase()
+            .find("rs\\")
+            .or_else(|| text.to_ascii_lowercase().find("rs/"))?;
+        match users_segment(bytes, &mut work, anchor, false)? {
+            HomeCandidate::Found(span) => Some(&text[span.range()]),
+            HomeCandidate::Nameless { .. } => Some(""),
+        }
+    }
+
+    #[test]
+    fn roots_of_every_form() {
+        assert_eq!(found(r"at C:\Users\alice\x"), Some(r"C:\Users\alice"));
+        assert_eq!(found(r"at c:\users\alice\x"), Some(r"c:\users\alice"));
+        assert_eq!(found(r"at C:/Users/alice/x"), Some(r"C:/Users/alice"));
+        assert_eq!(found(r#""C:\\Users\\alice\\x""#), Some(r"C:\\Users\\alice"));
+        assert_eq!(found(r"\\?\C:\Users\alice\x"), Some(r"C:\Users\alice"));
+        assert_eq!(
+            found(r"\\fs01\home$\Users\alice\x"),
+            Some(r"\\fs01\home$\Users\alice")
+        );
+        assert_eq!(found(r"\\fs01\users\alice"), Some(r"\\fs01\users\alice"));
+        assert_eq!(
+            found(r"\\?\UNC\fs01\c$\Users\alice"),
+            Some(r"\\?\UNC\fs01\c$\Users\alice")
+        );
+        assert_eq!(found("/mnt/c/Users/alice/x"), Some("/mnt/c/Users/alice"));
+        assert_eq!(found("/mnt/d/users/alice/x"), Some("/mnt/d/users/alice"));
+        assert_eq!(found("x/Users/alice/x"), Some("/Users/alice"));
+        assert_eq!(
+            found(r"C:\Users\John Smith\Desktop"),
+            Some(r"C:\Users\John Smith")
+        );
+        assert_eq!(found(r"C:\Users\ alice"), Some(""));
+    }
+
+    #[test]
+    fn not_a_home_path() {
+        assert_eq!(found("https://example.com/users/alice"), None);
+        assert_eq!(found("the users/groups table"), None);
+        assert_eq!(found("/srv/users/alice"), None);
+        assert_eq!(found(r"C:\Program Files\Users\x"), None);
+    }
+
+    #[test]
+    fn sentences_are_not_names() {
+        let text = "/Users/bob is in here and/or there";
+        let mut work = Work::default();
+        match users_segment(text.as_bytes(), &mut work, 4, false) {
+            Some(HomeCandidate::Found(span)) => assert_eq!(&text[span.range()], "/Users/bob"),
+            _ => panic!("expected a home path"),
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! Positive and negative examples for every rule and hardening (fake values only).
+
+use std::borrow::Cow;
+
+use super::*;
+
+fn redactor() -> Redactor {
+    Redactor::new(["provider-key-0123456789", "search-key-abcdefghij"]).expect("valid secrets")
+}
+
+#[track_caller]
+fn redacts(input: &str, expected: &str) {
+    assert_eq!(redactor().redact(input), expected, "input {input:?}");
+}
+
+#[track_caller]
+fn keeps(input: &str) {
+    let output = redactor().redact(input);
+    assert!(
+        matches!(output, Cow::Borrowed(_)),
+        "input {input:?} became {output:?}"
+    );
+}
+
+#[test]
+fn the_issue_examples() {
+    redacts(
+        "Authorization: Bearer abc$def;x\n",
+        "Authorization: [REDACTED];x\n",
+    );
+    keeps("Explain the basic concepts\n");
+    assert!(matches!(
+        Redactor::new(["abc"]),
+        Err(RedactError::SecretTooShort { .. })
+    ));
+}
+
+#[test]
+fn exact_values_r24() {
+    redacts("use provider-key-0123456789 now", "use [REDACTED] now");
+    redacts(
+        "provider-key-0123456789provider-key-0123456789",
+        "[REDACTED]",
+    );
+    // A value partly inside another rule's span is still covered entirely.
+    redacts(
+        "sk-abcdefghijklmnop search-key-abcdefghij",
+        "[REDACTED] [REDACTED]",
+    );
+    redacts("/home/search-key-abcdefghij/x", "[REDACTED]/x");
+    redacts("Bearer search-key-abcdefghij", "[REDACTED]");
+    // A value with an invisible character inside it is still found.
+    redacts("provider-key-01234\u{200B}56789", "[REDACTED]");
+    keeps("provider-key-012345678 is close but not equal");
+    keeps("provider-key-01234");
+}
+
+#[test]
+fn values_touching_patterns_leave_no_fragment() {
+    let redactor = Redactor::new(["zzzzzzzx"]).expect("valid");
+    // The key after the value is still a key: the value's last letter becomes `]`.
+    assert_eq!(redactor.redact("zzzzzzzxsk-abcdefghijklmnop"), "[REDACTED]");
+    assert_eq!(redactor.redact("zzzzzzzxBearer abcdefgh1"), "[REDACTED]");
+    assert_eq!(
+        redactor.redact("zzzzzzzxeyJhbGciOiJI.eyJzdWIiOiIx.sig"),
+        "[REDACTED]"
+    );
+    let overlapping = Redactor::new(["abcdefgh12", "gh12345678", "5678-tail"]).expect("valid");
+    assert_eq!(
+        overlapping.redact("<abcdefgh12345678-tail>"),
+        "<[REDACTED]>"
+    );
+}
+
+#[test]
+fn authorization_values_r25() {
+    redacts(
+        "curl -H 'Authorization: Bearer eyJabc.def'",
+        "curl -H 'Authorization: [REDACTED]'",
+    );
+    redacts(
+        "authorization=basic dXNlcjpwYXNz",
+        "authorization=[REDACTED]",
+    );
+    redacts(
+        r#"{"Authorization": "Bearer abc"}"#,
+        r#"{"Authorization": "[REDACTED]"}"#,
+    );
+    redacts(
+        r#"{"proxy-authorization":"Basic abc"}"#,
+        r#"{"proxy-authorization":"[REDACTED]"}"#,
+    );
+    redacts(
+        "headers['Authorization'] = 'Bearer short'",
+        "headers['Authorization'] = '[REDACTED]'",
+    );
+    redacts("token: Bearer abcdefg1, next", "token: [REDACTED], next");
+    redacts("BEARER abc.defgh", "[REDACTED]");
+    redacts("bEaReR\u{3000}abcdefghijklmnopqrstu)", "[REDACTED])");
+    redacts("use Bearer 12345678 there", "use [REDACTED] there");
+    redacts("(Bearer abc~defgh)", "([REDACTED])");
+    redacts(
+        "Bearer x-proxy-authorization=bearer aA!*aaaaaaa0aA ok",
+        "[REDACTED] ok",
+    );
+    redacts("Bearer abc123de\u{201D} said", "[REDACTED]\u{201D} said");
+    // Ordinary words after the scheme stay.
+    keeps("Explain the basic concepts");
+    keeps("Explain the basic concepts. The bearer duplicates...");
+    redacts("Bearer abcd.efgh.", "[REDACTED]");
+    redacts("Bearer abcdefgh1.", "[REDACTED]");
+    keeps("Bearer bonds and basic shares");
+    keeps("The bearer instrument pays basic interest; basic: yes");
+    keeps("Basic abc123");
+    keeps("BasicAuth abcdefgh1");
+    keeps("xBearer abcdefgh1");
+    keeps("Bearer");
+    keeps("Authorization: Bearer");
+    keeps("Authorization: Bearer \"");
+}
+
+#[test]
+fn sk_keys_r26() {
+    redacts("key sk-abcdefghijk-", "key [REDACTED]");
+    redacts("sk-proj-abcdefghijklmnop end", "[REDACTED] end");
+    redacts("sk-ant-api03-abcdefghijklmnop_XYZ", "[REDACTED]");
+    redacts("STRIPE=sk_live_abcdefghijklmnop", "STRIPE=[REDACTED]");
+    redacts("é sk-abcdefghijkl", "é [REDACTED]");
+    redacts("sk-sk-sk-sk-sk-sk-", "[REDACTED]");
+    keeps("task-management and risk-adjusted-return-on-capital");
+    keeps("sk-abcdefghijk");
+    keeps("Sk-abcdefghijklmnop");
+    keeps("ask-abcdefghijklmnop");
+}
+
+#[test]
+fn extended_token_families_r26() {
+    redacts(
+        "gh auth ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "gh auth [REDACTED]",
+    );
+    redacts(
+        "github_pat_11ABCDEFG0abcdefghijklmn_opqrstuvwxyz",
+        "[REDACTED]",
+    );
+    redacts("id AKIAIOSFODNN7EXAMPLE!", "id [REDACTED]!");
+    redacts("xoxb-123456789012-abcdefghijkl", "[REDACTED]");
+    redacts(
+        "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl.",
+        "jwt [REDACTED].",
+    );
+    redacts(
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEabc\n+/def==\n-----END RSA PRIVATE KEY-----\nafter",
+        "[REDACTED]\nafter",
+    );
+    redacts(
+        "-----BEGIN PRIVATE KEY-----\\nMIIEabc\\nxyz== thanks",
+        "[REDACTED] thanks",
+    );
+    redacts(
+        "postgres://admin:p4ss@w0rd@db.local:5432/x",
+        "postgres://admin:[REDACTED]@db.local:5432/x",
+    );
+    redacts("redis://:hunter2pw@cache", "redis://:[REDACTED]@cache");
+    keeps("ghp_short and github_pat_short");
+    keeps("AKIAIOSFODNN7EXAMPL and ASIA-Pacific markets");
+    keeps("xoxo- hugs and xoxb-short");
+    keeps("eyJhbGciOiJIUzI1NiJ9 alone, eyJ.eyJ.");
+    keeps("-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----");
+    keeps("https://user@example.com:8080/a and https://example.com/x:y@z");
+    keeps("see https://example.com/");
+}
+
+#[test]
+fn home_paths_r27() {
+    redacts("open /Users/alice/notes.txt", "open [LOCAL_PATH]/notes.txt");
+    redacts("cd /home/bob && ls", "cd [LOCAL_PATH] && ls");
+    redacts(r"C:\Users\carol\AppData", r"[LOCAL_PATH]\AppData");
+    redacts(r"c:\users\carol\AppData", r"[LOCAL_PATH]\AppData");
+    redacts(r"C:\USERS\carol", "[LOCAL_PATH]");
+    redacts("D:/Users/dave/x", "[LOCAL_PATH]/x");
+    redacts(
+        r#"{"p":"C:\\Users\\erin\\x"}"#,
+        r#"{"p":"[LOCAL_PATH]\\x"}"#,
+    );
+    redacts(r"\\?\C:\Users\frank\x", r"\\?\[LOCAL_PATH]\x");
+    redacts(r"\\fileserver\home$\Users\grace\x", r"[LOCAL_PATH]\x");
+    redacts(r"\\fileserver\users\heidi\x", r"[LOCAL_PATH]\x");
+    redacts(r"\\?\UNC\fs\share\Users\ivan\x", r"[LOCAL_PATH]\x");
+    redacts("/mnt/c/Users/judy/x", "[LOCAL_PATH]/x");
+    redacts(r"C:\Users\John Smith\Desktop", r"[LOCAL_PATH]\Desktop");
+    redacts("/Users/Mary Ann Lee/Documents", "[LOCAL_PATH]/Documents");
+    redacts("/home/José/x", "[LOCAL_PATH]/x");
+    redacts("/Users/U\u{200B}sers/x", "[LOCAL_PATH]/x");
+    redacts("C:\\U\u{AD}sers\\kim\\x", r"[LOCAL_PATH]\x");
+    redacts("/Users//Users/x", "[LOCAL_PATH]");
+    redacts(
+        "/Users/bob is in here and/or there",
+        "[LOCAL_PATH] is in here and/or there",
+    );
+    keeps("https://api.example.com/users/42/profile");
+    keeps("/srv/users/alice and /etc/homes/x");
+    keeps(r"C:\Program Files\Users\x");
+    keeps("the users/groups table");
+    keeps("/Users/ and /home/");
+}
+
+#[test]
+fn invisible_characters_r28() {
+    redacts("Bea\u{200B}rer abc123456789", "[REDACTED]");
+    redacts(
+        "Authori\u{200D}zation: Bea\u{FEFF}rer x",
+        "Authori\u{200D}zation: [REDACTED]",
+    );
+    redacts("s\u{2060}k-abcdefghijklmnop", "[REDACTED]");
+    redacts("sk-abcdef\u{AD}ghijklmnop", "[REDACTED]");
+    redacts(
+        "eyJhbGciOiJIUzI1NiJ9.\u{200C}eyJzdWIiOiIxMjM0In0",
+        "[REDACTED]",
+    );
+    // Invisible characters before a span stay, those right after it go with it;
+    // typographic punctuation is not touched.
+    redacts(
+        "\u{200B}sk-abcdefghijklmnop\u{200B} x",
+        "\u{200B}[REDACTED] x",
+    );
+    keeps("\u{201C}Quoted\u{201D} \u{2014} a soft\u{AD}hyphen and a zero\u{200B}width space");
+}
+
+#[test]
+fn merged_spans_take_one_placeholder() {
+    let redactor = redactor();
+    redacts("/home/provider-key-0123456789/x", "[REDACTED]/x");
+    let spans = redactor.redact_spans("Bearer sk-abcdefghijklmnop and /home/x");
+    assert_eq!(spans.len(), 2);
+    assert_eq!(
+        spans[0].rules.iter().collect::<Vec<_>>(),
+        [Rule::AuthValue, Rule::SkKey]
+    );
+    assert_eq!(spans[1].rules, RuleSet::single(Rule::HomePath));
+    // Touching spans merge: no fragment between them.
+    redacts(
+        "sk-abcdefghijklmnop,provider-key-0123456789",
+        "[REDACTED],[REDACTED]",
+    );
+    redacts("provider-key-0123456789search-key-abcdefghij", "[REDACTED]");
+}
+
+#[test]
+fn idempotence_edge_cases() {
+    let redactor = Redactor::new(["\"abcdefgh", "/abcdefgh", "ab/cdefgh"]).expect("valid");
+    for input in [
+        "Authorization: Bearer \"abcdefgh",
+        "/Users//abcdefgh",
+        "https://u:ab/cdefgh@host",
+        "Bearer xxxxxxxxxxx(Bearer abc12345",
+        r"Bearer abcC:\Users\bob",
+        r"AKIAABCDEFGHIJKLMNOPC:\Users\x",
+    ] {
+        let once = redactor.redact(input).into_owned();
+        assert_eq!(redactor.redact(&once), once, "input {input:?}");
+    }
+}
+
+#[test]
+fn bytes_mode_passes_invalid_utf8_through() {
+    let redactor = redactor();
+    let input = b"\xC3\x28 sk-abcdefghijklmnop \xE2\x80 /home/\xFFname/x \xF0";
+    let output = redactor.redact_bytes(input);
+    assert_eq!(
+        &*output,
+        b"\xC3\x28 [REDACTED] \xE2\x80 [LOCAL_PATH]/x \xF0"
+    );
+    assert!(matches!(
+        redactor.redact_bytes(b"\xFF\xFE plain"),
+        Cow::Borrowed(_)
+    ));
+}
+
+#[test]
+fn values_only_applies_no_pattern() {
+    let guard = Redactor::values_only(["provider-key-0123456789"]).expect("valid");
+    assert_eq!(
+        guard.redact("Bearer provider-key-0123456789"),
+        "Bearer [REDACTED]"
+    );
+    assert!(matches!(
+        guard.redact("Bearer abcdefgh12 /home/x sk-abcdefghijklmnop"),
+        Cow::Borrowed(_)
+    ));
+    let empty = Redactor::values_only(Vec::<String>::new()).expect("valid");
+    assert!(matches!(
+        empty.redact("sk-abcdefghijklmnop"),
+        Cow::Borrowed(_)
+    ));
+}
+
+#[test]
+fn redactor_is_send_sync_and_clone() {
+    fn assert_traits<T: Send + Sync + Clone + std::fmt::Debug>() {}
+    assert_traits::<Redactor>();
+}

@@ -1,0 +1,228 @@
+//! Structured secrets (R26): JSON Web Tokens, PEM private key blocks and URL passwords.
+//!
+//! Each has a bound on the work a failed candidate can cost:
+//! - a JWT's dot-separated base64url runs are computed once and cached, so `eyJ-eyJ-eyJ…`
+//!   (every anchor inside one run) or `eyJ.` repeated stays linear;
+//! - the search for `-----END ` after a `-----BEGIN … PRIVATE KEY-----` header is cached
+//!   and only ever moves forward, so many headers without an END cost one search; a block
+//!   longer than [`PEM_LEN_MAX`] or without an END is redacted from its header through the
+//!   base64 body lines that follow it (a truncated key is still key material);
+//! - a URL's userinfo run stops at `/`, so `://u:` repeated without `@` scans each byte once.
+
+use memchr::memmem;
+
+use super::Rule;
+use super::context::Context;
+use super::span::Span;
+use super::text::{char_len_at, class, is, run_end, run_end_by, starts_with, white_space_len_at};
+use super::work::Work;
+
+/// The longest PEM block (header to END line) searched for its END line, in bytes.
+pub(crate) const PEM_LEN_MAX: usize = 64 * 1024;
+/// The longest PEM label (`RSA PRIVATE KEY`, `ENCRYPTED PRIVATE KEY`, …).
+const PEM_LABEL_LEN_MAX: usize = 64;
+/// The shortest JWT header or payload segment, in bytes (`eyJ` included).
+const JWT_SEGMENT_LEN_MIN: usize = 8;
+
+/// The maximal base64url runs met so far, so that a run is read once however many anchors
+/// it holds.
+#[derive(Default)]
+pub(crate) struct RunCache {
+    runs: [(usize, usize); 4],
+    next: usize,
+}
+
+impl RunCache {
+    fn run_end(&mut self, text: &[u8], start: usize, work: &mut Work) -> usize {
+        if let Some(&(_, end)) = self
+            .runs
+            .iter()
+            .find(|&&(run_start, end)| run_start <= start && start <= end && end > 0)
+        {
+            return end;
+        }
+        let end = run_end(text, start, class::KEY);
+        work.verified_bytes += (end - start) as u64;
+        self.runs[self.next] = (start, end);
+        self.next = (self.next + 1) % self.runs.len();
+        end
+    }
+}
+
+/// A JWT (`eyJ<header>.eyJ<payload>[.<signature>]`) at `start`.
+pub(crate) fn jwt(
+    context: &Context<'_>,
+    work: &mut Work,
+    runs: &mut RunCache,
+    start: usize,
+) -> Option<Span> {
+    let text = context.text;
+    if !starts_with(text, start, b"eyJ") || !context.boundary_before(start) {
+        return None;
+    }
+    let header_end = runs.run_end(text, start, work);
+    if header_end - start < JWT_SEGMENT_LEN_MIN
+        || text.get(header_end) != Some(&b'.')
+        || !starts_with(text, header_end + 1, b"eyJ")
+    {
+        return None;
+    }
+    let payload_start = header_end + 1;
+    let payload_end = runs.run_end(text, payload_start, work);
+    if payload_end - payload_start < JWT_SEGMENT_LEN_MIN {
+        return None;
+    }
+    let mut end = payload_end;
+    if text.get(end) == Some(&b'.') {
+        let signature_end = runs.run_end(text, end + 1, work);
+        if signature_end > end + 1 {
+            end = signature_end;
+        }
+    }
+    Some(Span::new(start, end, Rule::Jwt))
+}
+
+/// The forward-only search for PEM END lines.
+#[derive(Default)]
+pub(crate) struct PemEnds {
+    /// The last search: where it started and what it found.
+    last: Option<(usize, Option<usize>)>,
+}
+
+impl PemEnds {
+    /// The first `-----END ` at or after `from`.
+    fn find(&mut self, text: &[u8], from: usize, work: &mut Work) -> Option<usize> {
+        if let Some((searched_from, found)) = self.last
+            && searched_from <= from
+            && found.is_none_or(|position| position >= from)
+        {
+            return found;
+        }
+        let rest = text.get(from..).unwrap_or_default();
+        let found = memmem::find(rest, b"-----END ").map(|offset| from + offset);
+        work.searched_bytes += (found.map_or(rest.len(), |position| position - from + 9)) as u64;
+        self.last = Some((from, found));
+        found
+    }
+}
+
+fn is_pem_label_byte(byte: u8) -> bool {
+    byte.is_ascii_uppercase() || byte.is_ascii_digit() || byte == b' '
+}
+
+/// A PEM private key block whose `BEGIN` is at `begin` (so the block starts 5 bytes before).
+pub(crate) fn pem_private_key(
+    context: &Context<'_>,
+    work: &mut Work,
+    ends: &mut PemEnds,
+    begin: usize,
+) -> Option<Span> {
+    let text = context.text;
+    let start = begin.checked_sub(5)?;
+    if !starts_with(text, start, b"-----BEGIN ") {
+        return None;
+    }
+    let label_start = begin + 6;
+    let label_end = run_end_by(text, label_start, is_pem_label_byte);
+    work.verified_bytes += (label_end - label_start).min(PEM_LABEL_LEN_MAX + 1) as u64;
+    let label = &text[label_start..label_end];
+    if label.len() > PEM_LABEL_LEN_MAX
+        || !starts_with(text, label_end, b"-----")
+        || memmem::find(label, b"PRIVATE KEY").is_none()
+    {
+        return None;
+    }
+    let header_end = label_end + 5;
+    let end = match ends.find(text, header_end, work) {
+        Some(end_line) if end_line - header_end <= PEM_LEN_MAX => {
+            let end_label_start = end_line + 9;
+            let end_label_end = run_end_by(text, end_label_start, is_pem_label_byte)
+                .min(end_label_start + PEM_LABEL_LEN_MAX);
+            work.verified_bytes += (end_label_end - end_label_start) as u64;
+            if starts_with(text, end_label_end, b"-----") {
+                end_label_end + 5
+            } else {
+                end_label_end
+            }
+        }
+        _ => body_end(text, header_end, work),
+    };
+    Some(Span::new(start, end, Rule::PemPrivateKey))
+}
+
+/// The end of the base64 body lines from `start` (line breaks, also written as the escapes
+/// `\n` and `\r` of a JSON string, and base64 characters).
+fn body_end(text: &[u8], start: usize, work: &mut Work) -> usize {
+    let mut index = start;
+    loop {
+        match text.get(index) {
+            Some(b'\n' | b'\r') => index += 1,
+            Some(b'\\') if matches!(text.get(index + 1), Some(b'n' | b'r')) => index += 2,
+            Some(&byte) if is(byte, class::BASE64) => index += 1,
+            _ => break,
+        }
+    }
+    work.verified_bytes += (index - start) as u64;
+    index
+}
+
+/// Whether `byte` ends a URL's userinfo (RFC 3986 excludes these, and white space).
+fn ends_userinfo(byte: u8) -> bool {
+    matches!(
+        byte,
+        b'/' | b'?'
+            | b'#'
+            | b'['
+            | b']'
+            | b'"'
+            | b'\''
+            | b'<'
+            | b'>'
+            | b'`'
+            | b'\\'
+            | b'{'
+            | b'}'
+            | b'|'
+            | b'^'
+    ) || byte.is_ascii_whitespace()
+        || byte == 0x0B
+}
+
+/// The password of `scheme://user:PASSWORD@host`, where `separator` is the position of
+/// `://`. The user part stays; the password runs from the first `:` to the last `@` of the
+/// userinfo, so a password with an unencoded `@` is covered whole.
+pub(crate) fn url_password(
+    context: &Context<'_>,
+    work: &mut Work,
+    separator: usize,
+) -> Option<Span> {
+    let text = context.text;
+    if !starts_with(text, separator, b"://") {
+        return None;
+    }
+    let start = separator + 3;
+    let mut index = start;
+    let mut colon = None;
+    let mut last_at = None;
+    while let Some(&byte) = text.get(index) {
+        if byte < 0x80 {
+            if ends_userinfo(byte) {
+                break;
+            }
+            if byte == b':' && colon.is_none() {
+                colon = Some(index);
+            } else if byte == b'@' {
+                last_at = Some(index);
+            }
+            index += 1;
+        } else {
+            if white_space_len_at(text, index) > 0 {
+                break;
+            }
+            index += char_len_at(text, index);
+        }
+    }
+    work.verified_bytes += (index - start) as u64;
+    let (colon, at) = (colon?, last_at?);
+    (colon + 1 < at).then(|| Span::new(colon + 1, at, Rule::UrlPassword))
+}

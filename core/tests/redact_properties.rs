@@ -1,0 +1,508 @@
+//! Property tests for R29 (a)–(f), with a grammar that plants labelled secrets of every
+//! shape of SPEC §7 among ordinary text, separators, noise and invisible characters.
+//!
+//! Case counts are modest by default; set `PROPTEST_CASES` for a longer run.
+
+use std::borrow::Cow;
+
+use proptest::prelude::*;
+use proptest::test_runner::Config;
+use ward_core::redact::baseline::Baseline;
+use ward_core::redact::{LOCAL_PATH, REDACTED, Redactor};
+
+const INVISIBLES: [&str; 6] = [
+    "\u{200B}", "\u{200C}", "\u{200D}", "\u{2060}", "\u{FEFF}", "\u{AD}",
+];
+
+/// Words and separators that start no rule: the trigger-free grammar of (c).
+const WORDS: [&str; 24] = [
+    "chart",
+    "price",
+    "moving",
+    "average",
+    "the",
+    "of",
+    "volume",
+    "candle",
+    "weekly",
+    "trend",
+    "line",
+    "pane",
+    "indicator",
+    "2024-05-01",
+    "42.5",
+    "signal",
+    "résumé",
+    "naïve",
+    "市场",
+    "close",
+    "open",
+    "high",
+    "low",
+    "drawing",
+];
+const SEPARATORS: [&str; 17] = [
+    " ", "\n", ", ", "; ", "\t", " (", ") ", " \"", "\" ", ": ", " = ", " é ", " — ", " “", "” ",
+    "\u{A0}", " / ",
+];
+
+/// Text that looks like triggers but is not one.
+const NOISE: [&str; 16] = [
+    "sk-",
+    "Bearer",
+    "basic",
+    "://",
+    "-----BEGIN",
+    "eyJ.",
+    "/Users/",
+    "/home/",
+    "C:",
+    "\\\\",
+    "[REDACTED]",
+    "[LOCAL_PATH]",
+    "AKIA",
+    "xoxb-",
+    "ghp_",
+    "Authorization:",
+];
+
+/// One piece of generated text: its text and the secret parts planted in it.
+#[derive(Clone, Debug)]
+struct Piece {
+    text: String,
+    planted: Vec<String>,
+}
+
+impl Piece {
+    fn clean(text: impl Into<String>) -> Piece {
+        Piece {
+            text: text.into(),
+            planted: Vec::new(),
+        }
+    }
+
+    fn secret(text: String, planted: &[&str]) -> Piece {
+        Piece {
+            text,
+            planted: planted.iter().map(|part| part.to_string()).collect(),
+        }
+    }
+}
+
+fn any_case(word: &'static str) -> impl Strategy<Value = String> {
+    proptest::collection::vec(any::<bool>(), word.len()).prop_map(move |upper| {
+        word.chars()
+            .zip(upper)
+            .map(|(c, up)| {
+                if up {
+                    c.to_ascii_uppercase()
+                } else {
+                    c.to_ascii_lowercase()
+                }
+            })
+            .collect()
+    })
+}
+
+fn high_entropy(pattern: &'static str) -> impl Strategy<Value = String> {
+    proptest::string::string_regex(pattern).expect("valid regex")
+}
+
+fn auth_piece() -> impl Strategy<Value = Piece> {
+    (
+        prop_oneof![any_case("bearer"), any_case("basic")],
+        prop_oneof![Just(" "), Just("  "), Just("\t"), Just("\u{3000}")],
+        prop_oneof![
+            Just(""),
+            Just("Authorization: "),
+            Just("\"authorization\": \""),
+            Just("X-Proxy-Authorization=")
+        ],
+        high_entropy("[A-Za-z]{5,8}[0-9][._~+/=-]?[A-Za-z0-9]{2,8}"),
+        high_entropy("[A-Za-z$%*!]{6,10}"),
+    )
+        .prop_map(|(scheme, space, header, credential, odd)| {
+            let credential = if header.is_empty() {
+                credential
+            } else {
+                format!("{odd}{credential}")
+            };
+            Piece::secret(
+                format!("{header}{scheme}{space}{credential}"),
+                &[&credential],
+            )
+        })
+}
+
+fn key_piece() -> impl Strategy<Value = Piece> {
+    prop_oneof![
+        (
+            prop_oneof![
+                Just("sk-"),
+                Just("sk_"),
+                Just("sk-proj-"),
+                Just("sk-ant-api03-")
+            ],
+            high_entropy("[A-Za-z0-9]{12,24}[_-]?")
+        )
+            .prop_map(|(prefix, body)| Piece::secret(format!("{prefix}{body}"), &[&body])),
+        high_entropy("[A-Za-z0-9]{36}")
+            .prop_map(|body| Piece::secret(format!("ghp_{body}"), &[&body])),
+        high_entropy("[A-Za-z0-9_]{40,60}")
+            .prop_map(|body| Piece::secret(format!("github_pat_{body}"), &[&body])),
+        high_entropy("[A-Z0-9]{16}")
+            .prop_map(|body| Piece::secret(format!("AKIA{body}"), &[&body])),
+        high_entropy("[0-9]{12}-[A-Za-z0-9]{16}")
+            .prop_map(|body| Piece::secret(format!("xoxb-{body}"), &[&body])),
+        (
+            high_entropy("[A-Za-z0-9_-]{12,20}"),
+            high_entropy("[A-Za-z0-9_-]{12,20}"),
+            high_entropy("[A-Za-z0-9_-]{10,30}")
+        )
+            .prop_map(|(header, payload, signature)| Piece::secret(
+                format!("eyJ{header}.eyJ{payload}.{signature}"),
+                &[&header, &payload, &signature]
+            )),
+        (high_entropy("[A-Za-z0-9+/]{24,48}"), any::<bool>()).prop_map(|(body, ended)| {
+            let end = if ended {
+                "\n-----END RSA PRIVATE KEY-----"
+            } else {
+                ""
+            };
+            Piece::secret(
+                format!("-----BEGIN RSA PRIVATE KEY-----\n{body}{end}"),
+                &[&body],
+            )
+        }),
+        (
+            high_entropy("[a-z]{3,8}"),
+            high_entropy("[A-Za-z0-9]{10,16}")
+        )
+            .prop_map(|(user, password)| Piece::secret(
+                format!("postgres://{user}:{password}@db.example:5432/x"),
+                &[&password]
+            )),
+    ]
+}
+
+fn home_piece() -> impl Strategy<Value = Piece> {
+    (
+        0usize..9,
+        high_entropy("[A-Z][a-z]{6,9}"),
+        proptest::option::of(high_entropy("[A-Z][a-z]{6,9}")),
+        any_case("users"),
+        any_case("c"),
+    )
+        .prop_map(|(form, first, second, users, drive)| {
+            let name = match &second {
+                Some(second) => format!("{first} {second}"),
+                None => first.clone(),
+            };
+            let text = match form {
+                0 => format!("/Users/{name}/notes.txt"),
+                1 => format!("/home/{first}"),
+                2 => format!("{drive}:\\{users}\\{name}\\AppData"),
+                3 => format!("{drive}:/{users}/{name}/x"),
+                4 => format!("{drive}:\\\\{users}\\\\{name}\\\\x"),
+                5 => format!("\\\\fs01\\share\\{users}\\{name}\\x"),
+                6 => format!("\\\\?\\{drive}:\\{users}\\{name}\\x"),
+                7 => format!("/mnt/{drive}/{users}/{name}/x"),
+                _ => format!("\\\\?\\UNC\\fs01\\c$\\{users}\\{name}\\Desktop"),
+            };
+            let mut planted = vec![first];
+            planted.extend(second);
+            Piece { text, planted }
+        })
+}
+
+/// Inserts an invisible character somewhere inside a piece (R28).
+fn with_invisible(piece: Piece, position: usize, which: usize) -> Piece {
+    let boundaries: Vec<usize> = piece
+        .text
+        .char_indices()
+        .map(|(index, _)| index)
+        .skip(1)
+        .collect();
+    if boundaries.is_empty() {
+        return piece;
+    }
+    let at = boundaries[position % boundaries.len()];
+    let mut text = piece.text.clone();
+    text.insert_str(at, INVISIBLES[which % INVISIBLES.len()]);
+    Piece {
+        text,
+        planted: piece.planted,
+    }
+}
+
+fn piece(values: usize) -> impl Strategy<Value = Piece> {
+    let secret = prop_oneof![auth_piece(), key_piece(), home_piece()];
+    prop_oneof![
+        4 => proptest::sample::select(&WORDS[..]).prop_map(Piece::clean),
+        3 => secret.clone(),
+        1 => (secret, any::<usize>(), any::<usize>()).prop_map(|(piece, at, which)| with_invisible(piece, at, which)),
+        1 => proptest::sample::select(&NOISE[..]).prop_map(Piece::clean),
+        1 => proptest::sample::select(&INVISIBLES[..]).prop_map(Piece::clean),
+        2 => (0..values.max(1)).prop_map(|index| Piece::clean(format!("\u{0}{index}"))),
+    ]
+}
+
+/// Configured values: high entropy, some with punctuation that starts or ends other rules.
+fn values() -> impl Strategy<Value = Vec<String>> {
+    proptest::collection::vec(
+        high_entropy("[\"/:@ ]?[A-Za-z0-9]{4}[-_./:@\"\\\\ ]?[A-Za-z0-9]{5,12}"),
+        0..6,
+    )
+}
+
+/// A text, its configured values, and the planted secret parts. Pieces are joined by
+/// separators; a value may also touch its neighbours directly.
+fn document() -> impl Strategy<Value = (String, Vec<String>, Vec<String>)> {
+    values().prop_flat_map(|values| {
+        let count = values.len();
+        (
+            Just(values),
+            proptest::collection::vec(
+                (
+                    piece(count),
+                    proptest::sample::select(&SEPARATORS[..]),
+                    any::<bool>(),
+                ),
+                0..14,
+            ),
+        )
+            .prop_map(|(values, pieces)| {
+                let mut text = String::new();
+                let mut planted = Vec::new();
+                for (piece, separator, touch) in pieces {
+                    if let Some(index) = piece.text.strip_prefix('\u{0}') {
+                        // A configured value: placed right against the text before it half the time.
+                        let index: usize = index.parse().unwrap_or(0);
+                        if let Some(value) = values.get(index) {
+                            text.push_str(value);
+                            if !touch {
+                                text.push_str(separator);
+                            }
+                        }
+                        continue;
+                    }
+                    text.push_str(&piece.text);
+                    text.push_str(separator);
+                    planted.extend(piece.planted);
+                }
+                (text, values, planted)
+            })
+    })
+}
+
+fn strip_invisibles(text: &str) -> String {
+    text.chars()
+        .filter(|c| !INVISIBLES.iter().any(|invisible| invisible.starts_with(*c)))
+        .collect()
+}
+
+/// The stretches of output between placeholders.
+fn stretches(output: &str) -> Vec<String> {
+    output
+        .split(REDACTED)
+        .flat_map(|part| part.split(LOCAL_PATH))
+        .map(strip_invisibles)
+        .collect()
+}
+
+fn config() -> Config {
+    config_with(96)
+}
+
+/// `cases` by default, or `PROPTEST_CASES` when set.
+fn config_with(cases: u32) -> Config {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(cases);
+    Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// (a) No configured value occurs in any stretch between placeholders, nothing of an
+    /// occurrence survives, and no 8-character window of a value survives either (I8).
+    /// (e) No part of any planted secret survives.
+    #[test]
+    fn values_and_planted_parts_never_survive((text, values, planted) in document()) {
+        let Ok(redactor) = Redactor::new(&values) else { return Ok(()) };
+        let output = redactor.redact(&text);
+        for stretch in stretches(&output) {
+            for value in &values {
+                let chars: Vec<char> = value.chars().collect();
+                for window in chars.windows(8) {
+                    let window: String = window.iter().collect();
+                    prop_assert!(!stretch.contains(&window), "window {window:?} of a value survives in {output:?}");
+                }
+            }
+            for part in &planted {
+                prop_assert!(!stretch.contains(part.as_str()), "planted {part:?} survives in {output:?}");
+            }
+        }
+        // Every occurrence in the input is covered by one span.
+        let spans = redactor.redact_spans(&text);
+        for value in &values {
+            for (start, _) in text.match_indices(value.as_str()) {
+                let end = start + value.len();
+                prop_assert!(spans.iter().any(|span| span.start <= start && end <= span.end), "occurrence at {start} not covered");
+            }
+        }
+    }
+
+    /// (b) Every span the seed replaces is covered, except the seed's `Bearer`/`Basic` +
+    /// ordinary word, which R25 keeps.
+    #[test]
+    fn every_seed_span_is_covered((text, values, _planted) in document()) {
+        let Ok(redactor) = Redactor::new(&values) else { return Ok(()) };
+        let spans = redactor.redact_spans(&text);
+        for (rule, range) in Baseline::unicode().pattern_matches(text.as_bytes()) {
+            if rule == 0 && !seed_credential_looks_like_one(&text[range.clone()]) {
+                continue;
+            }
+            prop_assert!(
+                spans.iter().any(|span| span.start <= range.start && range.end <= span.end),
+                "seed rule {rule} span {range:?} ({:?}) not covered by {spans:?}", &text[range.clone()]
+            );
+        }
+    }
+
+    /// (d) Redacting twice equals redacting once; (e) the output is the input with each
+    /// merged span replaced by exactly one placeholder, whole.
+    #[test]
+    fn redaction_is_idempotent_and_whole((text, values, _planted) in document()) {
+        let Ok(redactor) = Redactor::new(&values) else { return Ok(()) };
+        let once = redactor.redact(&text).into_owned();
+        let twice = redactor.redact(&once);
+        prop_assert_eq!(&*twice, &once);
+        prop_assert!(matches!(twice, Cow::Borrowed(_)));
+        let spans = redactor.redact_spans(&text);
+        let mut rebuilt = String::new();
+        let mut copied_until = 0;
+        for span in &spans {
+            prop_assert!(copied_until < span.start || (copied_until == 0 && span.start == 0));
+            rebuilt.push_str(&text[copied_until..span.start]);
+            rebuilt.push_str(span.placeholder());
+            copied_until = span.end;
+        }
+        rebuilt.push_str(&text[copied_until..]);
+        prop_assert_eq!(rebuilt, once);
+    }
+
+    /// (c) Text from the trigger-free grammar comes back byte-identical and borrowed.
+    #[test]
+    fn clean_text_is_borrowed(words in proptest::collection::vec(
+        (proptest::sample::select(&WORDS[..]), proptest::sample::select(&SEPARATORS[..]), proptest::option::of(proptest::sample::select(&INVISIBLES[..]))),
+        0..200,
+    )) {
+        let text: String = words.iter().map(|(word, separator, invisible)| format!("{word}{}{separator}", invisible.unwrap_or(""))).collect();
+        let redactor = Redactor::new(["provider-key-0123456789"]).expect("valid");
+        prop_assert!(matches!(redactor.redact(&text), Cow::Borrowed(_)));
+        prop_assert!(matches!(redactor.redact_bytes(text.as_bytes()), Cow::Borrowed(_)));
+    }
+
+    /// Bytes mode agrees with text mode on UTF-8, and never panics on anything else.
+    #[test]
+    fn bytes_mode_agrees_and_survives_any_bytes((text, values, _planted) in document(), noise in proptest::collection::vec(any::<u8>(), 0..64)) {
+        let Ok(redactor) = Redactor::new(&values) else { return Ok(()) };
+        let as_text = redactor.redact(&text);
+        prop_assert_eq!(&*redactor.redact_bytes(text.as_bytes()), as_text.as_bytes());
+        let mut bytes = text.into_bytes();
+        bytes.extend_from_slice(&noise);
+        let once = redactor.redact_bytes(&bytes).into_owned();
+        prop_assert_eq!(&*redactor.redact_bytes(&once), &once[..]);
+    }
+}
+
+/// R25's "looks like a credential", applied to a seed auth match (`scheme\s+credential`).
+fn seed_credential_looks_like_one(matched: &str) -> bool {
+    // Full stops that end the credential are sentence punctuation (R25 as ward reads it).
+    let credential = matched
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("")
+        .trim_end_matches('.');
+    let characters = credential.chars().count();
+    let marked = credential
+        .chars()
+        .any(|c| c.is_ascii_digit() || "._~+/=-".contains(c));
+    (characters >= 8 && marked) || characters >= 20
+}
+
+/// (f) Linear work on adversarial inputs, checked with the work counter: the work for a
+/// repetition four times as long is at most about four times as large, and bounded per byte.
+#[test]
+fn work_is_linear_on_adversarial_inputs() {
+    let redactor = Redactor::new(["aaaaaaaa", "zzzzzzzx"]).expect("valid");
+    let units: &[&str] = &[
+        "sk-",
+        "-sk-",
+        "Bearer ",
+        "Bearer\u{3000}",
+        "Authorization: Bearer ",
+        "Basic \"",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n",
+        "-----END ",
+        "://u:",
+        "://",
+        "eyJ.",
+        "eyJ-",
+        "eyJabcdefgh.",
+        "eyJabcdefgh.eyJ",
+        "zzzzzzzxeyJ",
+        "zzzzzzzxsk-",
+        "/Users/",
+        "/Users/a ",
+        "/home/a b c/",
+        "C:\\Users\\",
+        "C:\\Users\\a b ",
+        "\\\\",
+        "\\\\h\\s\\users\\",
+        "users\\",
+        "a",
+        "\u{200B}",
+        "\u{2014}",
+        "AKIAAAAAAAAAAAAAAAA",
+        "xoxb-",
+        "ghp_",
+        "https://u:p@",
+    ];
+    for unit in units {
+        let small = unit.repeat(4_000 / unit.len().max(1));
+        let large = unit.repeat(16_000 / unit.len().max(1));
+        let work_small = redactor.redact_report(small.as_bytes()).work.total();
+        let work_large = redactor.redact_report(large.as_bytes()).work.total();
+        assert!(
+            work_large <= 5 * work_small + 1_000,
+            "{unit:?}: {work_small} then {work_large}"
+        );
+        assert!(
+            work_large <= 24 * large.len() as u64 + 1_000,
+            "{unit:?}: {work_large} for {} bytes",
+            large.len()
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(config_with(48))]
+
+    /// (f) for random repetitions of random adversarial units.
+    #[test]
+    fn work_is_bounded_per_byte(unit in proptest::collection::vec(proptest::sample::select(&NOISE[..]), 1..4), repeat in 1usize..2_000) {
+        let redactor = Redactor::new(["aaaaaaaa"]).expect("valid");
+        let text = unit.concat().repeat(repeat);
+        let work = redactor.redact_report(text.as_bytes()).work.total();
+        prop_assert!(work <= 24 * text.len() as u64 + 1_000, "{work} for {} bytes", text.len());
+    }
+}

@@ -1,0 +1,193 @@
+//! `ward redact [--secret V]... [--secrets-file F] [--stats]` (SPEC §12): standard input to
+//! standard output through the full redactor (R24–R29).
+//!
+//! The whole input is read once into memory and redacted in one pass, so no match can be
+//! split across a chunk boundary; the output is the input itself when nothing matched
+//! (no second copy), and otherwise one copy with the placeholders. Input need not be UTF-8:
+//! bytes outside the redacted spans pass through unchanged. Memory is about twice the input
+//! (three times when it holds invisible format characters, R28), which keeps 256 MiB inputs
+//! well within an ordinary machine.
+//!
+//! Exit status: 0 on success; 2 for bad flags, a secret the redactor refuses (too short,
+//! inside or overlapping a placeholder), a secrets file that cannot be read or is not
+//! UTF-8, or an input/output error. Messages name the problem, never a secret's value.
+
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use ward_core::redact::{RedactError, Redactor, Rule};
+
+/// The arguments of `ward redact`.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct RedactArgs {
+    /// A secret value to redact wherever it occurs (repeatable; at least 8 characters).
+    #[arg(long = "secret", value_name = "V")]
+    pub secrets: Vec<String>,
+    /// A UTF-8 file with one secret value per line (empty lines are skipped, a trailing
+    /// carriage return is removed).
+    #[arg(long = "secrets-file", value_name = "F")]
+    pub secrets_file: Option<PathBuf>,
+    /// Print the candidate count of every rule, and the number of placeholders written, on
+    /// standard error.
+    #[arg(long)]
+    pub stats: bool,
+}
+
+/// Why `ward redact` stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum RedactCommandError {
+    /// The secrets file could not be read.
+    #[error("cannot read the secrets file {path}: {source}")]
+    SecretsFile {
+        /// The file.
+        path: PathBuf,
+        /// The reason.
+        source: io::Error,
+    },
+    /// The secrets file is not UTF-8.
+    #[error("the secrets file {path} is not valid UTF-8 (line {line})")]
+    SecretsFileEncoding {
+        /// The file.
+        path: PathBuf,
+        /// The first line that is not UTF-8, from 1.
+        line: usize,
+    },
+    /// The redactor refused a secret. Secrets are numbered in the order given: every
+    /// `--secret` first, then the lines of the secrets file.
+    #[error("{0} (secrets are numbered: every --secret first, then the secrets file's lines)")]
+    Secret(#[from] RedactError),
+    /// Standard input could not be read.
+    #[error("cannot read standard input: {0}")]
+    Input(io::Error),
+    /// Standard output or standard error could not be written.
+    #[error("cannot write the output: {0}")]
+    Output(io::Error),
+}
+
+/// Runs `ward redact` on the process's standard streams.
+pub fn run(args: &RedactArgs) -> ExitCode {
+    let stdin = io::stdin();
+    let stdout = io::stdout();
+    let stderr = io::stderr();
+    match execute(
+        args,
+        &mut stdin.lock(),
+        &mut stdout.lock(),
+        &mut stderr.lock(),
+    ) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // If standard error itself is gone there is nobody left to tell.
+            let _ = writeln!(io::stderr(), "ward redact: {error}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs `ward redact` on the given streams.
+pub fn execute(
+    args: &RedactArgs,
+    input: &mut dyn Read,
+    output: &mut dyn Write,
+    diagnostics: &mut dyn Write,
+) -> Result<(), RedactCommandError> {
+    let mut secrets = args.secrets.clone();
+    if let Some(path) = &args.secrets_file {
+        secrets.extend(read_secrets_file(path)?);
+    }
+    let redactor = Redactor::new(&secrets)?;
+    let mut bytes = Vec::new();
+    input
+        .read_to_end(&mut bytes)
+        .map_err(RedactCommandError::Input)?;
+    let report = redactor.redact_report(&bytes);
+    output
+        .write_all(&report.output)
+        .and_then(|()| output.flush())
+        .map_err(RedactCommandError::Output)?;
+    if args.stats {
+        let mut lines = String::new();
+        for rule in Rule::ALL {
+            lines.push_str(&format!("{}\t{}\n", rule.name(), report.count(rule)));
+        }
+        lines.push_str(&format!("placeholders\t{}\n", report.spans.len()));
+        diagnostics
+            .write_all(lines.as_bytes())
+            .map_err(RedactCommandError::Output)?;
+    }
+    Ok(())
+}
+
+/// The secrets of a file: one per line.
+fn read_secrets_file(path: &Path) -> Result<Vec<String>, RedactCommandError> {
+    let bytes = std::fs::read(path).map_err(|source| RedactCommandError::SecretsFile {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut secrets = Vec::new();
+    for (index, line) in bytes.split(|&byte| byte == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            continue;
+        }
+        let secret =
+            std::str::from_utf8(line).map_err(|_| RedactCommandError::SecretsFileEncoding {
+                path: path.to_path_buf(),
+                line: index + 1,
+            })?;
+        secrets.push(secret.to_string());
+    }
+    Ok(secrets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redact(args: &RedactArgs, input: &[u8]) -> Result<(Vec<u8>, String), RedactCommandError> {
+        let mut output = Vec::new();
+        let mut diagnostics = Vec::new();
+        execute(args, &mut &input[..], &mut output, &mut diagnostics)?;
+        Ok((output, String::from_utf8_lossy(&diagnostics).into_owned()))
+    }
+
+    #[test]
+    fn stats_count_every_rule_in_a_fixed_order() {
+        let args = RedactArgs {
+            secrets: vec!["provider-key-0123456789".into()],
+            stats: true,
+            ..RedactArgs::default()
+        };
+        let (output, stats) = redact(
+            &args,
+            b"provider-key-0123456789 /home/bob/x Bearer abcdefgh1",
+        )
+        .expect("runs");
+        assert_eq!(output, b"[REDACTED] [LOCAL_PATH]/x [REDACTED]");
+        let names: Vec<&str> = stats
+            .lines()
+            .map(|line| line.split('\t').next().unwrap_or(""))
+            .collect();
+        assert_eq!(names.len(), Rule::COUNT + 1);
+        assert!(
+            stats.contains("exact-value\t1\n")
+                && stats.contains("home-path\t1\n")
+                && stats.contains("auth-value\t1\n")
+        );
+        assert!(stats.ends_with("placeholders\t3\n"));
+    }
+
+    #[test]
+    fn refused_secret_names_its_position_not_its_value() {
+        let args = RedactArgs {
+            secrets: vec!["long-enough-value".into(), "abc".into()],
+            ..RedactArgs::default()
+        };
+        let error = redact(&args, b"x").expect_err("short secret").to_string();
+        assert!(
+            error.contains("secret #2") && !error.contains("abc"),
+            "{error}"
+        );
+    }
+}
