@@ -350,12 +350,17 @@ impl<S: SessionStore> Session<S> {
             tools: listed_names(&offered_names, options.faults),
         });
 
+        // Every rule on the original prompt in one pass (R15, R29), then the guard, which also
+        // catches a fragment of a configured value that no rule saw whole.
         let redacted_prompt = if crate::fault!(options.faults, Fault::RedactPatternsBeforeValues) {
-            guard
-                .text(&Redactor::new(Vec::<String>::new())?.redact(&input.prompt))
+            let patterns = Redactor::new(Vec::<String>::new())?
+                .redact(&input.prompt)
+                .into_owned();
+            Redactor::values_only(&input.secrets)?
+                .redact(&patterns)
                 .into_owned()
         } else {
-            redactor.redact(&input.prompt).into_owned()
+            guard.text(&redactor.redact(&input.prompt)).into_owned()
         };
         let prompt_in_transcript = if crate::fault!(options.faults, Fault::RedactFirstTurnOnly) {
             input.prompt.clone()

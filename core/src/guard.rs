@@ -7,11 +7,18 @@
 //! ids, tool names, tool results (every string and every object key), error messages and
 //! provider error messages. Each record is checked once, when it enters.
 //!
-//! The same guard refuses a call whose arguments carry a configured value
+//! Beyond whole values, the guard redacts any fragment of 8 or more characters of a
+//! configured value (I8 allows none to leave): a model that echoes half a key, or spells it
+//! with a JSON escape in its argument text (`\u0073k-…`), must not get the rest through. A
+//! fragment is found through one of its 8-character windows and grown to the whole run of
+//! characters it shares with the value.
+//!
+//! The same guard refuses a call whose arguments carry a whole configured value
 //! (`SECRET_IN_INPUT`): it checks the raw argument text and, once parsed, every decoded
-//! string and key, so an escaped spelling (`\u0073k-…`) cannot smuggle a value past it.
+//! string and key, so an escaped spelling cannot smuggle a value past it.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -25,6 +32,7 @@ use crate::tool::ToolCall;
 pub struct SecretGuard {
     /// `None` when the run configures no secret: every check is then free.
     redactor: Option<Redactor>,
+    fragments: Option<Arc<Fragments>>,
 }
 
 impl SecretGuard {
@@ -39,8 +47,10 @@ impl SecretGuard {
         if secrets.is_empty() {
             return Ok(SecretGuard::default());
         }
+        let redactor = Redactor::values_only(&secrets)?;
         Ok(SecretGuard {
-            redactor: Some(Redactor::values_only(secrets)?),
+            redactor: Some(redactor),
+            fragments: Some(Arc::new(Fragments::new(secrets.iter().map(AsRef::as_ref)))),
         })
     }
 
@@ -49,11 +59,18 @@ impl SecretGuard {
         self.redactor.is_some()
     }
 
-    /// `text` with every configured value redacted; borrowed when it carries none.
+    /// `text` with every configured value, and every fragment of 8 or more characters of
+    /// one, redacted; borrowed when it carries none.
     pub fn text<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        match &self.redactor {
-            Some(redactor) => redactor.redact(text),
-            None => Cow::Borrowed(text),
+        let (Some(redactor), Some(fragments)) = (&self.redactor, &self.fragments) else {
+            return Cow::Borrowed(text);
+        };
+        match redactor.redact(text) {
+            Cow::Borrowed(text) => fragments.redact(text),
+            Cow::Owned(redacted) => match fragments.redact(&redacted) {
+                Cow::Borrowed(_) => Cow::Owned(redacted),
+                Cow::Owned(again) => Cow::Owned(again),
+            },
         }
     }
 
@@ -65,31 +82,28 @@ impl SecretGuard {
         }
     }
 
-    /// Whether `text` carries a configured value.
+    /// Whether `text` carries a whole configured value (`SECRET_IN_INPUT`).
     pub fn finds_in(&self, text: &str) -> bool {
-        matches!(self.text(text), Cow::Owned(_))
+        self.redactor
+            .as_ref()
+            .is_some_and(|redactor| matches!(redactor.redact(text), Cow::Owned(_)))
     }
 
-    /// Whether any decoded string or object key of `value` carries a configured value.
+    /// Whether any decoded string or object key of `value` carries a whole configured value.
     pub fn finds_in_value(&self, value: &Value) -> bool {
-        if !self.is_active() {
-            return false;
-        }
-        match value {
-            Value::String(text) => self.finds_in(text),
-            Value::Array(items) => items.iter().any(|item| self.finds_in_value(item)),
-            Value::Object(members) => members
-                .iter()
-                .any(|(key, member)| self.finds_in(key) || self.finds_in_value(member)),
-            Value::Null | Value::Bool(_) | Value::Number(_) => false,
-        }
+        self.is_active() && any_text(value, &|text| self.finds_in(text))
+    }
+
+    /// Whether `text` has anything to redact: a value or a fragment of one.
+    fn touches(&self, text: &str) -> bool {
+        matches!(self.text(text), Cow::Owned(_))
     }
 
     /// `value` with every string and key redacted. Two keys that redact to the same text
     /// stay distinct: the later one gets a ` (2)`, ` (3)`… suffix, so no member is lost.
     pub fn value(&self, value: Value) -> Value {
         // Most values carry no secret: look first, and rebuild only when something is found.
-        if !self.finds_in_value(&value) {
+        if !self.is_active() || !any_text(&value, &|text| self.touches(text)) {
             return value;
         }
         match value {
@@ -149,7 +163,7 @@ impl SecretGuard {
 
     /// An envelope with its data or error guarded.
     pub fn result(&self, result: ToolResult) -> ToolResult {
-        if !self.is_active() || !self.finds_in_result(&result) {
+        if !self.is_active() || !self.touches_result(&result) {
             return result;
         }
         let outcome = match result.outcome {
@@ -162,16 +176,16 @@ impl SecretGuard {
         }
     }
 
-    /// Whether any text of `result` carries a configured value.
-    pub fn finds_in_result(&self, result: &ToolResult) -> bool {
+    /// Whether any text of `result` has anything to redact.
+    fn touches_result(&self, result: &ToolResult) -> bool {
         match &result.outcome {
-            Outcome::Success(data) => self.finds_in_value(data),
+            Outcome::Success(data) => any_text(data, &|text| self.touches(text)),
             Outcome::Failure(error) => {
                 let fields = error.fields.iter().flatten();
                 [&error.code, &error.message, &error.recommended_action]
                     .into_iter()
                     .chain(fields.flat_map(|field| [&field.path, &field.message]))
-                    .any(|text| self.finds_in(text))
+                    .any(|text| self.touches(text))
             }
         }
     }
@@ -202,6 +216,146 @@ impl SecretGuard {
     }
 }
 
+/// Whether any string or object key of `value` satisfies `test`.
+fn any_text(value: &Value, test: &dyn Fn(&str) -> bool) -> bool {
+    match value {
+        Value::String(text) => test(text),
+        Value::Array(items) => items.iter().any(|item| any_text(item, test)),
+        Value::Object(members) => members
+            .iter()
+            .any(|(key, member)| test(key) || any_text(member, test)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+/// The characters of a window.
+const WINDOW_CHARS: usize = 8;
+
+/// Finds fragments of configured values: every 8-character window of every value, indexed by
+/// its first two bytes in a 65,536-bit table so that most text positions cost one bit test.
+#[derive(Debug)]
+struct Fragments {
+    first_pairs: Vec<u64>,
+    /// (first two bytes, value, byte offset of the window in the value, window length),
+    /// sorted by the first two bytes.
+    windows: Vec<(u16, usize, usize, usize)>,
+    values: Vec<Vec<u8>>,
+}
+
+impl Fragments {
+    fn new<'v>(values: impl Iterator<Item = &'v str>) -> Fragments {
+        let values: Vec<Vec<u8>> = values.map(|value| value.as_bytes().to_vec()).collect();
+        let mut windows = Vec::new();
+        for (index, value) in values.iter().enumerate() {
+            let text = String::from_utf8_lossy(value);
+            let starts: Vec<usize> = text
+                .char_indices()
+                .map(|(offset, _)| offset)
+                .chain([value.len()])
+                .collect();
+            for window in starts.windows(WINDOW_CHARS + 1) {
+                let (from, to) = (window[0], window[WINDOW_CHARS]);
+                windows.push((
+                    u16::from_le_bytes([value[from], value[from + 1]]),
+                    index,
+                    from,
+                    to - from,
+                ));
+            }
+        }
+        windows.sort_unstable();
+        windows.dedup();
+        let mut first_pairs = vec![0u64; 1024];
+        for (pair, ..) in &windows {
+            first_pairs[usize::from(*pair) / 64] |= 1 << (pair % 64);
+        }
+        Fragments {
+            first_pairs,
+            windows,
+            values,
+        }
+    }
+
+    /// The longest fragment of a value starting at a window match at `position`, if any: the
+    /// byte range in `text`.
+    fn fragment_at(&self, text: &[u8], position: usize) -> Option<(usize, usize)> {
+        let pair = u16::from_le_bytes([text[position], text[position + 1]]);
+        if self.first_pairs[usize::from(pair) / 64] & (1 << (pair % 64)) == 0 {
+            return None;
+        }
+        let from = self.windows.partition_point(|window| window.0 < pair);
+        let mut best: Option<(usize, usize)> = None;
+        for &(first, value, offset, length) in &self.windows[from..] {
+            if first != pair {
+                break;
+            }
+            let value = &self.values[value];
+            if !text[position..].starts_with(&value[offset..offset + length]) {
+                continue;
+            }
+            let before = text[..position]
+                .iter()
+                .rev()
+                .zip(value[..offset].iter().rev())
+                .take_while(|(a, b)| a == b)
+                .count();
+            let after = text[position + length..]
+                .iter()
+                .zip(&value[offset + length..])
+                .take_while(|(a, b)| a == b)
+                .count();
+            let span = (position - before, position + length + after);
+            if best.is_none_or(|(start, end)| span.1 - span.0 > end - start) {
+                best = Some(span);
+            }
+        }
+        best
+    }
+
+    /// `text` with every fragment replaced by `[REDACTED]` (touching fragments merged).
+    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let bytes = text.as_bytes();
+        let mut spans: Vec<(usize, usize)> = Vec::new();
+        let mut position = 0;
+        while position + 1 < bytes.len() {
+            match self.fragment_at(bytes, position) {
+                Some((start, end)) => {
+                    match spans.last_mut() {
+                        Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                        _ => spans.push((start, end)),
+                    }
+                    position = end;
+                }
+                None => position += 1,
+            }
+        }
+        if spans.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let mut output = String::with_capacity(text.len());
+        let mut copied = 0;
+        for (start, end) in spans {
+            // Fragments start and end on character boundaries of the value; widen to the
+            // text's boundaries should a match ever end inside a character.
+            let start = (0..=start)
+                .rev()
+                .find(|&at| text.is_char_boundary(at))
+                .unwrap_or(0);
+            let end = (end..=text.len())
+                .find(|&at| text.is_char_boundary(at))
+                .unwrap_or(text.len());
+            if start < copied {
+                continue;
+            }
+            output.push_str(&text[copied..start]);
+            output.push_str(crate::redact::REDACTED);
+            copied = end;
+        }
+        output.push_str(&text[copied..]);
+        Cow::Owned(output)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,6 +383,27 @@ mod tests {
         assert_eq!(guarded["[REDACTED]"], json!(true));
         assert_eq!(guarded["[REDACTED] (2)"], json!(["[REDACTED]", 1]));
         assert!(!guard.finds_in_value(&guarded));
+    }
+
+    #[test]
+    fn fragments_of_eight_or_more_characters_are_redacted_whole() {
+        let guard = SecretGuard::new([KEY]).unwrap();
+        // KEY is "prov-KEY-9f8e7d6c5b4a": a 12-character tail, an escaped spelling, a window.
+        assert_eq!(guard.text("tail: 9f8e7d6c5b4a."), "tail: [REDACTED].");
+        assert_eq!(
+            guard.text(r#"{"q":"\u0070rov-KEY-9f8e7d6c5b4a"}"#),
+            r#"{"q":"\u0070[REDACTED]"}"#
+        );
+        assert_eq!(guard.text("KEY-9f8e"), "[REDACTED]");
+        // Seven characters are not a fragment; neither is ordinary text.
+        assert!(matches!(
+            guard.text("KEY-9f8 and prov-KE"),
+            Cow::Borrowed(_)
+        ));
+        // A whole value is still one placeholder, and refusing input needs a whole value.
+        assert_eq!(guard.text(&format!("a {KEY} b")), "a [REDACTED] b");
+        assert!(!guard.finds_in("9f8e7d6c5b4a"));
+        assert!(guard.finds_in(KEY));
     }
 
     #[test]
