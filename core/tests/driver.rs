@@ -656,7 +656,16 @@ async fn the_prompt_is_redacted_in_the_store_and_in_every_request_of_every_turn(
         reply(vec![call("c2", "settings_get", "{}")]),
         say("done"),
     ]);
-    let prompt = format!("my key is {SECRET}, please look at the chart");
+    let prompt = format!(
+        "my key is {SECRET}, please look at the chart. Authorization: Bearer Tk8Qz2Lw9Xv4Rb7Nm3Pd6 \
+         and sk-proj-Ab3Cd5Ef7Gh9Jk2Mn4Pq from C:\\Users\\Qz7Rk2Wm\\Desktop"
+    );
+    let planted = [
+        SECRET,
+        "Tk8Qz2Lw9Xv4Rb7Nm3Pd6",
+        "Ab3Cd5Ef7Gh9Jk2Mn4Pq",
+        "Qz7Rk2Wm",
+    ];
     let secret = StartRunInput {
         secrets: vec![SECRET.to_owned()],
         ..input(&prompt)
@@ -664,13 +673,26 @@ async fn the_prompt_is_redacted_in_the_store_and_in_every_request_of_every_turn(
     let (_, events) = run(&mut session, secret, &mut provider, RunOptions::default()).await;
 
     assert_eq!(provider.received.len(), 3);
-    for request in &provider.received {
-        assert!(!request.text().contains(SECRET));
-        assert!(request.text().contains("my key is [REDACTED], please look"));
-    }
     let store = serde_json::to_string(session.store().messages("session-1")).unwrap();
-    assert!(!store.contains(SECRET));
-    assert!(!serde_json::to_string(&events).unwrap().contains(SECRET));
+    let stream = serde_json::to_string(&events).unwrap();
+    for request in &provider.received {
+        let text = request.text();
+        assert!(text.contains("my key is [REDACTED], please look"), "{text}");
+        assert!(
+            text.contains("Authorization: [REDACTED] and [REDACTED] from [LOCAL_PATH]"),
+            "{text}"
+        );
+    }
+    for part in planted {
+        for text in provider
+            .received
+            .iter()
+            .map(Received::text)
+            .chain([store.clone(), stream.clone()])
+        {
+            assert!(!text.contains(part), "{part} leaked");
+        }
+    }
 }
 
 #[tokio::test(start_paused = true)]
