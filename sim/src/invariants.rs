@@ -10,7 +10,8 @@
 //! Each check also reports whether its situation arose in the run ("armed"), so that an
 //! oracle that never had a chance to fire shows up in the campaign summary.
 
-use std::collections::BTreeSet;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 
 use serde::Serialize;
@@ -181,11 +182,17 @@ impl Oracle {
             if run_trace.start_error.is_none() {
                 let mut checks = Checks {
                     oracle: self,
+                    facts: Vec::new(),
                     scenario,
                     view: &view,
                     violations: &mut verdict.violations,
                     armed: [false; 13],
                 };
+                checks.facts = view
+                    .batches
+                    .iter()
+                    .map(|batch| checks.compute_facts(batch))
+                    .collect();
                 checks.run_all();
                 session_changes.extend(checks.changes().into_iter().cloned());
                 for (count, armed) in verdict.armed.iter_mut().zip(checks.armed) {
@@ -221,6 +228,8 @@ struct CallFacts {
 
 struct Checks<'a, 'v> {
     oracle: &'a Oracle,
+    /// What the oracle knows of each call of each batch, worked out once per run.
+    facts: Vec<Vec<CallFacts>>,
     scenario: &'a Scenario,
     view: &'v RunView<'a>,
     violations: &'v mut Vec<Violation>,
@@ -228,6 +237,8 @@ struct Checks<'a, 'v> {
 }
 
 const PLACEHOLDERS: [&str; 2] = ["[REDACTED]", "[LOCAL_PATH]"];
+/// Texts at least this long are scanned once per run however often they appear.
+const RESCAN_BYTES_MIN: usize = 64;
 const ARGUMENT_BYTES_MAX: usize = 256 * 1024;
 const CALL_ID_CHARS_MAX: usize = 160;
 
@@ -295,7 +306,7 @@ impl<'a> Checks<'a, '_> {
             .collect()
     }
 
-    fn facts(&self, batch: &BatchView<'_>) -> Vec<CallFacts> {
+    fn compute_facts(&self, batch: &BatchView<'_>) -> Vec<CallFacts> {
         let offered = self.expected_offer();
         let configured = self.configured_values();
         let mut seen = BTreeSet::new();
@@ -368,8 +379,8 @@ impl<'a> Checks<'a, '_> {
             return;
         }
         let view = self.view;
-        for batch in &view.batches {
-            let facts = self.facts(batch);
+        for (batch_index, batch) in view.batches.iter().enumerate() {
+            let facts = self.facts[batch_index].clone();
             for (index, call) in batch.calls.iter().enumerate() {
                 if !facts[index].destructive {
                     continue;
@@ -474,8 +485,8 @@ impl<'a> Checks<'a, '_> {
     /// message echoes an input value.
     fn i4_input_errors_are_bounded_and_echo_nothing(&mut self) {
         let view = self.view;
-        for batch in &view.batches {
-            let facts = self.facts(batch);
+        for (batch_index, batch) in view.batches.iter().enumerate() {
+            let facts = self.facts[batch_index].clone();
             for (index, call) in batch.calls.iter().enumerate() {
                 if facts[index].registered && !facts[index].valid_input {
                     self.arm(Invariant::I4);
@@ -543,8 +554,8 @@ impl<'a> Checks<'a, '_> {
     /// I5. A call whose input is invalid never reaches its tool body; the state is unchanged.
     fn i5_invalid_input_never_reaches_a_body(&mut self) {
         let view = self.view;
-        for batch in &view.batches {
-            let facts = self.facts(batch);
+        for (batch_index, batch) in view.batches.iter().enumerate() {
+            let facts = self.facts[batch_index].clone();
             for (index, call) in batch.calls.iter().enumerate() {
                 if !facts[index].registered || facts[index].valid_input {
                     continue;
@@ -1044,8 +1055,8 @@ impl<'a> Checks<'a, '_> {
             }
         }
         let excused = view.was_stopped() || view.hit_turn_limit();
-        for batch in &view.batches {
-            let facts = self.facts(batch);
+        for (batch_index, batch) in view.batches.iter().enumerate() {
+            let facts = self.facts[batch_index].clone();
             for (index, call) in batch.calls.iter().enumerate() {
                 let fact = facts[index];
                 if !(fact.id_ok
@@ -1116,6 +1127,15 @@ fn i9_undo_restores_each_change(view: &RunView<'_>, changes: &[ChartState]) -> O
     })
 }
 
+/// Whether `start..end` of `text` lies inside an occurrence of a placeholder.
+fn inside_placeholder(text: &[u8], start: usize, end: usize) -> bool {
+    PLACEHOLDERS.iter().any(|placeholder| {
+        let placeholder = placeholder.as_bytes();
+        let from = end.saturating_sub(placeholder.len());
+        (from..=start).any(|at| text[at..].starts_with(placeholder))
+    })
+}
+
 fn abbreviate<'a>(ids: &[&'a str]) -> Vec<&'a str> {
     ids.iter()
         .take(6)
@@ -1168,16 +1188,25 @@ fn collect_values(value: &Value, into: &mut Vec<String>) {
     }
 }
 
-/// Finds planted parts, and 8-character windows of configured values, in text with the
-/// placeholders cut out.
+/// Finds planted parts, and 8-character windows of configured values, outside placeholders.
 ///
-/// Built per run, so it must be cheap to build as well as to run: every pattern is indexed by
-/// its first two bytes in a 65,536-bit table, and a text position is only compared with the
-/// patterns whose first two bytes it holds. High-entropy patterns make those hits rare.
+/// Built per run, so it must be cheap to build as well as to search. Every pattern is at
+/// least `length_min` bytes long, so an occurrence covers one of every `stride`
+/// (`length_min - 1`) consecutive text positions: the scanner only looks at positions that
+/// are multiples of `stride`, and looks up the two bytes there in a 65,536-bit table of the
+/// pairs that patterns hold at offsets `0..stride`. A hit names the patterns and offsets to
+/// verify. High-entropy patterns make hits rare, and the text is read at about one position
+/// in seven.
 struct Scanner {
-    first_pairs: Vec<u64>,
-    /// (first two bytes, pattern), sorted.
-    patterns: Vec<(u16, Vec<u8>)>,
+    pairs: Vec<u64>,
+    /// (pair, pattern, offset of the pair in the pattern), sorted.
+    entries: Vec<(u16, usize, usize)>,
+    patterns: Vec<Vec<u8>>,
+    stride: usize,
+    /// The shortest pattern: shorter texts (keys, short values) hold none.
+    length_min: usize,
+    /// Long texts already scanned in this run: (length, hash).
+    scanned: RefCell<HashSet<(usize, u64)>>,
 }
 
 impl Scanner {
@@ -1196,55 +1225,78 @@ impl Scanner {
                 patterns.push(value.as_bytes()[characters[start]..characters[start + 8]].to_vec());
             }
         }
-        let mut indexed: Vec<(u16, Vec<u8>)> = patterns
-            .into_iter()
-            .filter(|pattern| pattern.len() >= 2)
-            .map(|pattern| (u16::from_le_bytes([pattern[0], pattern[1]]), pattern))
-            .collect();
-        indexed.sort();
-        indexed.dedup();
-        if indexed.is_empty() {
-            return None;
+        patterns.retain(|pattern| pattern.len() >= 2);
+        patterns.sort();
+        patterns.dedup();
+        let length_min = patterns.iter().map(Vec::len).min()?;
+        let stride = length_min - 1;
+        let mut entries = Vec::new();
+        for (index, pattern) in patterns.iter().enumerate() {
+            for offset in 0..stride {
+                entries.push((
+                    u16::from_le_bytes([pattern[offset], pattern[offset + 1]]),
+                    index,
+                    offset,
+                ));
+            }
         }
-        let mut first_pairs = vec![0u64; 1024];
-        for (pair, _) in &indexed {
-            first_pairs[usize::from(*pair) / 64] |= 1 << (pair % 64);
+        entries.sort_unstable();
+        let mut pairs = vec![0u64; 1024];
+        for (pair, ..) in &entries {
+            pairs[usize::from(*pair >> 6)] |= 1 << (pair & 63);
         }
         Some(Scanner {
-            first_pairs,
-            patterns: indexed,
+            pairs,
+            entries,
+            patterns,
+            stride,
+            length_min,
+            scanned: RefCell::new(HashSet::new()),
         })
     }
 
     /// The index of a pattern found in `text` outside placeholders.
     fn find(&self, text: &str) -> Option<usize> {
+        if text.len() < self.length_min {
+            return None;
+        }
+        // The same text reaches the oracle up to three times (request, store, event): scan a
+        // long text only the first time. A text seen before held nothing, or the check
+        // would already have stopped.
+        if text.len() >= RESCAN_BYTES_MIN {
+            let key = (text.len(), xxhash_rust::xxh3::xxh3_64(text.as_bytes()));
+            if !self.scanned.borrow_mut().insert(key) {
+                return None;
+            }
+        }
         let bytes = text.as_bytes();
         let mut position = 0;
         while position + 1 < bytes.len() {
-            if bytes[position] == b'[' {
-                if let Some(placeholder) = PLACEHOLDERS
-                    .iter()
-                    .find(|placeholder| bytes[position..].starts_with(placeholder.as_bytes()))
-                {
-                    position += placeholder.len();
-                    continue;
-                }
-            }
             let pair = u16::from_le_bytes([bytes[position], bytes[position + 1]]);
-            if self.first_pairs[usize::from(pair) / 64] & (1 << (pair % 64)) != 0 {
-                let from = self.patterns.partition_point(|(first, _)| *first < pair);
-                for (offset, (first, pattern)) in self.patterns[from..].iter().enumerate() {
-                    if *first != pair {
-                        break;
-                    }
-                    if bytes[position..].starts_with(pattern) {
-                        return Some(from + offset);
-                    }
+            if (self.pairs[usize::from(pair >> 6)] >> (pair & 63)) & 1 != 0 {
+                if let Some(found) = self.verify(bytes, position, pair) {
+                    return Some(found);
                 }
             }
-            position += 1;
+            position += self.stride;
         }
         None
+    }
+
+    /// A pattern holding `pair` at some offset that occurs in `text` there.
+    fn verify(&self, text: &[u8], position: usize, pair: u16) -> Option<usize> {
+        let from = self.entries.partition_point(|(first, ..)| *first < pair);
+        self.entries[from..]
+            .iter()
+            .take_while(|(first, ..)| *first == pair)
+            .filter(|(_, _, offset)| *offset <= position)
+            .map(|&(_, pattern, offset)| (pattern, position - offset))
+            .find(|&(pattern, start)| {
+                let pattern_bytes = &self.patterns[pattern];
+                text[start..].starts_with(pattern_bytes)
+                    && !inside_placeholder(text, start, start + pattern_bytes.len())
+            })
+            .map(|(pattern, _)| pattern)
     }
 
     fn find_in_value(&self, value: &Value) -> Option<usize> {
@@ -1330,7 +1382,7 @@ impl Scanner {
 
     /// Names what was found without printing a secret: its length and first two characters.
     fn describe(&self, pattern: usize) -> String {
-        let text = String::from_utf8_lossy(&self.patterns[pattern].1);
+        let text = String::from_utf8_lossy(&self.patterns[pattern]);
         let head: String = text.chars().take(2).collect();
         format!("({} characters starting {head:?})", text.chars().count())
     }

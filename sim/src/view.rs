@@ -2,6 +2,7 @@
 //! events and snapshots. Built only from the boundary records of [`world`](crate::world).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 use ward_core::chart::ChartState;
@@ -29,7 +30,7 @@ pub struct RequestView<'a> {
     pub tools: &'a [String],
     /// The messages that differ from the previous request's transcript; the rest were
     /// seen, identical, in an earlier request.
-    pub appended: &'a [Message],
+    pub appended: &'a [Arc<Message>],
 }
 
 /// A reply the provider gave.

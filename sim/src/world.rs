@@ -34,7 +34,7 @@ use ward_core::events::{Event, EventKind, EventSink};
 use ward_core::fault::FaultSet;
 use ward_core::provider::{Provider, ProviderError, ProviderReply, ProviderRequest};
 use ward_core::registry::{Registry, RegistryBuilder};
-use ward_core::session::{MemoryStore, Message, SessionStore};
+use ward_core::session::{Message, SessionStore};
 use ward_core::tool::{ToolBody, ToolCall, ToolContext, ToolMeta, UserResponder};
 
 use crate::scenario::{
@@ -115,7 +115,7 @@ pub enum Record {
         /// How many messages of the previous request's transcript start this one.
         kept: usize,
         /// The messages that follow them.
-        appended: Vec<Message>,
+        appended: Vec<Arc<Message>>,
     },
     /// The provider answered (a request dropped by a timeout or a stop has no reply).
     #[serde(rename_all = "camelCase")]
@@ -166,7 +166,7 @@ pub enum Record {
     /// A message appended to the session store.
     Append {
         /// The message.
-        message: Message,
+        message: Arc<Message>,
     },
     /// The chart's public snapshot, taken at the event with this sequence number.
     #[serde(rename_all = "camelCase")]
@@ -368,7 +368,7 @@ struct SimProvider {
     /// The previous request, to record each request as a change of it.
     last_system_prompt: String,
     last_tools: Vec<String>,
-    last_transcript: Vec<Message>,
+    last_transcript: Vec<Arc<Message>>,
 }
 
 impl SimProvider {
@@ -408,10 +408,14 @@ impl SimProvider {
         let kept = request
             .transcript
             .iter()
-            .zip(&self.last_transcript)
+            .zip(self.last_transcript.iter().map(|message| &**message))
             .take_while(|(sent, previous)| sent == previous)
             .count();
-        let appended = request.transcript[kept..].to_vec();
+        let appended: Vec<Arc<Message>> = request.transcript[kept..]
+            .iter()
+            .cloned()
+            .map(Arc::new)
+            .collect();
         self.last_transcript.truncate(kept);
         self.last_transcript.extend(appended.iter().cloned());
         self.recorder.record(Record::Request {
@@ -568,24 +572,29 @@ impl EventSink for SimEvents {
     }
 }
 
-/// Records every append to the session store.
+/// The session store of a simulated session: keeps its messages and records every append
+/// (one copy, shared by both).
 struct SimStore {
-    inner: MemoryStore,
+    messages: Vec<Arc<Message>>,
     recorder: Option<Recorder>,
 }
 
 impl SessionStore for SimStore {
-    fn load(&self, session_id: &str) -> Vec<Message> {
-        self.inner.load(session_id)
+    fn load(&self, _session_id: &str) -> Vec<Message> {
+        self.messages
+            .iter()
+            .map(|message| Message::clone(message))
+            .collect()
     }
 
-    fn append(&mut self, session_id: &str, message: &Message) {
+    fn append(&mut self, _session_id: &str, message: &Message) {
+        let message = Arc::new(message.clone());
         if let Some(recorder) = &self.recorder {
             recorder.record(Record::Append {
-                message: message.clone(),
+                message: Arc::clone(&message),
             });
         }
-        self.inner.append(session_id, message);
+        self.messages.push(message);
     }
 }
 
@@ -643,7 +652,7 @@ async fn execute_async(world: &World, scenario: &Scenario, faults: FaultSet) -> 
     for (session_index, session_script) in scenario.sessions.iter().enumerate() {
         let chart = SharedChart::new(scenario.chart_seed);
         let store = SimStore {
-            inner: MemoryStore::new(),
+            messages: Vec::new(),
             recorder: None,
         };
         let mut session = Session::new(

@@ -107,10 +107,33 @@ impl Date {
     }
 }
 
+impl Date {
+    /// `YYYY-MM-DD`, appended to `text` (years 0–9999; the calendar holds nothing else).
+    pub fn push_to(self, text: &mut String) {
+        let (year, month, day) = self.ymd();
+        let year = year.clamp(0, 9999) as u32;
+        push_digits(text, year, 4);
+        text.push('-');
+        push_digits(text, month, 2);
+        text.push('-');
+        push_digits(text, day, 2);
+    }
+}
+
+/// Appends `value` as exactly `width` decimal digits (bars are formatted by the thousand;
+/// this skips the formatting machinery).
+fn push_digits(text: &mut String, value: u32, width: u32) {
+    for position in (0..width).rev() {
+        let digit = value / 10u32.pow(position) % 10;
+        text.push(char::from(b'0' + digit as u8));
+    }
+}
+
 impl fmt::Display for Date {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (year, month, day) = self.ymd();
-        write!(f, "{year:04}-{month:02}-{day:02}")
+        let mut text = String::with_capacity(10);
+        self.push_to(&mut text);
+        f.write_str(&text)
     }
 }
 
@@ -133,16 +156,21 @@ pub fn trading_days() -> impl DoubleEndedIterator<Item = Date> {
 
 /// The `HH:MM` end time of session minute `index` (0–239): 09:31 … 11:30, 13:01 … 15:00.
 pub fn session_minute(index: u32) -> String {
-    let minutes_after_open = if index < 120 {
+    let mut text = String::with_capacity(5);
+    push_session_minute(&mut text, index);
+    text
+}
+
+/// [`session_minute`], appended to `text`.
+pub fn push_session_minute(text: &mut String, index: u32) {
+    let minute_of_day = if index < 120 {
         9 * 60 + 31 + index
     } else {
         13 * 60 + 1 + (index - 120)
     };
-    format!(
-        "{:02}:{:02}",
-        minutes_after_open / 60,
-        minutes_after_open % 60
-    )
+    push_digits(text, minute_of_day / 60, 2);
+    text.push(':');
+    push_digits(text, minute_of_day % 60, 2);
 }
 
 #[cfg(test)]

@@ -359,34 +359,39 @@ impl Market {
             .collect()
     }
 
-    /// The session of `day` at one-minute resolution: 240 (time, price, average, volume).
-    pub fn timeshare(&self, instrument: &Instrument, day: Date) -> Vec<(String, f64, f64, f64)> {
+    /// The last `limit` minutes of the session of `day`: (minute index, price, average price,
+    /// volume). Minute `i` ends at [`calendar::session_minute`]`(i)`.
+    pub fn timeshare(
+        &self,
+        instrument: &Instrument,
+        day: Date,
+        limit: usize,
+    ) -> Vec<(u32, f64, f64, f64)> {
         let seed = series_seed(self.seed, instrument.symbol, Period::Minute1) ^ day_key(day);
         let mut generator = Pcg64Mcg::seed_from_u64(seed);
         let volatility = instrument.daily_volatility / f64::from(SESSION_MINUTES).sqrt();
         let mut price = instrument.base_price * (1.0 + 0.2 * signed_unit(&mut generator));
         let (mut turnover, mut volume_total) = (0.0, 0.0);
-        (0..SESSION_MINUTES)
-            .map(|index| {
-                price = (price * (1.0 + volatility * signed_unit(&mut generator))).max(0.01);
-                let volume = (instrument.base_volume / f64::from(SESSION_MINUTES)
-                    * (0.5 + unit(&mut generator)))
-                .round();
-                turnover += price * volume;
-                volume_total += volume;
+        let first_kept = SESSION_MINUTES.saturating_sub(u32::try_from(limit).unwrap_or(u32::MAX));
+        let mut minutes = Vec::with_capacity(limit.min(SESSION_MINUTES as usize));
+        for index in 0..SESSION_MINUTES {
+            // Every minute moves the price and the average, kept or not.
+            price = (price * (1.0 + volatility * signed_unit(&mut generator))).max(0.01);
+            let volume = (instrument.base_volume / f64::from(SESSION_MINUTES)
+                * (0.5 + unit(&mut generator)))
+            .round();
+            turnover += price * volume;
+            volume_total += volume;
+            if index >= first_kept {
                 let average = if volume_total > 0.0 {
                     turnover / volume_total
                 } else {
                     price
                 };
-                (
-                    calendar::session_minute(index),
-                    cents(price),
-                    cents(average),
-                    volume,
-                )
-            })
-            .collect()
+                minutes.push((index, cents(price), cents(average), volume));
+            }
+        }
+        minutes
     }
 }
 
@@ -412,8 +417,11 @@ fn bar_times(period: Period, count: usize) -> Vec<(Date, String)> {
                 if times.len() == count {
                     break 'days;
                 }
-                let end = calendar::session_minute((slot + 1) * minutes - 1);
-                times.push((day, format!("{day} {end}")));
+                let mut label = String::with_capacity(16);
+                day.push_to(&mut label);
+                label.push(' ');
+                calendar::push_session_minute(&mut label, (slot + 1) * minutes - 1);
+                times.push((day, label));
             }
         }
     } else {
@@ -425,7 +433,9 @@ fn bar_times(period: Period, count: usize) -> Vec<(Date, String)> {
             let bucket = bucket_of(period, day);
             if previous_bucket != Some(bucket) {
                 previous_bucket = Some(bucket);
-                times.push((day, day.to_string()));
+                let mut label = String::with_capacity(10);
+                day.push_to(&mut label);
+                times.push((day, label));
             }
         }
     }

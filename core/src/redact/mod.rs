@@ -80,6 +80,7 @@ mod tokens;
 mod work;
 
 use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
 
 pub use exact::SECRET_CHARS_MIN;
 pub use rule::{Rule, RuleSet};
@@ -89,6 +90,7 @@ pub use work::Work;
 use crate::fault::FaultSet;
 use anchors::AnchorScanner;
 use exact::ExactValues;
+pub(crate) use invisible::strip as strip_invisible;
 
 /// The placeholder of a span that any secret rule took part in.
 ///
@@ -183,7 +185,7 @@ pub enum RedactError {
 #[derive(Clone, Debug)]
 pub struct Redactor {
     values: ExactValues,
-    anchors: Option<AnchorScanner>,
+    anchors: Option<Arc<AnchorScanner>>,
     faults: FaultSet,
 }
 
@@ -234,10 +236,23 @@ impl Redactor {
         S: AsRef<str>,
     {
         let values = ExactValues::new(secrets)?;
-        let anchors =
-            AnchorScanner::new(values.values()).map_err(|error| RedactError::Matcher {
-                message: error.to_string(),
-            })?;
+        let anchors = if values.is_empty() {
+            // Without values the scanner is always the same: build it once per process (the
+            // run driver makes a redactor per run).
+            static VALUE_FREE: OnceLock<Result<Arc<AnchorScanner>, String>> = OnceLock::new();
+            VALUE_FREE
+                .get_or_init(|| {
+                    AnchorScanner::new(&[])
+                        .map(Arc::new)
+                        .map_err(|error| error.to_string())
+                })
+                .clone()
+        } else {
+            AnchorScanner::new(values.values())
+                .map(Arc::new)
+                .map_err(|error| error.to_string())
+        };
+        let anchors = anchors.map_err(|message| RedactError::Matcher { message })?;
         Ok(Redactor {
             values,
             anchors: Some(anchors),
@@ -290,7 +305,7 @@ impl Redactor {
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let spans = engine::find(
             &self.values,
-            self.anchors.as_ref(),
+            self.anchors.as_deref(),
             text.as_bytes(),
             self.faults,
         )
@@ -353,7 +368,7 @@ impl Redactor {
     /// # Ok::<(), ward_core::redact::RedactError>(())
     /// ```
     pub fn redact_report<'a>(&self, bytes: &'a [u8]) -> Redaction<'a> {
-        let found = engine::find(&self.values, self.anchors.as_ref(), bytes, self.faults);
+        let found = engine::find(&self.values, self.anchors.as_deref(), bytes, self.faults);
         let output = if found.spans.is_empty() {
             Cow::Borrowed(bytes)
         } else {
@@ -373,7 +388,7 @@ impl Redactor {
             text,
             engine::find(
                 &self.values,
-                self.anchors.as_ref(),
+                self.anchors.as_deref(),
                 text.as_bytes(),
                 self.faults,
             )

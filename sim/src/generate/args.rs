@@ -125,7 +125,8 @@ fn object_for(rng: &mut SimRng, schema: &Value) -> Value {
         .unwrap_or(0) as usize;
     let mut object = Map::new();
     for (name, property) in properties {
-        if required.contains(&name.as_str()) || rng.percent(40) {
+        let wanted = if name == "limit" { 85 } else { 40 };
+        if required.contains(&name.as_str()) || rng.percent(wanted) {
             object.insert(name.clone(), value_for(rng, name, property));
         }
     }
@@ -219,6 +220,23 @@ pub fn with_duplicate_key(value: &Value) -> String {
     }
 }
 
+/// Argument text just over the 256 KiB limit: `valid` with a padding member in front,
+/// written directly (serialising a 256 KiB value would cost more than the run).
+pub fn oversized(valid: &Value) -> String {
+    const LIMIT_BYTES: usize = 256 * 1024;
+    let rest = valid.to_string();
+    let rest = rest.strip_prefix('{').unwrap_or("}");
+    let separator = if rest == "}" { "" } else { "," };
+    let mut text = String::with_capacity(LIMIT_BYTES + rest.len() + 32);
+    text.push_str("{\"padding\":\"");
+    let padding = LIMIT_BYTES + 1 - text.len().min(LIMIT_BYTES);
+    text.extend(std::iter::repeat_n('x', padding));
+    text.push('"');
+    text.push_str(separator);
+    text.push_str(rest);
+    text
+}
+
 /// Argument text that is not JSON.
 pub fn not_json(rng: &mut SimRng, valid: &str) -> String {
     match rng.below(3) {
@@ -251,6 +269,23 @@ mod tests {
                     let _ = validator.is_valid(&broken);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn oversized_arguments_are_json_just_over_the_limit() {
+        for valid in [json!({}), json!({"symbol": "AAPL", "period": "daily"})] {
+            let text = oversized(&valid);
+            assert!(
+                text.len() > 256 * 1024 && text.len() < 256 * 1024 + 64,
+                "{}",
+                text.len()
+            );
+            let parsed: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(
+                parsed.as_object().unwrap().len(),
+                valid.as_object().unwrap().len() + 1
+            );
         }
     }
 

@@ -604,11 +604,7 @@ impl Generator<'_> {
             && self.rng.percent(3)
             && self.fire(Misbehaviour::HugeArgs)
         {
-            let mut huge = valid.clone();
-            if let Some(object) = huge.as_object_mut() {
-                object.insert("padding".to_owned(), json!("x".repeat(256 * 1024)));
-            }
-            call.arguments = huge.to_string();
+            call.arguments = args::oversized(&valid);
         } else if !plan.configured.is_empty() && self.fire(Misbehaviour::EchoSecret) {
             let label = self.rng.pick(&plan.configured).clone();
             let value = self

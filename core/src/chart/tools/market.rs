@@ -190,16 +190,19 @@ fn market_timeshare_query(context: &ToolContext, raw: Value) -> Result<Value, To
         .map(trading_day)
         .transpose()?
         .unwrap_or(LAST_TRADING_DAY);
-    let minutes = context.chart().market().timeshare(instrument, day);
-    let skip = minutes
-        .len()
-        .saturating_sub(request.limit.unwrap_or(minutes.len()));
-    let points: Vec<Value> = minutes
+    let limit = request.limit.unwrap_or(calendar::SESSION_MINUTES as usize);
+    let points: Vec<Value> = context
+        .chart()
+        .market()
+        .timeshare(instrument, day, limit)
         .into_iter()
-        .skip(skip)
-        .map(|(time, price, average, volume)| json!({"time": time, "price": price, "averagePrice": average, "volume": volume}))
+        .map(|(minute, price, average, volume)| point(minute, price, average, volume))
         .collect();
     Ok(json!({"symbol": instrument.symbol, "tradingDate": day.to_string(), "points": points}))
+}
+
+fn point(minute: u32, price: f64, average: f64, volume: f64) -> Value {
+    json!({"time": calendar::session_minute(minute), "price": price, "averagePrice": average, "volume": volume})
 }
 
 #[derive(Deserialize)]
@@ -242,11 +245,11 @@ fn market_timeshare_range_query(context: &ToolContext, raw: Value) -> Result<Val
             let points: Vec<Value> = context
                 .chart()
                 .market()
-                .timeshare(instrument, day)
+                .timeshare(instrument, day, calendar::SESSION_MINUTES as usize)
                 .into_iter()
                 .skip(interval - 1)
                 .step_by(interval)
-                .map(|(time, price, average, volume)| json!({"time": time, "price": price, "averagePrice": average, "volume": volume}))
+                .map(|(minute, price, average, volume)| point(minute, price, average, volume))
                 .collect();
             json!({"tradingDate": day.to_string(), "points": points})
         })
