@@ -69,8 +69,12 @@ impl SecretGuard {
         let (Some(redactor), Some(fragments)) = (&self.redactor, &self.fragments) else {
             return Cow::Borrowed(text);
         };
-        // Every occurrence of a value holds one of its windows, and ASCII text has no invisible
-        // character that could hide one: one pass of the window table clears most text.
+        // Every occurrence of a value is a run of 8 or more shared characters, and ASCII text
+        // has no invisible character that could hide one: one pass of the table clears most
+        // text, and anything shorter than 8 bytes is clear at once.
+        if text.len() < WINDOW_CHARS {
+            return Cow::Borrowed(text);
+        }
         if text.is_ascii() && !fragments.finds_in(text.as_bytes()) {
             return Cow::Borrowed(text);
         }
@@ -240,58 +244,41 @@ fn any_text(value: &Value, test: &dyn Fn(&str) -> bool) -> bool {
 /// The characters of a window.
 const WINDOW_CHARS: usize = 8;
 
-/// Finds fragments of configured values through their 8-character windows.
+/// Finds fragments of configured values: runs of 8 or more characters that the text shares
+/// with a value.
 ///
-/// Every window is at least `length_min` bytes long, so a fragment covers one of every
-/// `stride` (`length_min - 1`) consecutive text positions: only positions that are multiples
-/// of `stride` are looked at, and the two bytes there are looked up in a 65,536-bit table of
-/// the pairs that windows hold at offsets `0..stride`. A hit names the windows and offsets to
-/// verify; a verified window grows to the whole run of characters the text shares with its
-/// value. Cheap to build (the guard is made per run) and about two instructions per byte.
+/// A fragment is at least 8 bytes long, so it covers one of every 7 consecutive text
+/// positions: only positions that are multiples of 7 are looked at, and the two bytes there
+/// are looked up in a 65,536-bit table of the byte pairs the values hold. A hit names where
+/// in which value the pair stands; from there the shared run is grown both ways and kept
+/// when it reaches 8 characters. Cheap to build (the guard is made per run: the table has
+/// one entry per byte of the values) and about two instructions per text byte.
 #[derive(Debug)]
 struct Fragments {
     pairs: Vec<u64>,
-    /// (pair, window, offset of the pair in the window), sorted.
+    /// (pair, value, byte offset of the pair in the value), sorted.
     entries: Vec<(u16, usize, usize)>,
-    /// (value, byte offset of the window in the value, window length in bytes).
-    windows: Vec<(usize, usize, usize)>,
     values: Vec<Vec<u8>>,
-    stride: usize,
 }
 
+/// Text positions looked at: one in this many (a fragment has at least `STRIDE + 1` bytes).
+const STRIDE: usize = WINDOW_CHARS - 1;
+
 impl Fragments {
-    /// Windows of `values`, given without their invisible format characters (as the exact
+    /// The table of `values`, given without their invisible format characters (as the exact
     /// rule reads them).
     fn new(values: impl Iterator<Item = String>) -> Fragments {
         let values: Vec<Vec<u8>> = values.map(String::into_bytes).collect();
-        let mut windows = Vec::new();
-        for (index, value) in values.iter().enumerate() {
-            let text = String::from_utf8_lossy(value);
-            let starts: Vec<usize> = text
-                .char_indices()
-                .map(|(offset, _)| offset)
-                .chain([value.len()])
-                .collect();
-            for window in starts.windows(WINDOW_CHARS + 1) {
-                windows.push((index, window[0], window[WINDOW_CHARS] - window[0]));
-            }
-        }
-        let stride = windows
+        let mut entries: Vec<(u16, usize, usize)> = values
             .iter()
-            .map(|window| window.2)
-            .min()
-            .unwrap_or(WINDOW_CHARS)
-            .max(2)
-            - 1;
-        let mut entries = Vec::new();
-        for (number, &(value, offset, _)) in windows.iter().enumerate() {
-            let bytes = &values[value][offset..];
-            for at in 0..stride {
-                entries.push((u16::from_le_bytes([bytes[at], bytes[at + 1]]), number, at));
-            }
-        }
+            .enumerate()
+            .flat_map(|(index, value)| {
+                value.windows(2).enumerate().map(move |(offset, pair)| {
+                    (u16::from_le_bytes([pair[0], pair[1]]), index, offset)
+                })
+            })
+            .collect();
         entries.sort_unstable();
-        entries.dedup();
         let mut pairs = vec![0u64; 1024];
         for (pair, ..) in &entries {
             pairs[usize::from(*pair >> 6)] |= 1 << (pair & 63);
@@ -299,9 +286,7 @@ impl Fragments {
         Fragments {
             pairs,
             entries,
-            windows,
             values,
-            stride,
         }
     }
 
@@ -313,14 +298,11 @@ impl Fragments {
             let pair = u16::from_le_bytes([text[position], text[position + 1]]);
             if (self.pairs[usize::from(pair >> 6)] >> (pair & 63)) & 1 != 0 {
                 let from = self.entries.partition_point(|(first, ..)| *first < pair);
-                for &(_, window, at) in self.entries[from..]
+                for &(_, value, offset) in self.entries[from..]
                     .iter()
                     .take_while(|(first, ..)| *first == pair)
                 {
-                    let Some(start) = position.checked_sub(at) else {
-                        continue;
-                    };
-                    let Some(span) = self.fragment(text, start, window) else {
+                    let Some(span) = self.shared_run(text, position, value, offset) else {
                         continue;
                     };
                     if first_only {
@@ -329,7 +311,7 @@ impl Fragments {
                     spans.push(span);
                 }
             }
-            position += self.stride;
+            position += STRIDE;
         }
         spans.sort_unstable();
         let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
@@ -342,26 +324,34 @@ impl Fragments {
         merged
     }
 
-    /// When `window` occurs in `text` at `start`: the whole run of bytes the text shares
-    /// with the window's value around it.
-    fn fragment(&self, text: &[u8], start: usize, window: usize) -> Option<(usize, usize)> {
-        let (value, offset, length) = self.windows[window];
+    /// The run the text shares with `value` around text position `position` = value offset
+    /// `offset`, when it holds at least 8 characters.
+    fn shared_run(
+        &self,
+        text: &[u8],
+        position: usize,
+        value: usize,
+        offset: usize,
+    ) -> Option<(usize, usize)> {
         let value = &self.values[value];
-        if !text[start..].starts_with(&value[offset..offset + length]) {
-            return None;
-        }
-        let before = text[..start]
+        let before = text[..position]
             .iter()
             .rev()
             .zip(value[..offset].iter().rev())
             .take_while(|(a, b)| a == b)
             .count();
-        let after = text[start + length..]
+        let after = text[position..]
             .iter()
-            .zip(&value[offset + length..])
+            .zip(&value[offset..])
             .take_while(|(a, b)| a == b)
             .count();
-        Some((start - before, start + length + after))
+        let (start, end) = (position - before, position + after);
+        // Characters: every byte that does not continue a UTF-8 sequence starts one.
+        let characters = text[start..end]
+            .iter()
+            .filter(|&&byte| byte & 0xC0 != 0x80)
+            .count();
+        (characters >= WINDOW_CHARS).then_some((start, end))
     }
 
     /// Whether `text` holds any fragment.

@@ -1188,58 +1188,63 @@ fn collect_values(value: &Value, into: &mut Vec<String>) {
     }
 }
 
-/// Finds planted parts, and 8-character windows of configured values, outside placeholders.
+/// Finds planted parts (whole), and runs of 8 or more characters shared with a configured
+/// value, outside placeholders.
 ///
-/// Built per run, so it must be cheap to build as well as to search. Every pattern is at
-/// least `length_min` bytes long, so an occurrence covers one of every `stride`
+/// Built per run, so it must be cheap to build as well as to search. Whatever it looks for is
+/// at least `length_min` bytes long, so an occurrence covers one of every `stride`
 /// (`length_min - 1`) consecutive text positions: the scanner only looks at positions that
 /// are multiples of `stride`, and looks up the two bytes there in a 65,536-bit table of the
-/// pairs that patterns hold at offsets `0..stride`. A hit names the patterns and offsets to
-/// verify. High-entropy patterns make hits rare, and the text is read at about one position
-/// in seven.
+/// byte pairs the secrets hold. A hit names where in which secret the pair stands; the
+/// shared run is grown both ways from there and judged. High-entropy secrets make hits rare.
 struct Scanner {
     pairs: Vec<u64>,
-    /// (pair, pattern, offset of the pair in the pattern), sorted.
+    /// (pair, secret, byte offset of the pair in the secret), sorted.
     entries: Vec<(u16, usize, usize)>,
-    patterns: Vec<Vec<u8>>,
+    /// (secret, whether any 8-character run of it counts, or only the whole).
+    secrets: Vec<(Vec<u8>, bool)>,
     stride: usize,
-    /// The shortest pattern: shorter texts (keys, short values) hold none.
+    /// The shortest thing looked for: shorter texts (keys, short values) hold none.
     length_min: usize,
     /// Long texts already scanned in this run: (length, hash).
     scanned: RefCell<HashSet<(usize, u64)>>,
 }
 
+/// A run of this many characters of a configured value is a leak (I8).
+const RUN_CHARS_MIN: usize = 8;
+
 impl Scanner {
     fn new(planted: &[&str], configured: &[&str]) -> Option<Scanner> {
-        let mut patterns: Vec<Vec<u8>> = planted
+        let mut secrets: Vec<(Vec<u8>, bool)> = planted
             .iter()
-            .map(|part| part.as_bytes().to_vec())
+            .map(|part| (part.as_bytes().to_vec(), false))
             .collect();
-        for value in configured {
-            let characters: Vec<usize> = value
-                .char_indices()
-                .map(|(offset, _)| offset)
-                .chain([value.len()])
-                .collect();
-            for start in 0..characters.len().saturating_sub(8) {
-                patterns.push(value.as_bytes()[characters[start]..characters[start + 8]].to_vec());
-            }
-        }
-        patterns.retain(|pattern| pattern.len() >= 2);
-        patterns.sort();
-        patterns.dedup();
-        let length_min = patterns.iter().map(Vec::len).min()?;
+        secrets.extend(
+            configured
+                .iter()
+                .map(|value| (value.as_bytes().to_vec(), true)),
+        );
+        secrets.retain(|(secret, _)| secret.len() >= 2);
+        let length_min = secrets
+            .iter()
+            .map(|(secret, runs)| {
+                if *runs {
+                    RUN_CHARS_MIN.min(secret.len())
+                } else {
+                    secret.len()
+                }
+            })
+            .min()?;
         let stride = length_min - 1;
-        let mut entries = Vec::new();
-        for (index, pattern) in patterns.iter().enumerate() {
-            for offset in 0..stride {
-                entries.push((
-                    u16::from_le_bytes([pattern[offset], pattern[offset + 1]]),
-                    index,
-                    offset,
-                ));
-            }
-        }
+        let mut entries: Vec<(u16, usize, usize)> = secrets
+            .iter()
+            .enumerate()
+            .flat_map(|(index, (secret, _))| {
+                secret.windows(2).enumerate().map(move |(offset, pair)| {
+                    (u16::from_le_bytes([pair[0], pair[1]]), index, offset)
+                })
+            })
+            .collect();
         entries.sort_unstable();
         let mut pairs = vec![0u64; 1024];
         for (pair, ..) in &entries {
@@ -1248,14 +1253,14 @@ impl Scanner {
         Some(Scanner {
             pairs,
             entries,
-            patterns,
+            secrets,
             stride,
             length_min,
             scanned: RefCell::new(HashSet::new()),
         })
     }
 
-    /// The index of a pattern found in `text` outside placeholders.
+    /// The index of a secret found in `text` outside placeholders.
     fn find(&self, text: &str) -> Option<usize> {
         if text.len() < self.length_min {
             return None;
@@ -1283,20 +1288,38 @@ impl Scanner {
         None
     }
 
-    /// A pattern holding `pair` at some offset that occurs in `text` there.
+    /// A secret whose pair at some offset stands at `position` and that leaks there.
     fn verify(&self, text: &[u8], position: usize, pair: u16) -> Option<usize> {
         let from = self.entries.partition_point(|(first, ..)| *first < pair);
         self.entries[from..]
             .iter()
             .take_while(|(first, ..)| *first == pair)
-            .filter(|(_, _, offset)| *offset <= position)
-            .map(|&(_, pattern, offset)| (pattern, position - offset))
-            .find(|&(pattern, start)| {
-                let pattern_bytes = &self.patterns[pattern];
-                text[start..].starts_with(pattern_bytes)
-                    && !inside_placeholder(text, start, start + pattern_bytes.len())
+            .find(|&&(_, index, offset)| {
+                let (secret, runs) = &self.secrets[index];
+                let before = text[..position]
+                    .iter()
+                    .rev()
+                    .zip(secret[..offset].iter().rev())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                let after = text[position..]
+                    .iter()
+                    .zip(&secret[offset..])
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                let (start, end) = (position - before, position + after);
+                let leaks = if *runs {
+                    text[start..end]
+                        .iter()
+                        .filter(|&&byte| byte & 0xC0 != 0x80)
+                        .count()
+                        >= RUN_CHARS_MIN
+                } else {
+                    before == offset && after == secret.len() - offset
+                };
+                leaks && !inside_placeholder(text, start, end)
             })
-            .map(|(pattern, _)| pattern)
+            .map(|&(_, index, _)| index)
     }
 
     fn find_in_value(&self, value: &Value) -> Option<usize> {
@@ -1381,9 +1404,12 @@ impl Scanner {
     }
 
     /// Names what was found without printing a secret: its length and first two characters.
-    fn describe(&self, pattern: usize) -> String {
-        let text = String::from_utf8_lossy(&self.patterns[pattern]);
+    fn describe(&self, secret: usize) -> String {
+        let text = String::from_utf8_lossy(&self.secrets[secret].0);
         let head: String = text.chars().take(2).collect();
-        format!("({} characters starting {head:?})", text.chars().count())
+        format!(
+            "(of a {}-character secret starting {head:?})",
+            text.chars().count()
+        )
     }
 }

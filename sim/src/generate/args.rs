@@ -230,7 +230,7 @@ pub fn oversized(valid: &Value) -> String {
     let mut text = String::with_capacity(LIMIT_BYTES + rest.len() + 32);
     text.push_str("{\"padding\":\"");
     let padding = LIMIT_BYTES + 1 - text.len().min(LIMIT_BYTES);
-    text.extend(std::iter::repeat_n('x', padding));
+    text.push_str(&"x".repeat(padding));
     text.push('"');
     text.push_str(separator);
     text.push_str(rest);
