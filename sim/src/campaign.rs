@@ -80,7 +80,8 @@ pub struct CampaignReport {
     pub by_invariant: [(u64, u64); 13],
     /// Per misbehaviour, how often it was generated.
     pub misbehaviours: Vec<(&'static str, u64)>,
-    /// The lowest failing seed.
+    /// The failure to shrink and report: the lowest failing seed, or, when a seeded bug is on,
+    /// the lowest seed that breaks the invariant the catalogue names for it (if any does).
     pub first_failure: Option<FirstFailure>,
     /// Per invariant, the lowest seed that violated it.
     pub first_seed_by_invariant: [Option<u64>; 13],
@@ -181,7 +182,10 @@ pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> Campaign
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner);
     summaries.sort_by_key(|summary| summary.seed);
-    merge(summaries, started)
+    let focus = config
+        .bug
+        .and_then(|bug| Invariant::from_id(bug.invariant()));
+    merge(summaries, started, focus)
 }
 
 fn summarise(engine: &Engine, seed: u64, config: &CampaignConfig) -> SeedSummary {
@@ -210,7 +214,13 @@ pub fn mixed_digest(seed: u64, digest: u64) -> u64 {
     xxhash_rust::xxh3::xxh3_64(&bytes)
 }
 
-fn merge(summaries: Vec<SeedSummary>, started: Instant) -> CampaignReport {
+/// Merges seed summaries (in seed order). The first failure is the lowest failing seed; with
+/// `focus`, the lowest seed that breaks that invariant when any does.
+fn merge(
+    summaries: Vec<SeedSummary>,
+    started: Instant,
+    focus: Option<Invariant>,
+) -> CampaignReport {
     let mut report = CampaignReport {
         seeds: summaries.len() as u64,
         runs: 0,
@@ -253,19 +263,39 @@ fn merge(summaries: Vec<SeedSummary>, started: Instant) -> CampaignReport {
             report.by_invariant[invariant.index()].1 += 1;
             report.first_seed_by_invariant[invariant.index()].get_or_insert(summary.seed);
         }
-        if report.first_failure.is_none() {
-            let first = summary
+        let first = summary
+            .violations
+            .iter()
+            .min_by_key(|violation| violation.invariant)
+            .cloned();
+        let wanted = focus.and_then(|invariant| {
+            summary
                 .violations
                 .iter()
-                .min_by_key(|violation| violation.invariant)
-                .cloned();
-            if let (Some(violation), Some(scenario)) = (first, summary.scenario) {
+                .find(|violation| violation.invariant == invariant)
+                .cloned()
+        });
+        let (Some(violation), Some(scenario)) = (first, summary.scenario) else {
+            continue;
+        };
+        match (&report.first_failure, wanted) {
+            // The first seed that breaks the invariant asked about replaces an earlier
+            // failure of another one.
+            (Some(failure), Some(wanted)) if Some(failure.violation.invariant) != focus => {
                 report.first_failure = Some(FirstFailure {
                     seed: summary.seed,
-                    violation,
+                    violation: wanted,
                     scenario,
                 });
             }
+            (None, wanted) => {
+                report.first_failure = Some(FirstFailure {
+                    seed: summary.seed,
+                    violation: wanted.unwrap_or(violation),
+                    scenario,
+                });
+            }
+            _ => {}
         }
     }
     report.elapsed_ms = started.elapsed().as_millis() as u64;

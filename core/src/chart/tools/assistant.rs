@@ -19,6 +19,8 @@ use crate::tool::{ExecutionMode, Safety, ToolBody, ToolContext};
 const QUESTION_CHARS_MAX: usize = 2000;
 /// The most answer options `ask_user` offers.
 const OPTIONS_MAX: usize = 8;
+/// The most results `web_search` returns.
+const SEARCH_RESULTS_MAX: usize = 10;
 /// The longest program `code_interpreter` accepts.
 const CODE_CHARS_MAX: usize = 20_000;
 
@@ -94,7 +96,7 @@ pub(super) fn register_reads(builder: &mut RegistryBuilder) -> Result<(), Regist
         object(
             json!({
                 "query": {"type": "string", "minLength": 1, "maxLength": 500},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 10}
+                "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_RESULTS_MAX}
             }),
             &["query"],
         ),
@@ -159,7 +161,7 @@ fn web_search(_context: &ToolContext, raw: Value) -> Result<Value, ToolError> {
             (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
         });
     let first = (hash % SOURCES.len() as u64) as usize;
-    let results: Vec<Value> = (0..request.limit.unwrap_or(5))
+    let results: Vec<Value> = (0..request.limit.unwrap_or(5).min(SEARCH_RESULTS_MAX))
         .map(|offset| {
             let (title, url, snippet) = SOURCES[(first + offset) % SOURCES.len()];
             json!({"title": title, "url": url, "snippet": snippet})

@@ -14,6 +14,8 @@ use crate::envelope::ToolError;
 use crate::registry::{RegistryBuilder, RegistryError};
 use crate::tool::ToolContext;
 
+/// The most instruments one name query returns.
+const INSTRUMENTS_MAX: usize = 20;
 /// The most trading days one range query spans.
 const RANGE_DAYS_MAX: usize = 5;
 
@@ -26,7 +28,7 @@ pub(super) fn register(builder: &mut RegistryBuilder) -> Result<(), RegistryErro
         object(
             json!({
                 "query": {"type": "string", "minLength": 1, "maxLength": 100},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 20}
+                "limit": {"type": "integer", "minimum": 1, "maximum": INSTRUMENTS_MAX}
             }),
             &["query"],
         ),
@@ -140,7 +142,7 @@ fn instruments_query_name(_context: &ToolContext, raw: Value) -> Result<Value, T
             instrument.name.to_lowercase().contains(&needle)
                 || instrument.symbol.to_lowercase().contains(&needle)
         })
-        .take(request.limit.unwrap_or(5))
+        .take(request.limit.unwrap_or(5).min(INSTRUMENTS_MAX))
         .map(instrument_json)
         .collect();
     Ok(json!({"instruments": found}))
@@ -190,7 +192,10 @@ fn market_timeshare_query(context: &ToolContext, raw: Value) -> Result<Value, To
         .map(trading_day)
         .transpose()?
         .unwrap_or(LAST_TRADING_DAY);
-    let limit = request.limit.unwrap_or(calendar::SESSION_MINUTES as usize);
+    let limit = request
+        .limit
+        .unwrap_or(calendar::SESSION_MINUTES as usize)
+        .min(calendar::SESSION_MINUTES as usize);
     let points: Vec<Value> = context
         .chart()
         .market()

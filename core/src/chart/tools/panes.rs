@@ -15,6 +15,8 @@ use crate::envelope::ToolError;
 use crate::registry::{RegistryBuilder, RegistryError};
 use crate::tool::ToolContext;
 
+/// The most values per indicator one query returns.
+const INDICATOR_VALUES_MAX: usize = 100;
 const HEIGHT_MIN: u32 = 10;
 const HEIGHT_MAX: u32 = 60;
 
@@ -53,7 +55,7 @@ pub(super) fn register_reads(builder: &mut RegistryBuilder) -> Result<(), Regist
         "Query indicator values",
         "Returns the latest values of every indicator on a pane, computed on the main series.",
         object(
-            json!({"paneId": id_schema(), "limit": {"type": "integer", "minimum": 1, "maximum": 100}}),
+            json!({"paneId": id_schema(), "limit": {"type": "integer", "minimum": 1, "maximum": INDICATOR_VALUES_MAX}}),
             &["paneId"],
         ),
         indicators_query,
@@ -94,7 +96,7 @@ fn indicators_query(context: &ToolContext, raw: Value) -> Result<Value, ToolErro
         .chart()
         .market()
         .bars(instrument, period, Adjustment::None, BARS_MAX);
-    let limit = query.limit.unwrap_or(10);
+    let limit = query.limit.unwrap_or(10).min(INDICATOR_VALUES_MAX);
     let indicators: Vec<Value> = pane
         .indicators
         .iter()
