@@ -11,7 +11,8 @@
 //!   indicators allowed on the pane, at dates inside and just outside the loaded range;
 //! - near-valid inputs from the schema (see `strategies`), broken and blank argument texts;
 //! - the same calls in a read-only run and with the tool switched off;
-//! - undo.
+//! - bursts of changes that fill the undo stack past its bound, and undo, once or many
+//!   times in a row.
 //!
 //! The model decides validity with its own `jsonschema` validators of the published
 //! schemas (never ward's validator). After every transition, `check_invariants` compares
@@ -221,7 +222,11 @@ enum Transition {
         text: Text,
         run: Run,
     },
-    Undo,
+    /// `settings_update` calls that flip the theme, each a change: enough of them fill the
+    /// undo stack past its bound.
+    Changes { times: usize },
+    /// Undo, `times` times in a row.
+    Undo { times: usize },
 }
 
 /// What the last transition must have produced.
@@ -235,8 +240,11 @@ enum Expected {
         /// The data a success returns, when the model knows it.
         data: Option<Value>,
     },
+    /// Each call of a [`Transition::Changes`] succeeds and changes the chart.
+    Changes,
+    /// What each undo returns.
     Undo {
-        undone: bool,
+        undone: Vec<bool>,
     },
 }
 
@@ -792,14 +800,34 @@ impl Model {
         self
     }
 
-    fn undo(mut self) -> Model {
-        let undone = match self.undo.pop() {
-            Some(before) => {
-                self.chart = before;
-                true
+    fn changes(mut self, times: usize) -> Model {
+        for _ in 0..times {
+            let before = self.chart.clone();
+            let theme = if self.chart.settings.theme == "dark" {
+                "light"
+            } else {
+                "dark"
+            };
+            self.chart.settings.theme = theme.to_owned();
+            if self.undo.len() == UNDO_DEPTH_MAX {
+                self.undo.remove(0);
             }
-            None => false,
-        };
+            self.undo.push(before);
+        }
+        self.expected = Expected::Changes;
+        self
+    }
+
+    fn undo(mut self, times: usize) -> Model {
+        let undone = (0..times)
+            .map(|_| match self.undo.pop() {
+                Some(before) => {
+                    self.chart = before;
+                    true
+                }
+                None => false,
+            })
+            .collect();
         self.expected = Expected::Undo { undone };
         self
     }
@@ -1185,7 +1213,9 @@ impl ReferenceStateMachine for ChartMachine {
             1 => text_call(BLANK, Text::Json),
             2 => aimed_call(state, Run::ReadOnly),
             1 => aimed_call(state, Run::SwitchedOff),
-            3 => Just(Transition::Undo),
+            3 => prop_oneof![9 => Just(1usize), 1 => 2usize..=110]
+                .prop_map(|times| Transition::Undo { times }),
+            1 => (1usize..=110).prop_map(|times| Transition::Changes { times }),
         ]
         .boxed()
     }
@@ -1198,7 +1228,8 @@ impl ReferenceStateMachine for ChartMachine {
                 text,
                 run,
             } => state.call(tool, arguments, *text, *run),
-            Transition::Undo => state.undo(),
+            Transition::Changes { times } => state.changes(*times),
+            Transition::Undo { times } => state.undo(*times),
         }
     }
 }
@@ -1306,8 +1337,19 @@ impl StateMachineTest for Core {
                     assert_eq!(got, data, "{tool} {arguments}: data");
                 }
             }
-            (Transition::Undo, Expected::Undo { undone }) => {
-                assert_eq!(core.chart.undo(), *undone, "undo reported the wrong thing");
+            (Transition::Changes { times }, Expected::Changes) => {
+                for _ in 0..*times {
+                    let theme = core.chart.snapshot().settings.theme;
+                    let flipped = if theme == "dark" { "light" } else { "dark" };
+                    let arguments = json!({"theme": flipped}).to_string();
+                    let result = core.execute("settings_update", &arguments, Run::Normal);
+                    assert_eq!(code(&result), "OK", "{result:?}");
+                    assert!(result.state_changed, "a change was not reported");
+                }
+            }
+            (Transition::Undo { times }, Expected::Undo { undone }) => {
+                let got: Vec<bool> = (0..*times).map(|_| core.chart.undo()).collect();
+                assert_eq!(&got, undone, "undo reported the wrong thing");
             }
             other => unreachable!("the model expects what it applied: {other:?}"),
         }
