@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use proptest::prelude::*;
-use proptest::test_runner::Config;
+use proptest::test_runner::{Config, FileFailurePersistence};
 use ward_core::redact::baseline::Baseline;
 use ward_core::redact::{LOCAL_PATH, REDACTED, Redactor};
 
@@ -322,7 +322,12 @@ fn config_with(cases: u32) -> Config {
         .unwrap_or(cases);
     Config {
         cases,
-        failure_persistence: None,
+        // Failures are kept in `core/proptest-regressions/` and replayed first; proptest cannot
+        // derive its default location for a file under `tests/`.
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/proptest-regressions/redact_properties.txt"
+        )))),
         ..Config::default()
     }
 }

@@ -166,7 +166,8 @@ fn symbol_schema() -> Value {
 
 /// Reads a validated input into its typed form. Validation runs first, so a failure here
 /// means the schema and the type disagree; it is reported, never a panic.
-fn input<T: DeserializeOwned>(input: Value) -> Result<T, ToolError> {
+fn input<T: DeserializeOwned>(mut input: Value) -> Result<T, ToolError> {
+    integral_numbers_as_integers(&mut input);
     serde_json::from_value(input).map_err(|_| {
         ToolError::domain(
             "INPUT_NOT_UNDERSTOOD",
@@ -174,6 +175,26 @@ fn input<T: DeserializeOwned>(input: Value) -> Result<T, ToolError> {
             "Send the input exactly as the tool's schema describes it.",
         )
     })
+}
+
+/// JSON Schema counts a number without a fractional part as an integer, so `5.0` satisfies
+/// `"type": "integer"`; serde reads such a number only into a float. Writing every integral
+/// number as an integer lets integer fields read it, and float fields read integers as well.
+fn integral_numbers_as_integers(value: &mut Value) {
+    match value {
+        Value::Number(number) if number.is_f64() => {
+            let float = number.as_f64().unwrap_or(f64::NAN);
+            // Both bounds are powers of two, exact as floats; inside them the cast is exact.
+            if float.fract() == 0.0 && (-9_223_372_036_854_775_808.0..0.0).contains(&float) {
+                *value = Value::from(float as i64);
+            } else if float.fract() == 0.0 && (0.0..18_446_744_073_709_551_616.0).contains(&float) {
+                *value = Value::from(float as u64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_numbers_as_integers),
+        Value::Object(members) => members.values_mut().for_each(integral_numbers_as_integers),
+        _ => {}
+    }
 }
 
 /// The pane ids, for hints.
@@ -210,5 +231,84 @@ fn listed<'a>(ids: impl Iterator<Item = &'a str>) -> String {
         "none".to_owned()
     } else {
         ids.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chart::SharedChart;
+    use crate::envelope::Outcome;
+    use crate::fault::FaultSet;
+    use crate::guard::SecretGuard;
+    use crate::policy::RunPolicy;
+    use crate::registry::{CallIds, CallScope};
+    use crate::tool::ToolCall;
+
+    fn call(registry: &Registry, chart: &SharedChart, name: &str, arguments: Value) -> Outcome {
+        let policy = RunPolicy::normal();
+        let guard = SecretGuard::default();
+        let scope = CallScope {
+            policy: &policy,
+            offered: &[],
+            guard: &guard,
+            faults: FaultSet::EMPTY,
+        };
+        let call = ToolCall {
+            id: "call-1".into(),
+            name: name.into(),
+            arguments: arguments.to_string(),
+        };
+        let context = ToolContext::standalone(chart.clone(), &call);
+        futures::executor::block_on(registry.execute(
+            &scope,
+            &mut CallIds::default(),
+            &call,
+            &context,
+        ))
+        .outcome
+    }
+
+    /// Found by the validation and chart state-machine property suites: `1.0` is a valid
+    /// integer, and every tool reading one failed with `INPUT_NOT_UNDERSTOOD`.
+    #[test]
+    fn integers_written_with_a_zero_fraction_are_read() {
+        let registry = registry(CatalogueOptions::default()).unwrap();
+        let chart = SharedChart::new(7);
+        for (name, arguments) in [
+            ("pane_move", json!({"paneId": "pane-2", "position": 1.0})),
+            ("pane_update", json!({"paneId": "pane-1", "height": 30.0})),
+            (
+                "pane_create",
+                json!({"indicators": [{"name": "RSI", "period": 6.0}], "height": 15.0}),
+            ),
+            (
+                "market_bars_query",
+                json!({"symbol": "600519.SH", "period": "daily", "limit": 3.0}),
+            ),
+            (
+                "drawing_create",
+                json!({"kind": "horizontal-line", "paneId": "main", "anchors": [{"price": 12.0}], "style": {"lineWidth": 2.0}}),
+            ),
+        ] {
+            let outcome = call(&registry, &chart, name, arguments);
+            assert!(
+                matches!(outcome, Outcome::Success(_)),
+                "{name}: {outcome:?}"
+            );
+        }
+        let state = chart.snapshot();
+        assert_eq!(state.panes[1].id, "pane-2");
+        assert_eq!(state.panes[2].height, 30);
+        assert_eq!(state.drawings[0].anchors[0].price, 12.0);
+        assert_eq!(state.drawings[0].style.line_width, 2);
+    }
+
+    #[test]
+    fn only_integral_numbers_in_range_change_spelling() {
+        let mut value = json!([1.5, -2.0, 3.0, 1e300, -0.0, 7, {"a": [4.0]}]);
+        integral_numbers_as_integers(&mut value);
+        assert_eq!(value, json!([1.5, -2, 3, 1e300, 0, 7, {"a": [4]}]));
+        assert!(value[3].is_f64());
     }
 }
