@@ -33,10 +33,22 @@ struct OneBatch {
 }
 
 impl Provider for OneBatch {
-    fn complete<'a>(&'a mut self, _request: ProviderRequest<'a>) -> BoxFuture<'a, Result<ProviderReply, ProviderError>> {
-        let calls = if self.sent { Vec::new() } else { self.calls.clone() };
+    fn complete<'a>(
+        &'a mut self,
+        _request: ProviderRequest<'a>,
+    ) -> BoxFuture<'a, Result<ProviderReply, ProviderError>> {
+        let calls = if self.sent {
+            Vec::new()
+        } else {
+            self.calls.clone()
+        };
         self.sent = true;
-        Box::pin(async move { Ok(ProviderReply { text: String::new(), calls }) })
+        Box::pin(async move {
+            Ok(ProviderReply {
+                text: String::new(),
+                calls,
+            })
+        })
     }
 }
 
@@ -50,28 +62,60 @@ fn batch(tool: &str, arguments: &str, size: usize) -> Vec<ToolCall> {
         .collect()
 }
 
-fn through_driver(runtime: &tokio::runtime::Runtime, registry: &Registry, calls: &[ToolCall]) -> u32 {
-    let mut session = Session::new("bench", registry.clone(), SharedChart::new(1), MemoryStore::new());
-    let mut provider = OneBatch { calls: calls.to_vec(), sent: false };
-    let input = StartRunInput { prompt: "Read the settings.".to_owned(), ..StartRunInput::default() };
+fn through_driver(
+    runtime: &tokio::runtime::Runtime,
+    registry: &Registry,
+    calls: &[ToolCall],
+) -> u32 {
+    let mut session = Session::new(
+        "bench",
+        registry.clone(),
+        SharedChart::new(1),
+        MemoryStore::new(),
+    );
+    let mut provider = OneBatch {
+        calls: calls.to_vec(),
+        sent: false,
+    };
+    let input = StartRunInput {
+        prompt: "Read the settings.".to_owned(),
+        ..StartRunInput::default()
+    };
     let report = runtime
         .block_on(session.run(input, &mut provider, &mut NoEvents, RunOptions::default()))
         .expect("the run starts");
     report.calls
 }
 
-fn through_entry_point(runtime: &tokio::runtime::Runtime, registry: &Registry, calls: &[ToolCall]) -> usize {
+fn through_entry_point(
+    runtime: &tokio::runtime::Runtime,
+    registry: &Registry,
+    calls: &[ToolCall],
+) -> usize {
     let chart = SharedChart::new(1);
     let policy = RunPolicy::normal();
-    let offered: Vec<&str> = policy::resolve(registry, &policy, FaultSet::EMPTY).iter().map(|tool| tool.name()).collect();
+    let offered: Vec<&str> = policy::resolve(registry, &policy, FaultSet::EMPTY)
+        .iter()
+        .map(|tool| tool.name())
+        .collect();
     let guard = SecretGuard::default();
-    let scope = CallScope { policy: &policy, offered: &offered, guard: &guard, faults: FaultSet::EMPTY };
+    let scope = CallScope {
+        policy: &policy,
+        offered: &offered,
+        guard: &guard,
+        faults: FaultSet::EMPTY,
+    };
     let mut ids = CallIds::default();
     runtime.block_on(async {
         let mut successes = 0;
         for call in calls {
             let context = ToolContext::standalone(chart.clone(), call);
-            successes += usize::from(registry.execute(&scope, &mut ids, call, &context).await.is_success());
+            successes += usize::from(
+                registry
+                    .execute(&scope, &mut ids, call, &context)
+                    .await
+                    .is_success(),
+            );
         }
         successes
     })
@@ -79,12 +123,19 @@ fn through_entry_point(runtime: &tokio::runtime::Runtime, registry: &Registry, c
 
 fn driver(criterion: &mut Criterion) {
     let registry = registry(CatalogueOptions::default()).expect("the catalogue registers");
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("a runtime");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime");
     let cases = [
         ("parallel", 1, batch("settings_get", "{}", 1)),
         ("parallel", 8, batch("settings_get", "{}", 8)),
         ("parallel", 32, batch("settings_get", "{}", 32)),
-        ("sequential", 8, batch("settings_update", r#"{"theme":"dark"}"#, 8)),
+        (
+            "sequential",
+            8,
+            batch("settings_update", r#"{"theme":"dark"}"#, 8),
+        ),
     ];
     for (mode, size, calls) in &cases {
         let mut group = criterion.benchmark_group(format!("driver/{mode}"));
@@ -92,9 +143,14 @@ fn driver(criterion: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("run", size), calls, |bencher, calls| {
             bencher.iter(|| black_box(through_driver(&runtime, &registry, black_box(calls))))
         });
-        group.bench_with_input(BenchmarkId::new("entry-point-only", size), calls, |bencher, calls| {
-            bencher.iter(|| black_box(through_entry_point(&runtime, &registry, black_box(calls))))
-        });
+        group.bench_with_input(
+            BenchmarkId::new("entry-point-only", size),
+            calls,
+            |bencher, calls| {
+                bencher
+                    .iter(|| black_box(through_entry_point(&runtime, &registry, black_box(calls))))
+            },
+        );
         group.finish();
     }
 }

@@ -28,7 +28,10 @@ fn config(jobs: usize) -> CampaignConfig {
 
 fn sim(criterion: &mut Criterion) {
     let profile = campaign::run(&config(1), &|_| {});
-    assert_eq!(profile.failing_seeds, 0, "the correct core holds every invariant");
+    assert_eq!(
+        profile.failing_seeds, 0,
+        "the correct core holds every invariant"
+    );
     println!(
         "sim profile: {} seeds, {} runs, {:.2} turns and {:.2} tool calls per run",
         profile.seeds,
@@ -40,9 +43,13 @@ fn sim(criterion: &mut Criterion) {
     group.throughput(Throughput::Elements(profile.runs));
     group.sample_size(10);
     for jobs in [1, 2] {
-        group.bench_with_input(BenchmarkId::new("runs", format!("{jobs}-threads")), &jobs, |bencher, &jobs| {
-            bencher.iter(|| black_box(campaign::run(&config(jobs), &|_| {}).trace_digest))
-        });
+        group.bench_with_input(
+            BenchmarkId::new("runs", format!("{jobs}-threads")),
+            &jobs,
+            |bencher, &jobs| {
+                bencher.iter(|| black_box(campaign::run(&config(jobs), &|_| {}).trace_digest))
+            },
+        );
     }
     group.finish();
 }
