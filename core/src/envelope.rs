@@ -13,6 +13,8 @@
 //! A failure never reports a state change: [`ToolResult::failure`] fixes `stateChanged` to
 //! `false`, and the registry rolls a failed write back before building it.
 
+use std::sync::Arc;
+
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -225,10 +227,13 @@ impl ToolError {
 }
 
 /// The outcome of one call.
+///
+/// Data is shared (`Arc`): a result is never changed once made, and it is handed to the
+/// transcript, the session store and the event stream, so each gets it without a copy.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
     /// The tool ran and returned data.
-    Success(Value),
+    Success(Arc<Value>),
     /// The call was refused or failed.
     Failure(ToolError),
 }
@@ -246,7 +251,7 @@ impl ToolResult {
     /// A success.
     pub fn success(data: Value, state_changed: bool) -> ToolResult {
         ToolResult {
-            outcome: Outcome::Success(data),
+            outcome: Outcome::Success(Arc::new(data)),
             state_changed,
         }
     }
@@ -256,6 +261,14 @@ impl ToolResult {
         ToolResult {
             outcome: Outcome::Failure(error),
             state_changed: false,
+        }
+    }
+
+    /// The data, when the call succeeded.
+    pub fn data(&self) -> Option<&Value> {
+        match &self.outcome {
+            Outcome::Success(data) => Some(data),
+            Outcome::Failure(_) => None,
         }
     }
 
@@ -315,7 +328,7 @@ impl<'de> Deserialize<'de> for ToolResult {
         }
         let raw = Raw::deserialize(deserializer)?;
         let outcome = match (raw.success, raw.data, raw.error) {
-            (true, data, None) => Outcome::Success(data.unwrap_or(Value::Null)),
+            (true, data, None) => Outcome::Success(Arc::new(data.unwrap_or(Value::Null))),
             (false, None, Some(error)) => Outcome::Failure(error),
             _ => {
                 return Err(serde::de::Error::custom(

@@ -180,7 +180,9 @@ impl SecretGuard {
             return result;
         }
         let outcome = match result.outcome {
-            Outcome::Success(data) => Outcome::Success(self.value(data)),
+            Outcome::Success(data) => {
+                Outcome::Success(Arc::new(self.value(Arc::unwrap_or_clone(data))))
+            }
             Outcome::Failure(error) => Outcome::Failure(self.error(error)),
         };
         ToolResult {

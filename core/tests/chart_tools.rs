@@ -53,7 +53,7 @@ impl Chart {
     fn ok(&self, name: &str, arguments: Value) -> Value {
         let result = self.call(name, arguments);
         match result.outcome {
-            ward_core::envelope::Outcome::Success(data) => data,
+            ward_core::envelope::Outcome::Success(data) => Value::clone(&data),
             ward_core::envelope::Outcome::Failure(error) => panic!("{name} failed: {error:?}"),
         }
     }

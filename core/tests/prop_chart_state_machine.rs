@@ -1285,7 +1285,7 @@ impl Core {
             .execute(tool, &arguments.to_string(), Run::Normal)
             .outcome
         {
-            Outcome::Success(data) => data,
+            Outcome::Success(data) => Value::clone(&data),
             Outcome::Failure(error) => panic!("{tool} {arguments} failed: {error:?}"),
         }
     }
@@ -1334,7 +1334,7 @@ impl StateMachineTest for Core {
                     "{tool} {arguments}: stateChanged does not tell the truth"
                 );
                 if let (Some(data), Outcome::Success(got)) = (data, &result.outcome) {
-                    assert_eq!(got, data, "{tool} {arguments}: data");
+                    assert_eq!(&**got, data, "{tool} {arguments}: data");
                 }
             }
             (Transition::Changes { times }, Expected::Changes) => {

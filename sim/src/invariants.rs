@@ -1208,6 +1208,8 @@ struct Scanner {
     length_min: usize,
     /// Long texts already scanned in this run: (length, hash).
     scanned: RefCell<HashSet<(usize, u64)>>,
+    /// Result data already scanned in this run, by address (the trace keeps them alive).
+    scanned_data: RefCell<HashSet<usize>>,
 }
 
 /// A run of this many characters of a configured value is a leak (I8).
@@ -1257,6 +1259,7 @@ impl Scanner {
             stride,
             length_min,
             scanned: RefCell::new(HashSet::new()),
+            scanned_data: RefCell::new(HashSet::new()),
         })
     }
 
@@ -1372,7 +1375,15 @@ impl Scanner {
 
     fn find_in_result(&self, result: &ToolResult) -> Option<usize> {
         match &result.outcome {
-            Outcome::Success(data) => self.find_in_value(data),
+            Outcome::Success(data) => {
+                // One result reaches the provider, the store and the events as the same
+                // shared value: scan it once.
+                let address = std::sync::Arc::as_ptr(data) as usize;
+                if !self.scanned_data.borrow_mut().insert(address) {
+                    return None;
+                }
+                self.find_in_value(data)
+            }
             Outcome::Failure(error) => self.find_in_error(error),
         }
     }

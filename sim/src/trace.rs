@@ -11,6 +11,7 @@
 
 use std::io::{self, Write};
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -30,6 +31,7 @@ pub fn digest(trace: &Trace) -> u64 {
         hasher: Xxh3::new(),
         buffer: Vec::with_capacity(DIGEST_BUFFER_BYTES),
         last_state: None,
+        data_hashes: HashMap::new(),
     };
     for run in &trace.runs {
         digester.u64(run.session as u64);
@@ -57,6 +59,10 @@ struct Digester {
     buffer: Vec<u8>,
     /// The last chart state hashed: a snapshot that is the very same state is not hashed again.
     last_state: Option<Arc<ChartState>>,
+    /// Content hashes of result data already hashed, by address: one result reaches the
+    /// transcript, the store and the events as the same shared value, hashed once. Only the
+    /// content hash enters the digest, never an address.
+    data_hashes: HashMap<usize, u64>,
 }
 
 impl Digester {
@@ -146,7 +152,24 @@ impl Digester {
         match &result.outcome {
             Outcome::Success(data) => {
                 self.tag(1);
-                self.value(data);
+                let address = Arc::as_ptr(data) as usize;
+                let hash = match self.data_hashes.get(&address) {
+                    Some(hash) => *hash,
+                    None => {
+                        let mut inner = Digester {
+                            hasher: Xxh3::new(),
+                            buffer: Vec::new(),
+                            last_state: None,
+                            data_hashes: HashMap::new(),
+                        };
+                        inner.value(data);
+                        inner.flush();
+                        let hash = inner.hasher.digest();
+                        self.data_hashes.insert(address, hash);
+                        hash
+                    }
+                };
+                self.u64(hash);
             }
             Outcome::Failure(error) => {
                 self.tag(0);

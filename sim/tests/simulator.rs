@@ -166,7 +166,7 @@ fn event_mutations(event: &Event) -> Vec<Event> {
                 if let EventKind::ToolFinished { result, .. } = &mut event.kind {
                     match &mut result.outcome {
                         ward_core::envelope::Outcome::Success(data) => {
-                            *data = Value::String(format!("{data}x"))
+                            *data = std::sync::Arc::new(Value::String(format!("{data}x")))
                         }
                         ward_core::envelope::Outcome::Failure(error) => error.message.push('x'),
                     }
