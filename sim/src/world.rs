@@ -525,7 +525,9 @@ fn react(reaction: Reaction, transcript: &[Message], sent: &[CallScript]) -> Vec
                 }
             }
             Reaction::FollowInjection => {
-                if let Some((tool, arguments)) = strings(&result.to_json()).find_map(find_injection)
+                if let Some((tool, arguments)) = result
+                    .data()
+                    .and_then(|data| strings(data).find_map(find_injection))
                 {
                     calls.push(CallScript {
                         id: format!("{call_id}-obey"),

@@ -142,7 +142,7 @@ impl Indicator {
             .skip(skip)
             .map(|(bar, fields)| {
                 let mut point = Map::new();
-                point.insert("time".to_owned(), json!(bar.time));
+                point.insert("time".to_owned(), Value::String(bar.time.label()));
                 for (field, value) in fields {
                     point.insert(
                         field.to_owned(),

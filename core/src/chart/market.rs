@@ -283,11 +283,42 @@ pub const ADJUSTMENT_NAMES: &[&str] = &["qfq", "hfq", "splits", "none"];
 /// The synthetic corporate action: a 2-for-1 split on this day for every stock.
 const SPLIT_DAY: Date = calendar::FIRST_TRADING_DAY.add_days(300);
 
+/// When a bar closes: a trading day, and for intraday bars the session minute.
+///
+/// Written `YYYY-MM-DD` or `YYYY-MM-DD HH:MM`; the text is only made when a bar is shown,
+/// so history computed for indicators costs no string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BarTime {
+    /// The trading day.
+    pub day: Date,
+    /// The session minute (0–239) the bar ends with, for intraday bars.
+    pub minute: Option<u32>,
+}
+
+impl BarTime {
+    /// The label.
+    pub fn label(self) -> String {
+        let mut text = String::with_capacity(16);
+        self.day.push_to(&mut text);
+        if let Some(minute) = self.minute {
+            text.push(' ');
+            calendar::push_session_minute(&mut text, minute);
+        }
+        text
+    }
+}
+
+impl Serialize for BarTime {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.label())
+    }
+}
+
 /// One bar.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Bar {
     /// `YYYY-MM-DD` or `YYYY-MM-DD HH:MM`.
-    pub time: String,
+    pub time: BarTime,
     /// Open price.
     pub open: f64,
     /// High price.
@@ -407,8 +438,8 @@ fn adjustment_factor(instrument: &Instrument, adjustment: Adjustment, day: Date)
     }
 }
 
-/// Bar (day, time label) pairs, oldest first, ending with the close of the last trading day.
-fn bar_times(period: Period, count: usize) -> Vec<(Date, String)> {
+/// Bar (day, close time) pairs, oldest first, ending with the close of the last trading day.
+fn bar_times(period: Period, count: usize) -> Vec<(Date, BarTime)> {
     let mut times = Vec::with_capacity(count);
     if let Some(minutes) = period.minutes() {
         let per_day = SESSION_MINUTES / minutes;
@@ -417,11 +448,8 @@ fn bar_times(period: Period, count: usize) -> Vec<(Date, String)> {
                 if times.len() == count {
                     break 'days;
                 }
-                let mut label = String::with_capacity(16);
-                day.push_to(&mut label);
-                label.push(' ');
-                calendar::push_session_minute(&mut label, (slot + 1) * minutes - 1);
-                times.push((day, label));
+                let minute = Some((slot + 1) * minutes - 1);
+                times.push((day, BarTime { day, minute }));
             }
         }
     } else {
@@ -433,9 +461,7 @@ fn bar_times(period: Period, count: usize) -> Vec<(Date, String)> {
             let bucket = bucket_of(period, day);
             if previous_bucket != Some(bucket) {
                 previous_bucket = Some(bucket);
-                let mut label = String::with_capacity(10);
-                day.push_to(&mut label);
-                times.push((day, label));
+                times.push((day, BarTime { day, minute: None }));
             }
         }
     }

@@ -222,7 +222,7 @@ impl AnchorScanner {
                 .iter()
                 .all(|value| value.len() <= WINDOW_VALUE_LEN_MAX);
         let (literals, finds_values) = match literals(if fits { values } else { &[] }) {
-            Some(literals) if fits => (literals, true),
+            Some(literals) if fits => (literals, !values.is_empty()),
             _ => (literals(&[]).unwrap_or_default(), false),
         };
         debug_assert!(

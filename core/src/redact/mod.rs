@@ -186,7 +186,27 @@ pub enum RedactError {
 pub struct Redactor {
     values: ExactValues,
     anchors: Option<Arc<AnchorScanner>>,
+    /// The scanner with the configured values woven into the anchor search, built the first
+    /// time a large input comes by: for large inputs it saves one pass per value, for small
+    /// ones (prompts, one per run) building it would cost more than it saves.
+    woven: Arc<OnceLock<Option<Arc<AnchorScanner>>>>,
     faults: FaultSet,
+}
+
+/// From this input size on, the values ride along the anchor search.
+const WOVEN_BYTES_MIN: usize = 16 * 1024;
+
+/// The scanner of the pattern rules alone; always the same, so built once per process.
+fn value_free_scanner() -> Result<Arc<AnchorScanner>, RedactError> {
+    static VALUE_FREE: OnceLock<Result<Arc<AnchorScanner>, String>> = OnceLock::new();
+    VALUE_FREE
+        .get_or_init(|| {
+            AnchorScanner::new(&[])
+                .map(Arc::new)
+                .map_err(|error| error.to_string())
+        })
+        .clone()
+        .map_err(|message| RedactError::Matcher { message })
 }
 
 /// The outcome of one redaction: the output, the merged spans, per-rule counts and the work
@@ -236,26 +256,10 @@ impl Redactor {
         S: AsRef<str>,
     {
         let values = ExactValues::new(secrets)?;
-        let anchors = if values.is_empty() {
-            // Without values the scanner is always the same: build it once per process (the
-            // run driver makes a redactor per run).
-            static VALUE_FREE: OnceLock<Result<Arc<AnchorScanner>, String>> = OnceLock::new();
-            VALUE_FREE
-                .get_or_init(|| {
-                    AnchorScanner::new(&[])
-                        .map(Arc::new)
-                        .map_err(|error| error.to_string())
-                })
-                .clone()
-        } else {
-            AnchorScanner::new(values.values())
-                .map(Arc::new)
-                .map_err(|error| error.to_string())
-        };
-        let anchors = anchors.map_err(|message| RedactError::Matcher { message })?;
         Ok(Redactor {
             values,
-            anchors: Some(anchors),
+            anchors: Some(value_free_scanner()?),
+            woven: Arc::new(OnceLock::new()),
             faults: FaultSet::EMPTY,
         })
     }
@@ -279,6 +283,7 @@ impl Redactor {
         Ok(Redactor {
             values: ExactValues::new(secrets)?,
             anchors: None,
+            woven: Arc::new(OnceLock::new()),
             faults: FaultSet::EMPTY,
         })
     }
@@ -305,7 +310,7 @@ impl Redactor {
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let spans = engine::find(
             &self.values,
-            self.anchors.as_deref(),
+            self.scanner_for(text.len()),
             text.as_bytes(),
             self.faults,
         )
@@ -368,7 +373,12 @@ impl Redactor {
     /// # Ok::<(), ward_core::redact::RedactError>(())
     /// ```
     pub fn redact_report<'a>(&self, bytes: &'a [u8]) -> Redaction<'a> {
-        let found = engine::find(&self.values, self.anchors.as_deref(), bytes, self.faults);
+        let found = engine::find(
+            &self.values,
+            self.scanner_for(bytes.len()),
+            bytes,
+            self.faults,
+        );
         let output = if found.spans.is_empty() {
             Cow::Borrowed(bytes)
         } else {
@@ -382,13 +392,27 @@ impl Redactor {
         }
     }
 
+    /// The anchor scanner for an input of `length` bytes: with the values woven in for large
+    /// inputs (built on first use), the value-free one otherwise (values are then searched
+    /// on their own first). Both find the same spans.
+    fn scanner_for(&self, length: usize) -> Option<&AnchorScanner> {
+        let anchors = self.anchors.as_deref()?;
+        if length < WOVEN_BYTES_MIN || self.values.is_empty() {
+            return Some(anchors);
+        }
+        let woven = self
+            .woven
+            .get_or_init(|| AnchorScanner::new(self.values.values()).ok().map(Arc::new));
+        Some(woven.as_deref().unwrap_or(anchors))
+    }
+
     /// The spans of `text`, widened (never narrowed) to character boundaries.
     fn char_aligned_spans(&self, text: &str) -> Vec<Span> {
         char_aligned(
             text,
             engine::find(
                 &self.values,
-                self.anchors.as_deref(),
+                self.scanner_for(text.len()),
                 text.as_bytes(),
                 self.faults,
             )

@@ -300,3 +300,18 @@ fn redactor_is_send_sync_and_clone() {
     fn assert_traits<T: Send + Sync + Clone + std::fmt::Debug>() {}
     assert_traits::<Redactor>();
 }
+
+#[test]
+fn small_and_large_inputs_find_the_same_spans() {
+    // Inputs under 16 KiB search the values on their own, larger ones weave them into the
+    // anchor search: the spans must not depend on which.
+    let values = ["provider-key-0123456789", "search-key-abcdefgh12"];
+    let redactor = Redactor::new(values).expect("valid");
+    let head = "a provider-key-0123456789sk-abcdefghijklmnop, Bearer search-key-abcdefgh12 and \
+                /home/alice/x with search-key-abcdefgh1 and provider-key-0123456789 end";
+    let small = redactor.redact_spans(head);
+    let padded = format!("{head}{}", " plain".repeat(4000));
+    assert!(padded.len() > 16 * 1024);
+    assert_eq!(redactor.redact_spans(&padded), small);
+    assert_eq!(small.len(), 4, "{small:?}");
+}

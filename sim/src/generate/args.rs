@@ -125,7 +125,7 @@ fn object_for(rng: &mut SimRng, schema: &Value) -> Value {
         .unwrap_or(0) as usize;
     let mut object = Map::new();
     for (name, property) in properties {
-        let wanted = if name == "limit" { 85 } else { 40 };
+        let wanted = if name == "limit" { 95 } else { 40 };
         if required.contains(&name.as_str()) || rng.percent(wanted) {
             object.insert(name.clone(), value_for(rng, name, property));
         }
