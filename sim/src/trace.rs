@@ -329,14 +329,14 @@ impl Digester {
                 index,
                 call_id,
                 tool,
-                output,
+                outcome,
             } => {
                 self.tag(4);
                 self.u64(*at_ms);
                 self.u64(*index as u64);
                 self.str(call_id);
                 self.str(tool);
-                self.value(output);
+                self.str(outcome);
             }
             Record::Event(event) => {
                 self.tag(5);

@@ -158,8 +158,9 @@ pub enum Record {
         call_id: String,
         /// The tool.
         tool: String,
-        /// What the body returned: data, an error code, or `panic`.
-        output: Value,
+        /// How the body ended: `ok`, the error code it returned, or `panic`. (Its data
+        /// reaches the trace through `tool.finished`.)
+        outcome: String,
     },
     /// A runtime event.
     Event(Event),
@@ -289,26 +290,26 @@ impl ToolBody for ObservedBody {
                 tool: self.tool.clone(),
                 input: input.clone(),
             });
-            let behaviour = world
-                .behaviours
-                .get(&self.tool)
-                .cloned()
-                .unwrap_or_default();
+            const PLAIN: ToolBehaviour = ToolBehaviour {
+                latency_ms: 0,
+                effect: Effect::None,
+            };
+            let behaviour = world.behaviours.get(&self.tool).unwrap_or(&PLAIN);
             if behaviour.latency_ms > 0 {
                 tokio::time::sleep(Duration::from_millis(behaviour.latency_ms)).await;
             }
-            let end = |output: Value| {
+            let end = |outcome: String| {
                 recorder.record(Record::BodyEnd {
                     at_ms: recorder.now_ms(),
                     index: context.call_index(),
                     call_id: context.call_id().to_owned(),
                     tool: self.tool.clone(),
-                    output,
+                    outcome,
                 });
             };
             let result = match &behaviour.effect {
                 Effect::Panic => {
-                    end(json!("panic"));
+                    end("panic".to_owned());
                     std::panic::resume_unwind(Box::new(PlantedPanic));
                 }
                 Effect::Fail => {
@@ -331,8 +332,8 @@ impl ToolBody for ObservedBody {
                 }
             };
             end(match &result {
-                Ok(data) => data.clone(),
-                Err(error) => json!({"error": error.code}),
+                Ok(_) => "ok".to_owned(),
+                Err(error) => error.code.clone(),
             });
             result
         })

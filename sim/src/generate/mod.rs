@@ -331,10 +331,11 @@ impl Generator<'_> {
     }
 
     fn behaviours(&mut self, plan: &mut RunPlan) {
-        for name in self.registered().into_iter().map(|(name, _)| name) {
+        let registered = self.registered();
+        for (name, _) in &registered {
             if self.rng.percent(60) {
                 plan.tools.insert(
-                    name,
+                    name.clone(),
                     ToolBehaviour {
                         latency_ms: self.rng.range(1, 40),
                         effect: Effect::None,
@@ -344,7 +345,7 @@ impl Generator<'_> {
         }
         if self.fire(Misbehaviour::ToolFaults) {
             for _ in 0..self.rng.range(1, 2) {
-                let name = self.rng.pick(&self.registered()).0.clone();
+                let name = self.rng.pick(&registered).0.clone();
                 let effect = match self.rng.below(3) {
                     0 => Effect::Fail,
                     1 => Effect::Panic,
@@ -516,17 +517,16 @@ impl Generator<'_> {
 
     /// A call to a tool offered in the run, with valid arguments.
     fn plausible(&mut self, plan: &mut RunPlan, reads_only: bool) -> CallScript {
-        let candidates: Vec<String> = plan
+        let candidates: Vec<&str> = plan
             .offered
             .iter()
             .filter(|name| !reads_only || plan.reads.contains(name))
             .filter(|name| name.as_str() != "ask_user")
-            .cloned()
+            .map(String::as_str)
             .collect();
-        let name = if candidates.is_empty() {
-            "panes_list".to_owned()
-        } else {
-            self.rng.pick(&candidates).clone()
+        let name = match candidates.is_empty() {
+            true => "panes_list".to_owned(),
+            false => (*self.rng.pick(&candidates)).to_owned(),
         };
         self.call_to(plan, &name)
     }
