@@ -422,6 +422,31 @@ impl Registry {
         }
     }
 
+    /// One call outside any run (the `ward call` program, tests, fuzzers): the entry point with
+    /// `policy`'s offer, the guard of `secrets`, a fresh call id record and a context with no
+    /// user and no deadline. Faults are off.
+    pub async fn execute_standalone(
+        &self,
+        policy: &RunPolicy,
+        guard: &SecretGuard,
+        chart: &crate::chart::SharedChart,
+        call: &ToolCall,
+    ) -> ToolResult {
+        let offered: Vec<&str> = policy::resolve(self, policy, FaultSet::EMPTY)
+            .iter()
+            .map(|tool| tool.name())
+            .collect();
+        let scope = CallScope {
+            policy,
+            offered: &offered,
+            guard,
+            faults: FaultSet::EMPTY,
+        };
+        let context = ToolContext::standalone(chart.clone(), call);
+        self.execute(&scope, &mut CallIds::default(), call, &context)
+            .await
+    }
+
     /// The whole entry point: [`admit`](Self::admit), then [`run`](Self::run).
     pub async fn execute(
         &self,

@@ -5,11 +5,10 @@ use serde_json::{Value, json};
 use ward_core::chart::tools::{CatalogueOptions, registry};
 use ward_core::chart::{DRAWINGS_PER_PANE_MAX, SharedChart};
 use ward_core::envelope::ToolResult;
-use ward_core::fault::FaultSet;
 use ward_core::guard::SecretGuard;
 use ward_core::policy::RunPolicy;
-use ward_core::registry::{CallIds, CallScope, Registry};
-use ward_core::tool::{ExecutionMode, Safety, ToolCall, ToolContext};
+use ward_core::registry::Registry;
+use ward_core::tool::{ExecutionMode, Safety, ToolCall};
 
 struct Chart {
     registry: Registry,
@@ -28,25 +27,16 @@ impl Chart {
     }
 
     fn call(&self, name: &str, arguments: Value) -> ToolResult {
-        let policy = RunPolicy::normal();
-        let guard = SecretGuard::default();
-        let scope = CallScope {
-            policy: &policy,
-            offered: &[],
-            guard: &guard,
-            faults: FaultSet::EMPTY,
-        };
         let call = ToolCall {
             id: "call-1".into(),
             name: name.into(),
             arguments: arguments.to_string(),
         };
-        let context = ToolContext::standalone(self.chart.clone(), &call);
-        futures::executor::block_on(self.registry.execute(
-            &scope,
-            &mut CallIds::default(),
+        futures::executor::block_on(self.registry.execute_standalone(
+            &RunPolicy::normal(),
+            &SecretGuard::default(),
+            &self.chart,
             &call,
-            &context,
         ))
     }
 

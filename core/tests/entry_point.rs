@@ -12,7 +12,7 @@ use ward_core::envelope::{ToolError, ToolResult};
 use ward_core::fault::FaultSet;
 use ward_core::guard::SecretGuard;
 use ward_core::policy::{self, RunPolicy};
-use ward_core::registry::{CallIds, CallScope, Registry, RegistryBuilder, RegistryError};
+use ward_core::registry::{Registry, RegistryBuilder, RegistryError};
 use ward_core::tool::{ExecutionMode, Safety, ToolBody, ToolCall, ToolContext, ToolSpec};
 
 const SECRET: &str = "search-KEY-0a1b2c3d4e";
@@ -151,27 +151,16 @@ impl Harness {
     }
 
     fn call_with_id(&self, id: &str, name: &str, arguments: &str) -> ToolResult {
-        let offered: Vec<&str> = policy::resolve(&self.registry, &self.policy, FaultSet::EMPTY)
-            .iter()
-            .map(|tool| tool.name())
-            .collect();
-        let scope = CallScope {
-            policy: &self.policy,
-            offered: &offered,
-            guard: &self.guard,
-            faults: FaultSet::EMPTY,
-        };
         let call = ToolCall {
             id: id.into(),
             name: name.into(),
             arguments: arguments.into(),
         };
-        let context = ToolContext::standalone(self.chart.clone(), &call);
-        futures::executor::block_on(self.registry.execute(
-            &scope,
-            &mut CallIds::default(),
+        futures::executor::block_on(self.registry.execute_standalone(
+            &self.policy,
+            &self.guard,
+            &self.chart,
             &call,
-            &context,
         ))
     }
 }

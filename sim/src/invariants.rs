@@ -386,11 +386,7 @@ impl<'a> Checks<'a, '_> {
                     continue;
                 }
                 self.arm(Invariant::I2);
-                if batch
-                    .bodies
-                    .iter()
-                    .any(|&body| view.bodies[body].index == index)
-                {
+                if view.body_ran(batch, index) {
                     let explanation = format!(
                         "the body of destructive tool {} ran in a read-only run",
                         call.name
@@ -561,11 +557,7 @@ impl<'a> Checks<'a, '_> {
                     continue;
                 }
                 self.arm(Invariant::I5);
-                if batch
-                    .bodies
-                    .iter()
-                    .any(|&body| view.bodies[body].index == index)
-                {
+                if view.body_ran(batch, index) {
                     let explanation = format!(
                         "the body of {} ran with input its schema refuses",
                         call.name
@@ -1068,10 +1060,7 @@ impl<'a> Checks<'a, '_> {
                     continue;
                 }
                 self.arm(Invariant::I13);
-                let ran = batch
-                    .bodies
-                    .iter()
-                    .any(|&body| view.bodies[body].index == index);
+                let ran = view.body_ran(batch, index);
                 let aborted = Self::result_of(batch, index).and_then(ToolResult::error_code)
                     == Some("ABORTED");
                 if !(ran || (aborted && excused)) {

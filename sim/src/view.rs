@@ -295,6 +295,14 @@ impl<'a> RunView<'a> {
         self.events.last().map_or(0, |event| event.time_ms)
     }
 
+    /// Whether the body of call `index` of `batch` ran.
+    pub fn body_ran(&self, batch: &BatchView<'_>, index: usize) -> bool {
+        batch
+            .bodies
+            .iter()
+            .any(|&body| self.bodies[body].index == index)
+    }
+
     /// Whether the run was stopped by cancellation or its deadline.
     pub fn was_stopped(&self) -> bool {
         match self.terminal().map(|event| &event.kind) {

@@ -13,11 +13,9 @@ use std::process::ExitCode;
 use clap::Args;
 use ward_core::chart::SharedChart;
 use ward_core::chart::tools::{CatalogueOptions, registry};
-use ward_core::fault::FaultSet;
 use ward_core::guard::SecretGuard;
-use ward_core::policy::{self, RunPolicy};
-use ward_core::registry::{CallIds, CallScope};
-use ward_core::tool::{ToolCall, ToolContext};
+use ward_core::policy::RunPolicy;
+use ward_core::tool::ToolCall;
 
 /// The seed of the default chart's market.
 pub const DEFAULT_CHART_SEED: u64 = 42;
@@ -73,22 +71,12 @@ pub fn run(args: &CallArgs) -> ExitCode {
         read_only: args.read_only,
         disabled: args.disabled.iter().cloned().collect::<BTreeSet<_>>(),
     };
-    let offered: Vec<&str> = policy::resolve(&registry, &policy, FaultSet::EMPTY)
-        .iter()
-        .map(|tool| tool.name())
-        .collect();
-    let scope = CallScope {
-        policy: &policy,
-        offered: &offered,
-        guard: &guard,
-        faults: FaultSet::EMPTY,
-    };
     let call = ToolCall {
         id: "call-1".to_owned(),
         name: args.tool.clone(),
         arguments,
     };
-    let context = ToolContext::standalone(SharedChart::new(DEFAULT_CHART_SEED), &call);
+    let chart = SharedChart::new(DEFAULT_CHART_SEED);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -96,8 +84,7 @@ pub fn run(args: &CallArgs) -> ExitCode {
         Ok(runtime) => runtime,
         Err(error) => return super::usage_error(format!("cannot start the runtime: {error}")),
     };
-    let result =
-        runtime.block_on(registry.execute(&scope, &mut CallIds::default(), &call, &context));
+    let result = runtime.block_on(registry.execute_standalone(&policy, &guard, &chart, &call));
     let result = guard.result(result);
     let mut stdout = std::io::stdout().lock();
     match writeln!(stdout, "{}", result.to_json()) {

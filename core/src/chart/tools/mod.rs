@@ -239,32 +239,22 @@ mod tests {
     use super::*;
     use crate::chart::SharedChart;
     use crate::envelope::Outcome;
-    use crate::fault::FaultSet;
     use crate::guard::SecretGuard;
     use crate::policy::RunPolicy;
-    use crate::registry::{CallIds, CallScope};
     use crate::tool::ToolCall;
 
     fn call(registry: &Registry, chart: &SharedChart, name: &str, arguments: Value) -> Outcome {
-        let policy = RunPolicy::normal();
-        let guard = SecretGuard::default();
-        let scope = CallScope {
-            policy: &policy,
-            offered: &[],
-            guard: &guard,
-            faults: FaultSet::EMPTY,
-        };
         let call = ToolCall {
             id: "call-1".into(),
             name: name.into(),
             arguments: arguments.to_string(),
         };
-        let context = ToolContext::standalone(chart.clone(), &call);
-        futures::executor::block_on(registry.execute(
-            &scope,
-            &mut CallIds::default(),
+        let policy = RunPolicy::normal();
+        futures::executor::block_on(registry.execute_standalone(
+            &policy,
+            &SecretGuard::default(),
+            chart,
             &call,
-            &context,
         ))
         .outcome
     }
