@@ -1186,6 +1186,9 @@ fn collect_values(value: &Value, into: &mut Vec<String>) {
 /// are multiples of `stride`, and looks up the two bytes there in a 65,536-bit table of the
 /// byte pairs the secrets hold. A hit names where in which secret the pair stands; the
 /// shared run is grown both ways from there and judged. High-entropy secrets make hits rare.
+///
+/// The runtime's guard finds fragments the same way; this one is written separately on
+/// purpose, since an oracle must not share code with what it judges.
 struct Scanner {
     pairs: Vec<u64>,
     /// (pair, secret, byte offset of the pair in the secret), sorted.

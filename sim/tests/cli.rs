@@ -169,3 +169,138 @@ fn misuse_exits_two_with_a_message() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("not UTF-8"));
 }
+
+#[test]
+fn run_and_replay_refuse_bad_input_with_a_message() {
+    let output = ward(&["run", "--seeds", "5..1"], "");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("empty"));
+    for arguments in [
+        &["run", "--shard", "3/2"][..],
+        &["run", "--bug", "no-such-bug"],
+        &["replay", "/no/such/file.json"],
+    ] {
+        let output = ward(arguments, "");
+        assert_eq!(output.status.code(), Some(2), "{arguments:?}");
+    }
+    let folder = std::env::temp_dir().join(format!("ward-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("misspelled.json");
+    std::fs::write(&file, r#"{"version": 1, "sessions": [{"runs": [{"prompt": "x", "turns": [], "readOnyl": true}]}]}"#).unwrap();
+    let output = ward(&["replay", file.to_str().unwrap()], "");
+    assert_eq!(output.status.code(), Some(2));
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        message.contains("/sessions/0/runs/0") && message.contains("readOnyl"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_small_campaign_holds_and_replay_writes_traces() {
+    let output = ward(&["run", "--seeds", "0..40", "--jobs", "2", "--json"], "");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    let report: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(report["violations"], 0);
+    assert_eq!(report["seeds"], 40);
+    for key in [
+        "runs",
+        "toolCalls",
+        "byInvariant",
+        "misbehaviours",
+        "elapsedMs",
+        "runsPerSec",
+        "traceDigest",
+    ] {
+        assert!(report.get(key).is_some(), "{key} missing");
+    }
+    let one = ward(&["run", "--seeds", "0..40", "--jobs", "1", "--json"], "");
+    let single: Value = serde_json::from_str(
+        String::from_utf8(one.stdout)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(single["traceDigest"], report["traceDigest"]);
+
+    let folder = std::env::temp_dir().join(format!("ward-traces-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let (jsonl, chrome) = (folder.join("t.jsonl"), folder.join("t.json"));
+    let output = ward(
+        &[
+            "replay",
+            "42",
+            "--trace",
+            jsonl.to_str().unwrap(),
+            "--chrome-trace",
+            chrome.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    let document: Value = serde_json::from_str(&std::fs::read_to_string(&chrome).unwrap()).unwrap();
+    assert!(!document["traceEvents"].as_array().unwrap().is_empty());
+    let lines = std::fs::read_to_string(&jsonl).unwrap();
+    assert!(
+        lines
+            .lines()
+            .all(|line| serde_json::from_str::<Value>(line).is_ok())
+    );
+    assert!(lines.contains("\"record\":\"request\""));
+}
+
+#[test]
+fn a_seeded_bug_is_reported_shrunk_and_replayable() {
+    let folder = std::env::temp_dir().join(format!("ward-failures-{}", std::process::id()));
+    let output = ward(
+        &[
+            "run",
+            "--seeds",
+            "0..60",
+            "--bug",
+            "readonly-offers-writes",
+            "--json",
+            "--out",
+            folder.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let report: Value = serde_json::from_str(
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["firstFailure"]["invariant"], "I1");
+    let replay = report["firstFailure"]["replay"].as_str().unwrap();
+    let file = replay.strip_prefix("ward replay ").unwrap();
+    let output = ward(&["replay", file], "");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("violated: I1"));
+}
+
+#[test]
+fn bugs_lists_the_catalogue() {
+    let output = ward(&["bugs", "--json"], "");
+    let bugs: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(bugs.len(), 20);
+    assert!(bugs.iter().all(|bug| bug["name"].is_string()
+        && bug["invariant"].is_string()
+        && bug["description"].is_string()));
+}
