@@ -165,7 +165,7 @@ struct RunPlan {
     next_id: u32,
 }
 
-impl Generator<'_> {
+impl<'r> Generator<'r> {
     /// Whether `misbehaviour` fires at this decision point; counts it when it does.
     fn fire(&mut self, misbehaviour: Misbehaviour) -> bool {
         let rate = self.swarm.rate(misbehaviour);
@@ -517,6 +517,15 @@ impl Generator<'_> {
 
     /// A call to a tool offered in the run, with valid arguments.
     fn plausible(&mut self, plan: &mut RunPlan, reads_only: bool) -> CallScript {
+        self.plausible_with_value(plan, reads_only).0
+    }
+
+    /// [`plausible`](Self::plausible), with its arguments as a value.
+    fn plausible_with_value(
+        &mut self,
+        plan: &mut RunPlan,
+        reads_only: bool,
+    ) -> (CallScript, Value) {
         let candidates: Vec<&str> = plan
             .offered
             .iter()
@@ -528,10 +537,14 @@ impl Generator<'_> {
             true => "panes_list".to_owned(),
             false => (*self.rng.pick(&candidates)).to_owned(),
         };
-        self.call_to(plan, &name)
+        self.call_with_value(plan, &name)
     }
 
     fn call_to(&mut self, plan: &mut RunPlan, name: &str) -> CallScript {
+        self.call_with_value(plan, name).0
+    }
+
+    fn call_with_value(&mut self, plan: &mut RunPlan, name: &str) -> (CallScript, Value) {
         let value = self.valid_value(name);
         if name == "ask_user" {
             let delay_ms = if self.rng.percent(20) {
@@ -542,12 +555,13 @@ impl Generator<'_> {
             let text = (!self.rng.percent(10)).then(|| "Yes".to_owned());
             plan.answers.push(Answer { text, delay_ms });
         }
-        CallScript {
+        let call = CallScript {
             id: self.next_id(plan),
             name: name.to_owned(),
             arguments: value.to_string(),
             fix: None,
-        }
+        };
+        (call, value)
     }
 
     fn valid_value(&mut self, name: &str) -> Value {
@@ -557,11 +571,13 @@ impl Generator<'_> {
         }
     }
 
-    fn schema(&self, name: &str) -> Value {
-        self.registry
+    /// The published schema of `name` (an empty schema for an unknown name).
+    fn schema(&self, name: &str) -> &'r Value {
+        static EMPTY: Value = Value::Null;
+        let registry: &'r Registry = self.registry;
+        registry
             .get(name)
-            .map(|tool| tool.meta().parameters().clone())
-            .unwrap_or(json!({}))
+            .map_or(&EMPTY, |tool| tool.meta().parameters())
     }
 
     /// One call: plausible, or misbehaving as the swarm decides.
@@ -582,19 +598,18 @@ impl Generator<'_> {
             return self.call_to(plan, "ask_user");
         }
         let reads_only = plan.read_only || self.rng.percent(45);
-        let mut call = self.plausible(plan, reads_only);
-        let valid: Value = serde_json::from_str(&call.arguments).unwrap_or(json!({}));
+        let (mut call, valid) = self.plausible_with_value(plan, reads_only);
         let schema = self.schema(&call.name);
         if self.fire(Misbehaviour::InvalidArgs) {
             let errors = self.rng.range_usize(1, 3);
-            call.arguments = args::invalid(&mut self.rng, &valid, &schema, errors).to_string();
+            call.arguments = args::invalid(&mut self.rng, &valid, schema, errors).to_string();
             call.fix = Some(valid.to_string());
             if self.rng.percent(70) {
                 reactions.push(Reaction::RetryInvalid);
             }
         } else if self.fire(Misbehaviour::ManyErrors) {
             let errors = self.rng.range_usize(6, 10);
-            call.arguments = args::invalid(&mut self.rng, &valid, &schema, errors).to_string();
+            call.arguments = args::invalid(&mut self.rng, &valid, schema, errors).to_string();
             call.fix = Some(valid.to_string());
         } else if self.fire(Misbehaviour::DuplicateKeys) {
             call.arguments = args::with_duplicate_key(&valid);
