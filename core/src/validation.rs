@@ -85,14 +85,22 @@ pub fn parse_arguments(text: &str) -> Result<Value, FieldError> {
     if text.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
+    // Valid text is parsed once, without keeping a path; only text that repeats a key is parsed
+    // again, keeping the path, to name the object where it does.
     let mut state = ParseState {
         path: String::new(),
         duplicate_at: None,
+        tracks_path: false,
     };
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let parsed = ValueSeed { state: &mut state }
-        .deserialize(&mut deserializer)
-        .and_then(|value| deserializer.end().map(|()| value));
+    let mut parsed = parse_with(text, &mut state);
+    if state.duplicate_at.is_some() {
+        state = ParseState {
+            path: String::new(),
+            duplicate_at: None,
+            tracks_path: true,
+        };
+        parsed = parse_with(text, &mut state);
+    }
     match parsed {
         Ok(value) => Ok(value),
         Err(error) => {
@@ -114,6 +122,13 @@ pub fn parse_arguments(text: &str) -> Result<Value, FieldError> {
     }
 }
 
+fn parse_with(text: &str, state: &mut ParseState) -> Result<Value, serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    ValueSeed { state }
+        .deserialize(&mut deserializer)
+        .and_then(|value| deserializer.end().map(|()| value))
+}
+
 /// The parser's reason without its position suffix. serde_json's syntax messages describe
 /// the grammar (`expected value`, `trailing characters`), never the input's content.
 fn parser_reason(error: &serde_json::Error) -> String {
@@ -127,8 +142,10 @@ fn parser_reason(error: &serde_json::Error) -> String {
 struct ParseState {
     /// JSON Pointer of the value being parsed; the root is the empty string.
     path: String,
-    /// Set when an object repeats a key: that object's path.
+    /// Set when an object repeats a key: that object's path (`/` unless paths are tracked).
     duplicate_at: Option<String>,
+    /// Whether `path` is kept up to date.
+    tracks_path: bool,
 }
 
 struct ValueSeed<'s> {
@@ -186,7 +203,9 @@ impl<'de> Visitor<'de> for ValueVisitor<'_> {
         let mut items = Vec::with_capacity(sequence.size_hint().unwrap_or(0).min(4096));
         loop {
             let length = self.state.path.len();
-            let _ = write!(self.state.path, "/{}", items.len());
+            if self.state.tracks_path {
+                let _ = write!(self.state.path, "/{}", items.len());
+            }
             let item = sequence.next_element_seed(ValueSeed { state: self.state })?;
             self.state.path.truncate(length);
             match item {
@@ -204,7 +223,9 @@ impl<'de> Visitor<'de> for ValueVisitor<'_> {
                 return Err(de::Error::custom("duplicate key"));
             }
             let length = self.state.path.len();
-            push_pointer_segment(&mut self.state.path, &key);
+            if self.state.tracks_path {
+                push_pointer_segment(&mut self.state.path, &key);
+            }
             let value = access.next_value_seed(ValueSeed { state: self.state })?;
             self.state.path.truncate(length);
             map.insert(key, value);
