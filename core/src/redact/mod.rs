@@ -193,8 +193,9 @@ pub struct Redactor {
     faults: FaultSet,
 }
 
-/// From this input size on, the values ride along the anchor search.
-const WOVEN_BYTES_MIN: usize = 16 * 1024;
+/// From this input size on, the values ride along the anchor search (prompts are usually
+/// shorter, and a run redacts one prompt).
+const WOVEN_BYTES_MIN: usize = 1024;
 
 /// The scanner of the pattern rules alone; always the same, so built once per process.
 fn value_free_scanner() -> Result<Arc<AnchorScanner>, RedactError> {

@@ -311,7 +311,7 @@ fn small_and_large_inputs_find_the_same_spans() {
                 /home/alice/x with search-key-abcdefgh1 and provider-key-0123456789 end";
     let small = redactor.redact_spans(head);
     let padded = format!("{head}{}", " plain".repeat(4000));
-    assert!(padded.len() > 16 * 1024);
+    assert!(padded.len() > 1024 && head.len() < 1024);
     assert_eq!(redactor.redact_spans(&padded), small);
     assert_eq!(small.len(), 4, "{small:?}");
 }
