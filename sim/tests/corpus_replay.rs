@@ -5,7 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use ward_sim::fuzz::{CheckResult, check_scenario, check_scenario_file, check_scenario_json};
+use ward_sim::fuzz::{
+    CheckResult, check_scenario_file, check_scenario_json, check_scenario_thoroughly,
+};
 use ward_sim::scenario::Scenario;
 
 fn corpus(folder: &str) -> PathBuf {
@@ -57,7 +59,7 @@ fn replay(target: &str, check: fn(&[u8]) -> CheckResult) {
 
 #[test]
 fn replay_corpus_scenario() {
-    replay("scenario", check_scenario);
+    replay("scenario", check_scenario_thoroughly);
 }
 
 #[test]

@@ -93,7 +93,7 @@ fn is_field_message(message: &str, schema_text: &str) -> bool {
         if let Some(rest) = message.strip_prefix(prefix) {
             if suffixes.iter().any(|suffix| {
                 rest.strip_suffix(suffix)
-                    .is_some_and(|number| is_number(number))
+                    .is_some_and(is_number)
             }) {
                 return true;
             }
