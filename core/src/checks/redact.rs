@@ -2,10 +2,16 @@
 //!
 //! # Input
 //!
-//! `values NUL text`: the bytes before the first NUL byte are the configured values, one per
-//! line (empty lines skipped, at most [`VALUES_MAX`], read as UTF-8 with invalid bytes
-//! replaced); the bytes after it are the text, any bytes. Without a NUL byte the whole
-//! input is the text and no value is configured.
+//! A selector byte, then the rest:
+//!
+//! - below `0xF0`: the configured values are list number `selector % lists` of
+//!   [`VALUE_LISTS`] (none, the usual keys, overlapping values, values touching patterns,
+//!   punctuation, invisible characters, non-ASCII, more than four values, a long value), and
+//!   the rest is the text, any bytes. Building a redactor compiles its matchers, which costs
+//!   far more than redacting a fuzz input, so most inputs pick a list built once;
+//! - `0xF0` and above: the configured values come from the input: the bytes up to the
+//!   first NUL byte, one value per line (empty lines skipped, at most [`VALUES_MAX`], read as
+//!   UTF-8 with invalid bytes replaced); the text is what follows the NUL (empty without one).
 //!
 //! # Properties
 //!
@@ -36,6 +42,32 @@ use crate::redact::{LOCAL_PATH, REDACTED, Redactor, Span};
 /// At most this many configured values are read from an input.
 pub const VALUES_MAX: usize = 6;
 
+/// The selector bytes from which the values come from the input.
+pub const CUSTOM_VALUES_SELECTOR_MIN: u8 = 0xF0;
+
+/// The fixed lists of configured values an input selects (all accepted by the redactor).
+pub const VALUE_LISTS: &[&[&str]] = &[
+    &[],
+    &["provider-key-0123456789", "search-key-abcdefghij"],
+    &["abcdefgh12", "gh12345678", "5678-tail"],
+    &["zzzzzzzx"],
+    &["\"abcdefgh", "/abcdefgh", "ab/cdefgh"],
+    &["provider-key-01234\u{200B}56789"],
+    &["tvly-0123456789abcdef", "sk-abcdefghijklmnop"],
+    &["Bearer abcdefgh123"],
+    &["C:\\Users\\alice", "/home/bobbybob"],
+    &["aaaaaaaa"],
+    &["résumé-clé-secrète", "市场市场市场市场"],
+    &[
+        "alpha-secret-1",
+        "beta-secret-22",
+        "gamma-secret-333",
+        "delta-secret-4444",
+        "epsilon-secret-5",
+    ],
+    &["0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-end"],
+];
+
 /// The linear work bound of R29 (f): at most this many counted steps per input byte, plus
 /// for each configured value [`WORK_PER_BYTE_PER_VALUE_MAX`] and its length in bytes per
 /// input byte (a value can start a match at every position, and a candidate reads at most
@@ -53,8 +85,10 @@ pub const WORK_CONSTANT_MAX: u64 = 1_000;
 /// ```
 /// use ward_core::checks::check_redact;
 ///
-/// assert_eq!(check_redact(b"provider-key-0123456789\0use provider-key-0123456789 now"), Ok(()));
-/// assert_eq!(check_redact(b"Authorization: Bearer abc$def;x"), Ok(()));
+/// // Values from the input, then the text.
+/// assert_eq!(check_redact(b"\xF0provider-key-0123456789\0use provider-key-0123456789 now"), Ok(()));
+/// // No value (list 0), then the text.
+/// assert_eq!(check_redact(b"\x00Authorization: Bearer abc$def;x"), Ok(()));
 /// ```
 pub fn check_redact(data: &[u8]) -> CheckResult {
     let (values, text) = split_input(data);
@@ -185,16 +219,24 @@ fn check_text(redactors: &Redactors, text: &[u8]) -> CheckResult {
 
 /// The configured values and the text of an input.
 fn split_input(data: &[u8]) -> (Vec<String>, &[u8]) {
-    let Some(separator) = memchr::memchr(0, data) else {
+    let Some((&selector, rest)) = data.split_first() else {
         return (Vec::new(), data);
     };
-    let values = data[..separator]
+    if selector < CUSTOM_VALUES_SELECTOR_MIN {
+        let list = VALUE_LISTS[usize::from(selector) % VALUE_LISTS.len()];
+        return (list.iter().map(|value| (*value).to_owned()).collect(), rest);
+    }
+    let (values, text) = match memchr::memchr(0, rest) {
+        Some(separator) => (&rest[..separator], &rest[separator + 1..]),
+        None => (rest, &rest[rest.len()..]),
+    };
+    let values = values
         .split(|&byte| byte == b'\n')
         .filter(|line| !line.is_empty())
         .take(VALUES_MAX)
         .map(|line| String::from_utf8_lossy(line).into_owned())
         .collect();
-    (values, &data[separator + 1..])
+    (values, text)
 }
 
 /// Spans are sorted, non-empty, inside the input, separated by at least one byte, and
@@ -353,12 +395,22 @@ mod tests {
 
     #[test]
     fn inputs_split_into_values_and_text() {
-        let (values, text) = split_input(b"first-value-123\n\nsecond-value-456\0the text\0more");
+        let (values, text) =
+            split_input(b"\xF0first-value-123\n\nsecond-value-456\0the text\0more");
         assert_eq!(values, ["first-value-123", "second-value-456"]);
         assert_eq!(text, b"the text\0more");
-        let (values, text) = split_input(b"no separator");
-        assert!(values.is_empty());
-        assert_eq!(text, b"no separator");
+        let (values, text) = split_input(b"\x01the text");
+        assert_eq!(values, VALUE_LISTS[1]);
+        assert_eq!(text, b"the text");
+        let (values, text) = split_input(b"\x00");
+        assert!(values.is_empty() && text.is_empty());
+    }
+
+    #[test]
+    fn every_value_list_is_accepted() {
+        for list in VALUE_LISTS {
+            assert!(Redactor::new(*list).is_ok(), "{list:?}");
+        }
     }
 
     #[test]
