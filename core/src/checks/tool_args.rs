@@ -8,8 +8,9 @@
 //!   in registration order; the extra last number is a name no tool has.
 //! - Flags: bit 0 makes the run read-only, bit 1 switches the tool off, bit 2 configures the
 //!   secret value [`SECRET_VALUE`], bit 3 starts from a chart that already holds a pane,
-//!   drawings, a comparison and changed settings (so updates and deletes can succeed);
-//!   other bits are ignored.
+//!   drawings, a comparison and changed settings (so updates and deletes can succeed),
+//!   bit 4 pads the text with spaces past 256 KiB (so a short input reaches
+//!   `PAYLOAD_TOO_LARGE`; the padding keeps JSON valid); other bits are ignored.
 //! - The entry point takes `&str` (a model's argument text is a Unicode string), so bytes
 //!   that are not UTF-8 are replaced by U+FFFD, as a provider client decoding a reply would.
 //!
@@ -138,19 +139,27 @@ struct Case {
     arguments: String,
 }
 
+/// The padded length of flag bit 4: one byte past the limit.
+const PADDED_BYTES: usize = ARGUMENT_BYTES_MAX + 1;
+
 fn decode(registry: &Registry, data: &[u8]) -> Option<Case> {
     let [selector, flags, text @ ..] = data else {
         return None;
     };
     let names: Vec<&str> = registry.tools().map(|tool| tool.name()).collect();
     let index = usize::from(*selector) % (names.len() + 1);
+    let mut arguments = String::from_utf8_lossy(text).into_owned();
+    if flags & 16 != 0 && arguments.len() < PADDED_BYTES {
+        let padding = PADDED_BYTES - arguments.len();
+        arguments.extend(std::iter::repeat_n(' ', padding));
+    }
     Some(Case {
         tool: names.get(index).copied().unwrap_or(UNKNOWN_TOOL).to_owned(),
         read_only: flags & 1 != 0,
         switched_off: flags & 2 != 0,
         secret: flags & 4 != 0,
         prepared: flags & 8 != 0,
-        arguments: String::from_utf8_lossy(text).into_owned(),
+        arguments,
     })
 }
 
