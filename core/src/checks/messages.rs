@@ -91,10 +91,10 @@ fn is_field_message(message: &str, schema_text: &str) -> bool {
     }
     for (prefix, suffixes) in NUMBERED {
         if let Some(rest) = message.strip_prefix(prefix) {
-            if suffixes.iter().any(|suffix| {
-                rest.strip_suffix(suffix)
-                    .is_some_and(is_number)
-            }) {
+            if suffixes
+                .iter()
+                .any(|suffix| rest.strip_suffix(suffix).is_some_and(is_number))
+            {
                 return true;
             }
         }
