@@ -25,6 +25,9 @@
 //! model — so [`check_scenario_json`] counts only configured values as ground truth (the
 //! exact-value guard must remove those wherever they come from) and reads every other
 //! planted part as configured-shaped, which no run configures unless it lists its label.
+//! Configured values count only when they are distinctive
+//! ([`configured_values_are_distinctive`]): a file may configure `pane_remove…`, whose
+//! fragments every tool list carries.
 //! The `bug` field of a file is ignored: the target checks the correct core
 //! ([`FaultSet::EMPTY`]).
 //!
@@ -35,7 +38,7 @@
 //! the registry catches by design. The corpus keeps inputs that plant one, and the targets
 //! are smoke-tested on them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use arbitrary::{Arbitrary, Unstructured};
 use serde_json::{Value, json};
@@ -45,7 +48,7 @@ use ward_core::registry::Registry;
 use crate::catalogue::{Schemas, TABLE};
 use crate::generate::args;
 use crate::generate::secrets::{self, Labels};
-use crate::invariants::Oracle;
+use crate::invariants::{Invariant, Oracle};
 use crate::rng::SimRng;
 use crate::scenario::{
     Answer, CallScript, Effect, FailureKind, LimitsScript, PlantedSecret, ProviderFailure,
@@ -840,7 +843,7 @@ fn check_scenario_with(data: &[u8], thorough: bool) -> CheckResult {
                 }
             }
         }
-        check_run(fixture, &scenario, &scenario, data, thorough)
+        check_run(fixture, &scenario, &scenario, data, thorough, true)
     })
 }
 
@@ -867,14 +870,49 @@ pub fn check_scenario_json(data: &[u8]) -> CheckResult {
         secret.shape = SecretShape::Configured;
     }
     truth.bug = None;
-    FIXTURE.with(|fixture| check_run(fixture, &scenario, &truth, data, false))
+    let i8_applies = configured_values_are_distinctive(&scenario);
+    FIXTURE.with(|fixture| check_run(fixture, &scenario, &truth, data, false, i8_applies))
 }
+
+/// Whether every configured value of a scenario file can be told apart from anything the
+/// runtime writes itself: each of its 8-character windows (I8's unit) holds an ASCII digit,
+/// a lower-case and an upper-case letter, so no tool name, word, number, date or symbol of
+/// the runtime's own text can hold one. A file whose configured values are not (say one
+/// that contains `pane_remove`, which every tool list carries) is checked on every
+/// invariant but I8.
+pub fn configured_values_are_distinctive(scenario: &Scenario) -> bool {
+    let labels: BTreeSet<&str> = scenario
+        .sessions
+        .iter()
+        .flat_map(|session| &session.runs)
+        .flat_map(|run| &run.secrets)
+        .map(String::as_str)
+        .collect();
+    labels
+        .into_iter()
+        .filter_map(|label| scenario.secret(label))
+        .all(|secret| {
+            let characters: Vec<char> = secret
+                .value
+                .chars()
+                .filter(|character| !is_invisible(*character))
+                .collect();
+            characters.windows(I8_WINDOW_CHARS).all(|window| {
+                window.iter().any(char::is_ascii_digit)
+                    && window.iter().any(char::is_ascii_lowercase)
+                    && window.iter().any(char::is_ascii_uppercase)
+            })
+        })
+}
+
+/// The fragment length I8 looks for.
+const I8_WINDOW_CHARS: usize = 8;
 
 /// Runs a scenario written from a `scenario` crasher (`corpus/scenarios/fuzz/`) as the
 /// structure-aware target does: on the correct core, every planted secret ground truth.
 pub fn check_scenario_file(scenario: &Scenario) -> CheckResult {
     let text = scenario.to_json();
-    FIXTURE.with(|fixture| check_run(fixture, scenario, scenario, text.as_bytes(), true))
+    FIXTURE.with(|fixture| check_run(fixture, scenario, scenario, text.as_bytes(), true, true))
 }
 
 /// A refusal names the file and a JSON Pointer (or the parser's line and column).
@@ -892,13 +930,15 @@ fn check_refusal(message: &str) -> CheckResult {
 
 /// Runs `scenario` with no fault and checks it with `truth` (the same scripts; ground truth
 /// as the caller decided); one input in [`RERUN_EVERY`] runs twice and must give the same
-/// trace digest (I11).
+/// trace digest (I11). Without `i8_applies` the I8 verdict is dropped (see
+/// [`configured_values_are_distinctive`]).
 fn check_run(
     fixture: &Fixture,
     scenario: &Scenario,
     truth: &Scenario,
     data: &[u8],
     rerun: bool,
+    i8_applies: bool,
 ) -> CheckResult {
     let world = &fixture.world;
     let trace = world::execute(world, scenario, FaultSet::EMPTY);
@@ -907,6 +947,7 @@ fn check_run(
         .check(truth, &trace)
         .violations
         .iter()
+        .filter(|violation| i8_applies || violation.invariant != Invariant::I8)
         .map(ToString::to_string)
         .collect();
     if rerun || xxhash_rust::xxh3::xxh3_64(data) % RERUN_EVERY == 0 {
