@@ -5,6 +5,7 @@
 pub mod campaign;
 pub mod catalogue;
 pub mod cli;
+pub mod fuzz;
 pub mod generate;
 pub mod invariants;
 pub mod rng;

@@ -1,0 +1,439 @@
+//! The `redact` check: configured values and a text through the redactor, R29 asserted.
+//!
+//! # Input
+//!
+//! A selector byte, then the rest:
+//!
+//! - below `0xF0`: the configured values are list number `selector % lists` of
+//!   [`VALUE_LISTS`] (none, the usual keys, overlapping values, values touching patterns,
+//!   punctuation, invisible characters, non-ASCII, more than four values, a long value), and
+//!   the rest is the text, any bytes. Building a redactor compiles its matchers, which costs
+//!   far more than redacting a fuzz input, so most inputs pick a list built once;
+//! - `0xF0` and above: the configured values come from the input: the bytes up to the
+//!   first NUL byte, one value per line (empty lines skipped, at most [`VALUES_MAX`], read as
+//!   UTF-8 with invalid bytes replaced); the text is what follows the NUL (empty without one).
+//!
+//! # Properties
+//!
+//! - R24: values the redactor refuses are refused with a message that never quotes them;
+//!   the text is then redacted with no value configured.
+//! - (e) the output is the input with each merged span replaced by its placeholder; spans
+//!   are sorted, non-empty, inside the input and separated by at least one byte; text mode
+//!   and bytes mode agree on UTF-8 input, and text-mode spans start and end on character
+//!   boundaries.
+//! - (a) every occurrence of a configured value, read as the redactor reads it (invisible
+//!   format characters of R28 removed), is covered by one span: no character of it, and so
+//!   no 8-character window of it, survives outside a placeholder. Fragments of a value that
+//!   do not form a whole value are the exact-value guard's business (R22), not the
+//!   redactor's.
+//! - (c) the output is borrowed exactly when no span was found.
+//! - (d) redacting the output again finds nothing and returns it borrowed.
+//! - The values-only redactor (the guard's) finds nothing the full redactor leaves.
+//! - (f) the work counter stays within a linear bound: [`WORK_PER_BYTE_MAX`] per input
+//!   byte and value, plus a constant. Never a wall-clock assertion.
+
+use std::borrow::Cow;
+
+use memchr::memmem;
+
+use super::CheckResult;
+use crate::redact::{LOCAL_PATH, REDACTED, Redactor, Span};
+
+/// At most this many configured values are read from an input.
+pub const VALUES_MAX: usize = 6;
+
+/// The selector bytes from which the values come from the input.
+pub const CUSTOM_VALUES_SELECTOR_MIN: u8 = 0xF0;
+
+/// The fixed lists of configured values an input selects (all accepted by the redactor).
+pub const VALUE_LISTS: &[&[&str]] = &[
+    &[],
+    &["provider-key-0123456789", "search-key-abcdefghij"],
+    &["abcdefgh12", "gh12345678", "5678-tail"],
+    &["zzzzzzzx"],
+    &["\"abcdefgh", "/abcdefgh", "ab/cdefgh"],
+    &["provider-key-01234\u{200B}56789"],
+    &["tvly-0123456789abcdef", "sk-abcdefghijklmnop"],
+    &["Bearer abcdefgh123"],
+    &["C:\\Users\\alice", "/home/bobbybob"],
+    &["aaaaaaaa"],
+    &["résumé-clé-secrète", "市场市场市场市场"],
+    &[
+        "alpha-secret-1",
+        "beta-secret-22",
+        "gamma-secret-333",
+        "delta-secret-4444",
+        "epsilon-secret-5",
+    ],
+    &[
+        "0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-end",
+    ],
+];
+
+/// The linear work bound of R29 (f): at most this many counted steps per input byte, plus
+/// for each configured value [`WORK_PER_BYTE_PER_VALUE_MAX`] and its length in bytes per
+/// input byte (a value can start a match at every position, and a candidate reads at most
+/// the value's length: a constant of the redactor, not of the input), plus
+/// [`WORK_CONSTANT_MAX`]. The redactor's own tests scale adversarial inputs by four; this
+/// bound catches work that grows faster than the input for a given redactor.
+pub const WORK_PER_BYTE_MAX: u64 = 24;
+/// See [`WORK_PER_BYTE_MAX`].
+pub const WORK_PER_BYTE_PER_VALUE_MAX: u64 = 4;
+/// See [`WORK_PER_BYTE_MAX`].
+pub const WORK_CONSTANT_MAX: u64 = 1_000;
+
+/// Runs one `redact` input (format in the module docs) and checks R24 and R29.
+///
+/// ```
+/// use ward_core::checks::check_redact;
+///
+/// // Values from the input, then the text.
+/// assert_eq!(check_redact(b"\xF0provider-key-0123456789\0use provider-key-0123456789 now"), Ok(()));
+/// // No value (list 0), then the text.
+/// assert_eq!(check_redact(b"\x00Authorization: Bearer abc$def;x"), Ok(()));
+/// ```
+pub fn check_redact(data: &[u8]) -> CheckResult {
+    let (values, text) = split_input(data);
+    let redactors = redactors(values)?;
+    check_text(&redactors, text)
+}
+
+/// The redactors of one list of configured values: the full one (or, when the values are
+/// refused, the full one without values) and the values-only one of the guard.
+struct Redactors {
+    values: Vec<String>,
+    full: Redactor,
+    guard: Option<Redactor>,
+}
+
+/// Redactors of the last few value lists. Building a redactor compiles its matchers, which
+/// costs far more than redacting a fuzz input; mutations change the text far more often
+/// than the values.
+const REDACTORS_CACHED_MAX: usize = 128;
+
+thread_local! {
+    static CACHE: std::cell::RefCell<Vec<(Vec<String>, std::rc::Rc<Redactors>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn redactors(values: Vec<String>) -> Result<std::rc::Rc<Redactors>, String> {
+    let cached = CACHE.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        let position = cache.iter().position(|(key, _)| *key == values)?;
+        let entry = cache.remove(position);
+        let redactors = std::rc::Rc::clone(&entry.1);
+        cache.insert(0, entry);
+        Some(redactors)
+    });
+    if let Some(redactors) = cached {
+        return Ok(redactors);
+    }
+    let redactors = std::rc::Rc::new(build_redactors(values.clone())?);
+    CACHE.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        cache.insert(0, (values, std::rc::Rc::clone(&redactors)));
+        cache.truncate(REDACTORS_CACHED_MAX);
+    });
+    Ok(redactors)
+}
+
+/// R24: values the redactor refuses are refused with a message that quotes none of them.
+fn build_redactors(values: Vec<String>) -> Result<Redactors, String> {
+    let (redactor, values) = match Redactor::new(&values) {
+        Ok(redactor) => (redactor, values),
+        Err(error) => {
+            let message = error.to_string();
+            for value in &values {
+                let quotable = value.chars().count() >= 8
+                    && !REDACTED.contains(value.as_str())
+                    && !LOCAL_PATH.contains(value.as_str());
+                ensure!(
+                    !quotable || !message.contains(value.as_str()),
+                    "R24: the refusal {message:?} quotes a configured value"
+                );
+            }
+            let redactor = Redactor::new(Vec::<String>::new())
+                .map_err(|error| format!("a redactor without values is refused: {error}"))?;
+            (redactor, Vec::new())
+        }
+    };
+    let guard = if values.is_empty() {
+        None
+    } else {
+        Some(Redactor::values_only(&values).map_err(|error| {
+            format!("R24: the full redactor took values the guard refuses: {error}")
+        })?)
+    };
+    Ok(Redactors {
+        values,
+        full: redactor,
+        guard,
+    })
+}
+
+/// R29 for one text.
+fn check_text(redactors: &Redactors, text: &[u8]) -> CheckResult {
+    let (redactor, values) = (&redactors.full, &redactors.values);
+    let report = redactor.redact_report(text);
+    check_spans(text, &report.spans)?;
+    let rebuilt = render(text, &report.spans);
+    ensure!(
+        *report.output == rebuilt[..],
+        "R29 (e): the output is not the input with each span replaced by its placeholder"
+    );
+    ensure!(
+        matches!(report.output, Cow::Borrowed(_)) == report.spans.is_empty(),
+        "R29 (c): the output is borrowed {} but {} spans were found",
+        matches!(report.output, Cow::Borrowed(_)),
+        report.spans.len()
+    );
+    check_values_covered(text, values, &report.spans)?;
+    if let Some(guard) = &redactors.guard {
+        check_guard_is_covered(guard, text, &report.spans)?;
+    }
+    let per_byte = WORK_PER_BYTE_MAX
+        + values
+            .iter()
+            .map(|value| WORK_PER_BYTE_PER_VALUE_MAX + value.len() as u64)
+            .sum::<u64>();
+    let bound = per_byte * text.len() as u64 + WORK_CONSTANT_MAX;
+    ensure!(
+        report.work.total() <= bound,
+        "R29 (f): {} steps of work for {} bytes and {} values (bound {bound}): {:?}",
+        report.work.total(),
+        text.len(),
+        values.len(),
+        report.work
+    );
+    let again = redactor.redact_report(&report.output);
+    ensure!(
+        again.spans.is_empty() && matches!(again.output, Cow::Borrowed(_)),
+        "R29 (d): redacting the output again replaces {} more spans, first {:?} of {:?}",
+        again.spans.len(),
+        again.spans.first().map(Span::range),
+        String::from_utf8_lossy(&report.output)
+    );
+    if let Ok(text) = std::str::from_utf8(text) {
+        check_text_mode(redactor, text, &report.output, &report.spans)?;
+    }
+    Ok(())
+}
+
+/// The configured values and the text of an input.
+fn split_input(data: &[u8]) -> (Vec<String>, &[u8]) {
+    let Some((&selector, rest)) = data.split_first() else {
+        return (Vec::new(), data);
+    };
+    if selector < CUSTOM_VALUES_SELECTOR_MIN {
+        let list = VALUE_LISTS[usize::from(selector) % VALUE_LISTS.len()];
+        return (list.iter().map(|value| (*value).to_owned()).collect(), rest);
+    }
+    let (values, text) = match memchr::memchr(0, rest) {
+        Some(separator) => (&rest[..separator], &rest[separator + 1..]),
+        None => (rest, &rest[rest.len()..]),
+    };
+    let values = values
+        .split(|&byte| byte == b'\n')
+        .filter(|line| !line.is_empty())
+        .take(VALUES_MAX)
+        .map(|line| String::from_utf8_lossy(line).into_owned())
+        .collect();
+    (values, text)
+}
+
+/// Spans are sorted, non-empty, inside the input, separated by at least one byte, and
+/// formed by at least one rule.
+fn check_spans(text: &[u8], spans: &[Span]) -> CheckResult {
+    let mut previous_end = None;
+    for span in spans {
+        ensure!(
+            span.start < span.end && span.end <= text.len(),
+            "R29: span {:?} is empty or outside the {}-byte input",
+            span.range(),
+            text.len()
+        );
+        ensure!(
+            previous_end.is_none_or(|end| end < span.start),
+            "R29: span {:?} overlaps or touches the span before it (ending at {previous_end:?})",
+            span.range()
+        );
+        ensure!(
+            span.rules.iter().next().is_some(),
+            "R29: span {:?} names no rule",
+            span.range()
+        );
+        previous_end = Some(span.end);
+    }
+    Ok(())
+}
+
+/// The input with each span replaced by its placeholder, written independently of the
+/// redactor's own rendering.
+fn render(text: &[u8], spans: &[Span]) -> Vec<u8> {
+    let mut output = Vec::with_capacity(text.len());
+    let mut copied_until = 0;
+    for span in spans {
+        output.extend_from_slice(&text[copied_until..span.start]);
+        output.extend_from_slice(span.placeholder().as_bytes());
+        copied_until = span.end;
+    }
+    output.extend_from_slice(&text[copied_until..]);
+    output
+}
+
+/// The length of the R28 invisible format character at `index`, or 0. The check carries its
+/// own copy of the list the redactor documents (U+00AD, U+200B–U+200F, U+202A–U+202E,
+/// U+2060–U+2064, U+2066–U+206F, U+FEFF).
+fn invisible_len_at(text: &[u8], index: usize) -> usize {
+    match text.get(index..).unwrap_or_default() {
+        [0xC2, 0xAD, ..] => 2,
+        [0xE2, 0x80, 0x8B..=0x8F | 0xAA..=0xAE, ..] => 3,
+        [0xE2, 0x81, 0xA0..=0xA4 | 0xA6..=0xAF, ..] => 3,
+        [0xEF, 0xBB, 0xBF, ..] => 3,
+        _ => 0,
+    }
+}
+
+/// `text` without invisible format characters, and for each byte kept its input position.
+fn view(text: &[u8]) -> (Vec<u8>, Vec<usize>) {
+    let mut kept = Vec::with_capacity(text.len());
+    let mut positions = Vec::with_capacity(text.len());
+    let mut index = 0;
+    while index < text.len() {
+        match invisible_len_at(text, index) {
+            0 => {
+                kept.push(text[index]);
+                positions.push(index);
+                index += 1;
+            }
+            length => index += length,
+        }
+    }
+    (kept, positions)
+}
+
+/// R29 (a): every occurrence of every value (overlapping ones included) lies inside one span.
+fn check_values_covered(text: &[u8], values: &[String], spans: &[Span]) -> CheckResult {
+    if values.is_empty() {
+        return Ok(());
+    }
+    let (view, positions) = view(text);
+    for value in values {
+        let (needle, _) = self::view(value.as_bytes());
+        if needle.is_empty() {
+            continue;
+        }
+        let finder = memmem::Finder::new(&needle);
+        let mut from = 0;
+        while let Some(found) = finder.find(&view[from..]) {
+            let view_start = from + found;
+            let start = positions[view_start];
+            let end = positions[view_start + needle.len() - 1] + 1;
+            ensure!(
+                spans
+                    .iter()
+                    .any(|span| span.start <= start && end <= span.end),
+                "R29 (a): configured value #{} occurs at bytes {start}..{end} outside any one span; spans {:?}",
+                values.iter().position(|other| other == value).unwrap_or(0) + 1,
+                spans.iter().map(Span::range).collect::<Vec<_>>()
+            );
+            from = view_start + 1;
+        }
+    }
+    Ok(())
+}
+
+/// What the exact-value guard (the values-only redactor) replaces, the full redactor
+/// replaces too.
+fn check_guard_is_covered(guard: &Redactor, text: &[u8], spans: &[Span]) -> CheckResult {
+    for span in guard.redact_report(text).spans {
+        ensure!(
+            spans
+                .iter()
+                .any(|full| full.start <= span.start && span.end <= full.end),
+            "R24: the values-only redactor replaces {:?}, which the full redactor leaves",
+            span.range()
+        );
+    }
+    Ok(())
+}
+
+/// Text mode agrees with bytes mode, cuts only at character boundaries, and is idempotent.
+fn check_text_mode(redactor: &Redactor, text: &str, output: &[u8], spans: &[Span]) -> CheckResult {
+    let redacted = redactor.redact(text);
+    ensure!(
+        redacted.as_bytes() == output,
+        "text mode and bytes mode disagree: {redacted:?} against {:?}",
+        String::from_utf8_lossy(output)
+    );
+    ensure!(
+        matches!(redacted, Cow::Borrowed(_)) == spans.is_empty(),
+        "R29 (c): text mode borrowed {} with {} spans",
+        matches!(redacted, Cow::Borrowed(_)),
+        spans.len()
+    );
+    let text_spans = redactor.redact_spans(text);
+    ensure!(
+        text_spans == spans,
+        "redact_spans {text_spans:?} differs from the report's {spans:?}"
+    );
+    for span in spans {
+        ensure!(
+            text.is_char_boundary(span.start) && text.is_char_boundary(span.end),
+            "span {:?} cuts a character of UTF-8 text",
+            span.range()
+        );
+    }
+    ensure!(
+        matches!(redactor.redact(&redacted), Cow::Borrowed(_)),
+        "R29 (d): text mode changes its own output again"
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_split_into_values_and_text() {
+        let (values, text) =
+            split_input(b"\xF0first-value-123\n\nsecond-value-456\0the text\0more");
+        assert_eq!(values, ["first-value-123", "second-value-456"]);
+        assert_eq!(text, b"the text\0more");
+        let (values, text) = split_input(b"\x01the text");
+        assert_eq!(values, VALUE_LISTS[1]);
+        assert_eq!(text, b"the text");
+        let (values, text) = split_input(b"\x00");
+        assert!(values.is_empty() && text.is_empty());
+    }
+
+    #[test]
+    fn every_value_list_is_accepted() {
+        for list in VALUE_LISTS {
+            assert!(Redactor::new(*list).is_ok(), "{list:?}");
+        }
+    }
+
+    #[test]
+    fn the_view_maps_back_to_input_positions() {
+        let (view, positions) = view("a\u{200B}b".as_bytes());
+        assert_eq!(view, b"ab");
+        assert_eq!(positions, [0, 4]);
+    }
+
+    #[test]
+    fn an_uncovered_occurrence_is_reported() {
+        let spans = [Span::new(0, 4, crate::redact::Rule::SkKey)];
+        let values = vec!["value-0123456789".to_owned()];
+        assert!(check_values_covered(b"abcd value-0123456789", &values, &spans).is_err());
+        assert!(check_values_covered(b"abcd value-0123456789", &[], &spans).is_ok());
+    }
+
+    #[test]
+    fn a_wrong_rendering_is_told_apart() {
+        let spans = [Span::new(2, 4, crate::redact::Rule::HomePath)];
+        assert_eq!(render(b"abcdef", &spans), b"ab[LOCAL_PATH]ef");
+        assert!(check_spans(b"abc", &[Span::new(1, 9, crate::redact::Rule::SkKey)]).is_err());
+    }
+}
