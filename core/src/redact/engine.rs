@@ -101,6 +101,8 @@ struct PatternPass<'s, 't> {
     /// Candidates decided at the end.
     authorizations: Vec<AuthCandidate>,
     nameless_homes: Vec<(usize, usize)>,
+    /// Home candidates whose `//` root follows a `:`: taken if another span covers it.
+    after_colon_homes: Vec<(usize, HomeCandidate)>,
     /// Where each rule's last span ends: anchors before it are inside it.
     covered_until: [usize; Rule::COUNT],
     /// Spans found per rule.
@@ -128,6 +130,7 @@ impl<'s, 't> PatternPass<'s, 't> {
             spans: Vec::with_capacity(upfront.len()),
             authorizations: Vec::new(),
             nameless_homes: Vec::new(),
+            after_colon_homes: Vec::new(),
             covered_until: [0; Rule::COUNT],
             counts: [0; Rule::COUNT],
             runs: RunCache::default(),
@@ -214,7 +217,9 @@ impl<'s, 't> PatternPass<'s, 't> {
                     home::home(context.text, work, position)
                 } else {
                     let exact_case = crate::fault!(self.faults, Fault::RedactWindowsCaseSensitive);
-                    home::users_segment(context.text, work, position, exact_case)
+                    let segment = home::users_segment(context.text, work, position, exact_case);
+                    self.after_colon_homes.extend(segment.after_colon);
+                    segment.candidate
                 };
                 match found {
                     Some(HomeCandidate::Found(span)) => Some(span),
@@ -240,7 +245,26 @@ impl<'s, 't> PatternPass<'s, 't> {
             *count += found;
         }
         self.push_values_before(usize::MAX);
-        let merged = merge(self.spans);
+        let mut merged = merge(self.spans);
+        // A `//` root refused for the `:` before it stands if that `:` is replaced.
+        let mut after_colon = Vec::new();
+        for (colon, candidate) in self.after_colon_homes {
+            work.verified_bytes += 1;
+            if !covers(&merged, colon) {
+                continue;
+            }
+            match candidate {
+                HomeCandidate::Found(span) => after_colon.push(span),
+                HomeCandidate::Nameless { start, name_start } => {
+                    self.nameless_homes.push((start, name_start));
+                }
+            }
+        }
+        if !after_colon.is_empty() {
+            counts[Rule::HomePath.index()] += after_colon.len() as u64;
+            merged = merge(merged.into_iter().chain(after_colon).collect());
+        }
+        self.nameless_homes.sort_unstable();
         let mut decided: Vec<Span> = Vec::new();
         // Right to left, so that a root followed by a root (`/Users//Users/x`) joins it.
         for &(start, name_start) in self.nameless_homes.iter().rev() {

@@ -9,7 +9,11 @@
 //! - WSL: `/mnt/c/Users/` (the span starts at `/mnt`);
 //! - UNC: `\\host\share\Users\`, `\\host\Users\`, `\\?\UNC\host\share\Users\`, and the
 //!   same with forward slashes unless the `//` follows a `:` (a URL); the span starts at
-//!   the leading separators;
+//!   the leading separators. When a `:` blocks the root, the candidate it would have made
+//!   is kept aside ([`UsersSegment::after_colon`]) and taken once every span is known if
+//!   another span covers that `:` (`/Users/://host/Users/x`, a value ending in `:`): the
+//!   output then shows `]//host/Users/x`, which a second pass would take for a path
+//!   (R29 (d));
 //! - the seed's own `/Users/` (exact case) anywhere.
 //!
 //! Each separator is `/`, `\` or an escaped `\\`. The user name runs, as in the seed, to the
@@ -90,6 +94,15 @@ fn separator_before(text: &[u8], index: usize) -> Option<(usize, u8)> {
     }
 }
 
+/// What a `Users` anchor produced.
+pub(crate) struct UsersSegment {
+    /// The candidate, as the text reads.
+    pub(crate) candidate: Option<HomeCandidate>,
+    /// When a `//` root was refused only because a `:` precedes it: that `:`'s position and
+    /// the candidate the root makes, to be taken if another span covers the `:`.
+    pub(crate) after_colon: Option<(usize, HomeCandidate)>,
+}
+
 /// From a `Users` anchor (`rs` at `anchor`). `exact_case` is only ever set by a seeded bug
 /// (SPEC §11, `redact-windows-case-sensitive`): then only `Users` spelled so is a home.
 pub(crate) fn users_segment(
@@ -97,6 +110,28 @@ pub(crate) fn users_segment(
     work: &mut Work,
     anchor: usize,
     exact_case: bool,
+) -> UsersSegment {
+    let mut blocked_colon = None;
+    let candidate = users_candidate(text, work, anchor, exact_case, &mut blocked_colon);
+    let after_colon = blocked_colon.and_then(|colon| {
+        let mut unblocked = Some(colon);
+        let candidate = users_candidate(text, work, anchor, exact_case, &mut unblocked)?;
+        Some((colon, candidate))
+    });
+    UsersSegment {
+        candidate,
+        after_colon,
+    }
+}
+
+/// The candidate of a `Users` anchor. A `//` root after a `:` is refused unless
+/// `colon` already holds that `:`'s position; when one is refused, `colon` is set to it.
+fn users_candidate(
+    text: &[u8],
+    work: &mut Work,
+    anchor: usize,
+    exact_case: bool,
+    colon: &mut Option<usize>,
 ) -> Option<HomeCandidate> {
     let users = anchor.checked_sub(3)?;
     let is_users = if exact_case {
@@ -128,7 +163,7 @@ pub(crate) fn users_segment(
         )
     } else if let Some(wsl) = wsl_root(text, separator_start, before_byte) {
         (wsl, NameEnd::Slash)
-    } else if let Some(unc) = unc_root(text, separator_start, work) {
+    } else if let Some(unc) = unc_root(text, separator_start, work, colon) {
         (unc, NameEnd::Either)
     } else if exact_unix {
         (separator_start, NameEnd::Slash)
@@ -182,7 +217,13 @@ fn is_segment_byte(byte: u8) -> bool {
 
 /// A UNC root (`\\host\share` or `\\host`, `\\?\UNC\host\share`, `//host/share`) ending at
 /// `separator_start`: where it starts.
-fn unc_root(text: &[u8], separator_start: usize, work: &mut Work) -> Option<usize> {
+/// `colon` as in [`users_candidate`].
+fn unc_root(
+    text: &[u8],
+    separator_start: usize,
+    work: &mut Work,
+    colon: &mut Option<usize>,
+) -> Option<usize> {
     let mut segment_end = separator_start;
     for _segment in 0..2 {
         let lowest = segment_end.saturating_sub(SEGMENT_LEN_MAX);
@@ -194,7 +235,7 @@ fn unc_root(text: &[u8], separator_start: usize, work: &mut Work) -> Option<usiz
         if segment_start == segment_end {
             return None;
         }
-        if let Some(root) = unc_introducer(text, segment_start) {
+        if let Some(root) = unc_introducer(text, segment_start, colon) {
             return Some(root);
         }
         let (separator, _) = separator_before(text, segment_start)?;
@@ -203,8 +244,9 @@ fn unc_root(text: &[u8], separator_start: usize, work: &mut Work) -> Option<usiz
     None
 }
 
-/// The start of `\\`, `\\?\UNC\` or `//` (not after `:`) that ends at `index`.
-fn unc_introducer(text: &[u8], index: usize) -> Option<usize> {
+/// The start of `\\`, `\\?\UNC\` or `//` (not after `:`, unless `colon` holds that `:`'s
+/// position; when refused, `colon` is set to it) that ends at `index`.
+fn unc_introducer(text: &[u8], index: usize, colon: &mut Option<usize>) -> Option<usize> {
     let before = &text[..index];
     if before.len() >= 8 && before[before.len() - 8..].eq_ignore_ascii_case(b"\\\\?\\unc\\") {
         return Some(index - 8);
@@ -216,8 +258,13 @@ fn unc_introducer(text: &[u8], index: usize) -> Option<usize> {
         }
         return Some(start);
     }
-    if before.ends_with(b"//") && !before[..before.len() - 2].ends_with(b":") {
-        return Some(index - 2);
+    if before.ends_with(b"//") {
+        let root = index - 2;
+        let after_colon = (root > 0 && text[root - 1] == b':').then_some(root - 1);
+        if after_colon.is_none() || after_colon == *colon {
+            return Some(root);
+        }
+        *colon = after_colon;
     }
     None
 }
@@ -294,7 +341,7 @@ mod tests {
             .to_ascii_lowercase()
             .find("rs\\")
             .or_else(|| text.to_ascii_lowercase().find("rs/"))?;
-        match users_segment(bytes, &mut work, anchor, false)? {
+        match users_segment(bytes, &mut work, anchor, false).candidate? {
             HomeCandidate::Found(span) => Some(&text[span.range()]),
             HomeCandidate::Nameless { .. } => Some(""),
         }
@@ -338,7 +385,7 @@ mod tests {
     fn sentences_are_not_names() {
         let text = "/Users/bob is in here and/or there";
         let mut work = Work::default();
-        match users_segment(text.as_bytes(), &mut work, 4, false) {
+        match users_segment(text.as_bytes(), &mut work, 4, false).candidate {
             Some(HomeCandidate::Found(span)) => assert_eq!(&text[span.range()], "/Users/bob"),
             _ => panic!("expected a home path"),
         }

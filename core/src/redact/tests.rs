@@ -256,10 +256,24 @@ fn idempotence_edge_cases() {
         "Bearer xxxxxxxxxxx(Bearer abc12345",
         r"Bearer abcC:\Users\bob",
         r"AKIAABCDEFGHIJKLMNOPC:\Users\x",
+        // A `:` inside a span no longer keeps the `//` after it from being a UNC root.
+        r"/Users/://s\Users\i",
+        "/Users/bob://host/Users/carol/docs",
+        "value /abcdefgh://host/Users/carol/docs",
     ] {
         let once = redactor.redact(input).into_owned();
         assert_eq!(redactor.redact(&once), once, "input {input:?}");
     }
+}
+
+#[test]
+fn a_url_colon_blocks_a_unc_root_only_while_it_stays() {
+    redacts(r"/Users/://s\Users\i", "[LOCAL_PATH]");
+    redacts(
+        "see https://host/Users/carol ok",
+        "see https://host[LOCAL_PATH] ok",
+    );
+    redacts("a://host/users/carol", "a://host/users/carol");
 }
 
 #[test]
