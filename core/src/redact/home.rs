@@ -260,7 +260,7 @@ fn unc_introducer(text: &[u8], index: usize, colon: &mut Option<usize>) -> Optio
     }
     if before.ends_with(b"//") {
         let root = index - 2;
-        let after_colon = (root > 0 && text[root - 1] == b':').then_some(root - 1);
+        let after_colon = root.checked_sub(1).filter(|&before| text[before] == b':');
         if after_colon.is_none() || after_colon == *colon {
             return Some(root);
         }

@@ -274,6 +274,7 @@ fn a_url_colon_blocks_a_unc_root_only_while_it_stays() {
         "see https://host[LOCAL_PATH] ok",
     );
     redacts("a://host/users/carol", "a://host/users/carol");
+    redacts("//host/Users/carol/x", "[LOCAL_PATH]/x");
 }
 
 #[test]
