@@ -939,21 +939,46 @@ impl<'a> Checks<'a, '_> {
             );
             return self.violate(Invariant::I10, Some(turn), Some(body.call_id), explanation);
         }
-        if let Some(gap) = self.longest_inactivity() {
-            if gap > view.limits.inactivity_timeout_ms {
+        let deadline = self.deadline_instant();
+        let stopped_at = match (view.cancel_at, deadline) {
+            (Some(cancel), Some(deadline)) => Some(cancel.min(deadline)),
+            (cancel, deadline) => cancel.or(deadline),
+        };
+        // R20: once the run stops, a write already running completes; nothing else may
+        // keep it going.
+        if let Some(stop) = stopped_at {
+            let writes_end = view
+                .bodies
+                .iter()
+                .filter(|body| body.start_ms <= stop)
+                .filter(|body| catalogue::entry(body.tool).is_some_and(|entry| !entry.read_only))
+                .filter_map(|body| body.end_ms)
+                .max()
+                .unwrap_or(0);
+            let allowed_end = stop.max(writes_end);
+            if end > allowed_end {
+                let why = if deadline == Some(stop) {
+                    format!(
+                        "its {} ms inactivity deadline passed at {stop} ms",
+                        view.limits.inactivity_timeout_ms
+                    )
+                } else {
+                    format!("it was cancelled at {stop} ms")
+                };
                 let explanation = format!(
-                    "the run was inactive for {gap} ms, past its {} ms deadline",
-                    view.limits.inactivity_timeout_ms
+                    "the run ended at {end} ms, but {why} and the writes running then ended by {allowed_end} ms"
                 );
                 self.violate(Invariant::I10, None, None, explanation);
             }
         }
     }
 
-    /// The longest stretch without a provider reply or a finished call, not counting time
-    /// spent waiting for the user.
-    fn longest_inactivity(&self) -> Option<u64> {
+    /// The instant the inactivity deadline passed, if it did: the first moment at which
+    /// `inactivity_timeout_ms` went by without a provider reply or a finished call, not
+    /// counting time spent waiting for the user (R19).
+    fn deadline_instant(&self) -> Option<u64> {
         let view = self.view;
+        let timeout = view.limits.inactivity_timeout_ms;
         let mut activity: Vec<u64> = vec![0];
         activity.extend(
             view.replies
@@ -968,22 +993,32 @@ impl<'a> Checks<'a, '_> {
         );
         activity.push(view.end_ms());
         activity.sort_unstable();
-        let waiting: Vec<(u64, u64)> = view
+        let mut waiting: Vec<(u64, u64)> = view
             .bodies
             .iter()
             .filter(|body| body.tool == "ask_user")
             .map(|body| (body.start_ms, body.end_ms.unwrap_or(view.end_ms())))
             .collect();
-        activity
-            .windows(2)
-            .map(|pair| {
-                let paused: u64 = waiting
-                    .iter()
-                    .map(|&(start, end)| end.min(pair[1]).saturating_sub(start.max(pair[0])))
-                    .sum();
-                (pair[1] - pair[0]).saturating_sub(paused)
-            })
-            .max()
+        waiting.sort_unstable();
+        activity.windows(2).find_map(|pair| {
+            // Walk the window from its start, skipping the waits, until the timeout is used.
+            let (from, to) = (pair[0], pair[1]);
+            let mut cursor = from;
+            let mut remaining = timeout;
+            for &(start, end) in &waiting {
+                let (start, end) = (start.max(cursor), end.min(to));
+                if start >= end {
+                    continue;
+                }
+                if start - cursor >= remaining {
+                    break;
+                }
+                remaining -= start - cursor;
+                cursor = end;
+            }
+            let deadline = cursor + remaining;
+            (deadline < to).then_some(deadline)
+        })
     }
 
     /// I12. In a batch without a sequential tool, every body starts at the batch's start

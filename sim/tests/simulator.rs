@@ -6,8 +6,9 @@ use serde_json::Value;
 use ward_core::events::{Event, EventKind};
 use ward_core::fault::{Fault, FaultSet};
 use ward_sim::campaign::{self, CampaignConfig};
+use ward_sim::catalogue::Schemas;
 use ward_sim::generate;
-use ward_sim::invariants::Invariant;
+use ward_sim::invariants::{Invariant, Oracle};
 use ward_sim::scenario::Scenario;
 use ward_sim::shrink;
 use ward_sim::simulate::Engine;
@@ -403,4 +404,46 @@ fn every_seeded_bug_is_caught_by_its_invariant() {
             fault.name()
         );
     }
+}
+
+/// I10's deadline: a write still running when the inactivity deadline passes completes
+/// (R20), and the run may end when it does; a run that goes on after that is a violation.
+#[test]
+fn a_stopped_run_may_wait_for_its_running_write_and_nothing_else() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../corpus/scenarios/fuzz/write-outlives-deadline.json"
+    );
+    let text = std::fs::read_to_string(path).expect("the scenario file");
+    let scenario = Scenario::from_json(&text, path).expect("a valid scenario");
+    let engine = Engine::new();
+    let checked = engine.check(&scenario, FaultSet::EMPTY);
+    assert!(
+        checked.verdict.violations.is_empty(),
+        "{:?}",
+        checked.verdict.violations
+    );
+    assert!(checked.verdict.armed[Invariant::I10.index()] > 0);
+
+    let oracle = Oracle::new(Schemas::compile(engine.world().registry(true)));
+    let mut trace = checked.trace.clone();
+    let records = &mut trace.runs[0].records;
+    let last = records
+        .iter()
+        .rposition(|record| matches!(record, Record::Event(_)))
+        .expect("a terminal event");
+    if let Record::Event(event) = &mut records[last] {
+        event.time_ms += 5;
+    }
+    let verdict = oracle.check(&scenario, &trace);
+    let violation = verdict
+        .first(Invariant::I10)
+        .expect("a run ending 5 ms after its write violates I10");
+    assert!(
+        violation
+            .explanation
+            .contains("inactivity deadline passed at 120000 ms"),
+        "{}",
+        violation.explanation
+    );
 }
