@@ -260,6 +260,9 @@ fn idempotence_edge_cases() {
         r"/Users/://s\Users\i",
         "/Users/bob://host/Users/carol/docs",
         "value /abcdefgh://host/Users/carol/docs",
+        // An END line cut short covers the rest of its word.
+        "-----BEGIN PRIVATE KEY----------END Rsk--sk-sk-sk-sk",
+        "-----BEGIN PRIVATE KEY----------END Axoxp-Y---rt-BEG",
     ] {
         let once = redactor.redact(input).into_owned();
         assert_eq!(redactor.redact(&once), once, "input {input:?}");

@@ -14,7 +14,9 @@ use memchr::memmem;
 use super::Rule;
 use super::context::Context;
 use super::span::Span;
-use super::text::{char_len_at, class, is, run_end, run_end_by, starts_with, white_space_len_at};
+use super::text::{
+    char_len_at, class, is, is_alphanumeric, run_end, run_end_by, starts_with, white_space_len_at,
+};
 use super::work::Work;
 
 /// The longest PEM block (header to END line) searched for its END line, in bytes.
@@ -142,7 +144,12 @@ pub(crate) fn pem_private_key(
             if starts_with(text, end_label_end, b"-----") {
                 end_label_end + 5
             } else {
-                end_label_end
+                // An END line cut short ends the span at the end of its word: a token glued
+                // to it (`-----END Rsk-…`) is no token here, and must be none in the output
+                // either, where `]` would precede it (R29 (d)).
+                let word_end = run_end_by(text, end_label_end, is_alphanumeric);
+                work.verified_bytes += (word_end - end_label_end) as u64;
+                word_end
             }
         }
         _ => body_end(text, header_end, work),
