@@ -304,3 +304,22 @@ fn bugs_lists_the_catalogue() {
         && bug["invariant"].is_string()
         && bug["description"].is_string()));
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_program_quietly() {
+    for arguments in [&["tools", "--json"][..], &["bugs"], &["replay", "42"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ward"))
+            .args(arguments)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("ward starts");
+        // No reader from the start: the first write fails with a broken pipe.
+        drop(child.stdout.take());
+        let output = child.wait_with_output().expect("ward ends");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(141), "{arguments:?}: {stderr}");
+        assert!(stderr.is_empty(), "{arguments:?}: {stderr}");
+    }
+}

@@ -21,12 +21,12 @@ pub fn run(args: &BugsArgs) -> ExitCode {
             .iter()
             .map(|fault| json!({"name": fault.name(), "invariant": fault.invariant(), "description": fault.description()}))
             .collect();
-        println!("{}", serde_json::Value::Array(bugs));
+        say!("{}", serde_json::Value::Array(bugs));
         return ExitCode::SUCCESS;
     }
-    println!("{:30} {:9} description", "name", "invariant");
+    say!("{:30} {:9} description", "name", "invariant");
     for fault in Fault::ALL {
-        println!(
+        say!(
             "{:30} {:9} {}",
             fault.name(),
             fault.invariant(),

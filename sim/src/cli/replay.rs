@@ -81,23 +81,24 @@ pub fn run(args: &ReplayArgs) -> ExitCode {
             _ => None,
         });
         match (&run.start_error, terminal) {
-            (Some(error), _) => println!(
+            (Some(error), _) => say!(
                 "session {} run {}: did not start: {error}",
-                run.session, run.run
+                run.session,
+                run.run
             ),
             (None, Some(terminal)) => {
-                println!("session {} run {}: {terminal}", run.session, run.run)
+                say!("session {} run {}: {terminal}", run.session, run.run)
             }
-            (None, None) => println!("session {} run {}: no terminal event", run.session, run.run),
+            (None, None) => say!("session {} run {}: no terminal event", run.session, run.run),
         }
     }
-    println!("trace digest: {:016x}", checked.digest);
+    say!("trace digest: {:016x}", checked.digest);
     if violations.is_empty() {
-        println!("all invariants held");
+        say!("all invariants held");
         return ExitCode::SUCCESS;
     }
     for violation in &violations {
-        println!("violated: {violation}");
+        say!("violated: {violation}");
     }
     ExitCode::from(1)
 }

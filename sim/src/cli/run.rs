@@ -159,7 +159,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
     }
     print_summary(&report, jobs);
     if args.json {
-        println!("{}", report.to_json(replay.as_deref()));
+        say!("{}", report.to_json(replay.as_deref()));
     }
     if report.failing_seeds > 0 {
         ExitCode::from(1)

@@ -52,7 +52,7 @@ pub fn run(args: &ToolsArgs) -> ExitCode {
                 })
             })
             .collect();
-        println!("{}", serde_json::Value::Array(listed));
+        say!("{}", serde_json::Value::Array(listed));
         return ExitCode::SUCCESS;
     }
     let width = tools
@@ -60,10 +60,10 @@ pub fn run(args: &ToolsArgs) -> ExitCode {
         .map(|tool| tool.name().len())
         .max()
         .unwrap_or(4);
-    println!("{:width$}  {:11}  {:10}  label", "name", "safety", "mode");
+    say!("{:width$}  {:11}  {:10}  label", "name", "safety", "mode");
     for tool in tools {
         let meta = tool.meta();
-        println!(
+        say!(
             "{:width$}  {:11}  {:10}  {}",
             meta.name(),
             meta.safety().as_str(),
