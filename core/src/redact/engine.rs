@@ -246,11 +246,15 @@ impl<'s, 't> PatternPass<'s, 't> {
         }
         self.push_values_before(usize::MAX);
         let mut merged = merge(self.spans);
-        // A `//` root refused for the `:` before it stands if that `:` is replaced.
-        let mut after_colon = Vec::new();
+        // A `//` root refused for the `:` before it stands if that `:` is replaced, by a
+        // span or by the root before it (`/Users/://h\Users\://h\Users\x`, left to right).
+        let mut after_colon: Vec<Span> = Vec::new();
         for (colon, candidate) in self.after_colon_homes {
             work.verified_bytes += 1;
-            if !covers(&merged, colon) {
+            let covered_by_root_before = after_colon
+                .last()
+                .is_some_and(|span| span.start <= colon && colon < span.end);
+            if !covered_by_root_before && !covers(&merged, colon) {
                 continue;
             }
             match candidate {

@@ -258,6 +258,7 @@ fn idempotence_edge_cases() {
         r"AKIAABCDEFGHIJKLMNOPC:\Users\x",
         // A `:` inside a span no longer keeps the `//` after it from being a UNC root.
         r"/Users/://s\Users\i",
+        r"/Users/://s\users\://r\users\h",
         "/Users/bob://host/Users/carol/docs",
         "value /abcdefgh://host/Users/carol/docs",
         // An END line cut short covers the rest of its word.
