@@ -144,7 +144,14 @@ fn build_redactors(values: Vec<String>) -> Result<Redactors, String> {
         Err(error) => {
             let message = error.to_string();
             for value in &values {
-                let quotable = value.chars().count() >= 8
+                // A value made of a placeholder and a few more characters (`[REDACTED] `)
+                // may appear in a message that names the placeholder without quoting it.
+                let distinctive = [REDACTED, LOCAL_PATH]
+                    .iter()
+                    .fold(value.clone(), |rest, placeholder| {
+                        rest.replace(placeholder, "")
+                    });
+                let quotable = distinctive.chars().count() >= 8
                     && !REDACTED.contains(value.as_str())
                     && !LOCAL_PATH.contains(value.as_str());
                 ensure!(
