@@ -362,6 +362,13 @@ fn a_bad_scenario_file_is_refused_with_the_pointer_of_the_fault() {
         .to_string();
     assert!(error.contains("/sessions/0/runs/0"), "{error}");
     assert!(error.contains("readOnyl"), "{error}");
+    // A misspelled required field: the unknown name is reported, not only the missing one.
+    let misspelled_required =
+        r#"{"version": 1, "sessions": [{"runs": [{"prompt": "x", "turnz": []}]}]}"#;
+    let error = Scenario::from_json(misspelled_required, "bad.json")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("unknown field(s): turnz"), "{error}");
     let wrong_type = r#"{"version": 1, "sessions": [{"runs": [{"prompt": 5, "turns": []}]}]}"#;
     let error = Scenario::from_json(wrong_type, "bad.json")
         .unwrap_err()
