@@ -930,7 +930,12 @@ impl<'a> Checks<'a, '_> {
             return self.violate(Invariant::I10, None, None, explanation);
         }
         let end = view.end_ms();
-        let stop = view.cancel_at.unwrap_or(end).min(end);
+        let deadline = self.deadline_instant();
+        // The run stops at a cancel, at its inactivity deadline, or at its end (R20).
+        let stop = [view.cancel_at, deadline]
+            .into_iter()
+            .flatten()
+            .fold(end, u64::min);
         if let Some(body) = view.bodies.iter().find(|body| body.start_ms > stop) {
             let turn = view.batches[body.batch].turn;
             let explanation = format!(
@@ -939,37 +944,54 @@ impl<'a> Checks<'a, '_> {
             );
             return self.violate(Invariant::I10, Some(turn), Some(body.call_id), explanation);
         }
-        let deadline = self.deadline_instant();
-        let stopped_at = match (view.cancel_at, deadline) {
-            (Some(cancel), Some(deadline)) => Some(cancel.min(deadline)),
-            (cancel, deadline) => cancel.or(deadline),
-        };
-        // R20: once the run stops, a write already running completes; nothing else may
-        // keep it going.
-        if let Some(stop) = stopped_at {
-            let writes_end = view
-                .bodies
-                .iter()
-                .filter(|body| body.start_ms <= stop)
-                .filter(|body| catalogue::entry(body.tool).is_some_and(|entry| !entry.read_only))
-                .filter_map(|body| body.end_ms)
-                .max()
-                .unwrap_or(0);
-            let allowed_end = stop.max(writes_end);
-            if end > allowed_end {
-                let why = if deadline == Some(stop) {
-                    format!(
-                        "its {} ms inactivity deadline passed at {stop} ms",
-                        view.limits.inactivity_timeout_ms
-                    )
-                } else {
-                    format!("it was cancelled at {stop} ms")
-                };
-                let explanation = format!(
-                    "the run ended at {end} ms, but {why} and the writes running then ended by {allowed_end} ms"
-                );
-                self.violate(Invariant::I10, None, None, explanation);
-            }
+        if let Some(request) = view.requests.iter().find(|request| request.at_ms > stop) {
+            let explanation = format!(
+                "the provider was asked again at {} ms, after the run stopped at {stop} ms",
+                request.at_ms
+            );
+            return self.violate(Invariant::I10, Some(request.turn), None, explanation);
+        }
+        if stop == end {
+            return;
+        }
+        let by_deadline =
+            deadline == Some(stop) && view.cancel_at.is_none_or(|cancel| cancel > stop);
+        if by_deadline
+            && matches!(
+                view.terminal().map(|event| &event.kind),
+                Some(EventKind::RunCompleted { .. })
+            )
+        {
+            let explanation = format!(
+                "its {} ms inactivity deadline passed at {stop} ms, yet the run completed",
+                view.limits.inactivity_timeout_ms
+            );
+            return self.violate(Invariant::I10, None, None, explanation);
+        }
+        // Once the run stops, a write already running completes; nothing else may keep it
+        // going.
+        let writes_end = view
+            .bodies
+            .iter()
+            .filter(|body| body.start_ms <= stop)
+            .filter(|body| catalogue::entry(body.tool).is_some_and(|entry| !entry.read_only))
+            .filter_map(|body| body.end_ms)
+            .max()
+            .unwrap_or(0);
+        let allowed_end = stop.max(writes_end);
+        if end > allowed_end {
+            let why = if by_deadline {
+                format!(
+                    "its {} ms inactivity deadline passed at {stop} ms",
+                    view.limits.inactivity_timeout_ms
+                )
+            } else {
+                format!("it was cancelled at {stop} ms")
+            };
+            let explanation = format!(
+                "the run ended at {end} ms, but {why} and the writes running then ended by {allowed_end} ms"
+            );
+            self.violate(Invariant::I10, None, None, explanation);
         }
     }
 

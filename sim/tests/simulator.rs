@@ -453,4 +453,21 @@ fn a_stopped_run_may_wait_for_its_running_write_and_nothing_else() {
         "{}",
         violation.explanation
     );
+
+    // The same run, completed as if no deadline had passed.
+    let mut trace = checked.trace.clone();
+    if let Record::Event(event) = &mut trace.runs[0].records[last] {
+        event.kind = EventKind::RunCompleted {
+            text: "Done.".to_owned(),
+        };
+    }
+    let verdict = oracle.check(&scenario, &trace);
+    let violation = verdict
+        .first(Invariant::I10)
+        .expect("a run completing after its deadline violates I10");
+    assert!(
+        violation.explanation.contains("yet the run completed"),
+        "{}",
+        violation.explanation
+    );
 }

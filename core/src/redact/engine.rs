@@ -248,15 +248,19 @@ impl<'s, 't> PatternPass<'s, 't> {
         let mut merged = merge(self.spans);
         // A `//` root refused for the `:` before it stands if that `:` is replaced, by a
         // span or by the root before it (`/Users/://h\Users\://h\Users\x`, left to right).
+        // Several anchors may share one root (`//h\Users\Users\x`), and so one `:`.
         let mut after_colon: Vec<Span> = Vec::new();
+        let mut last_taken_colon = None;
         for (colon, candidate) in self.after_colon_homes {
             work.verified_bytes += 1;
-            let covered_by_root_before = after_colon
-                .last()
-                .is_some_and(|span| span.start <= colon && colon < span.end);
+            let covered_by_root_before = last_taken_colon == Some(colon)
+                || after_colon
+                    .last()
+                    .is_some_and(|span| span.start <= colon && colon < span.end);
             if !covered_by_root_before && !covers(&merged, colon) {
                 continue;
             }
+            last_taken_colon = Some(colon);
             match candidate {
                 HomeCandidate::Found(span) => after_colon.push(span),
                 HomeCandidate::Nameless { start, name_start } => {

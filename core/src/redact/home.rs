@@ -11,9 +11,11 @@
 //!   same with forward slashes unless the `//` follows a `:` (a URL); the span starts at
 //!   the leading separators. When a `:` blocks the root, the candidate it would have made
 //!   is kept aside ([`UsersSegment::after_colon`]) and taken once every span is known if
-//!   another span covers that `:` (`/Users/://host/Users/x`, a value ending in `:`): the
-//!   output then shows `]//host/Users/x`, which a second pass would take for a path
-//!   (R29 (d));
+//!   another span covers that `:` (`/Users/://host/Users/x`, a value ending in `:`), or
+//!   the root before it does (a chain `/Users/://h\Users\://k\Users\x`, taken left to
+//!   right): the output would otherwise show `]//host/Users/x`, which a second pass would
+//!   take for a path (R29 (d)). Such an anchor is verified twice, with and without the
+//!   `:` (bounded: twice the root's and name's bytes);
 //! - the seed's own `/Users/` (exact case) anywhere.
 //!
 //! Each separator is `/`, `\` or an escaped `\\`. The user name runs, as in the seed, to the
@@ -24,8 +26,9 @@
 //! (`C:\Users\John Smith\Desktop` leaves no `Smith`); words there hold letters, digits,
 //! `-`, `_`, `.`, `'` and non-ASCII letters, so a sentence (`/home/bob is here, and/or …`)
 //! is not taken for a name. A placeholder (`[`) ends a word, so a second pass over the
-//! output never accepts a name the first pass refused (R29 (d)). That look-ahead stops at a separator or at a character a root
-//! needs (`:`, `\`, `/`), so no two candidates ever read the same bytes twice.
+//! output never accepts a name the first pass refused (R29 (d)). That look-ahead stops at a
+//! separator or at a character a root needs (`:`, `\`, `/`), so no two candidates read the
+//! same look-ahead bytes twice.
 //!
 //! A root followed directly by a separator or white space has no name; if another span
 //! starts right there (`/Users/` before a configured value that starts with `/`), the root

@@ -279,6 +279,20 @@ fn a_url_colon_blocks_a_unc_root_only_while_it_stays() {
     );
     redacts("a://host/users/carol", "a://host/users/carol");
     redacts("//host/Users/carol/x", "[LOCAL_PATH]/x");
+    redacts(r"/Users/://h\Users\://k\Users\Users\x", r"[LOCAL_PATH]");
+}
+
+#[test]
+fn a_pem_end_line_cut_short_covers_a_glued_token_and_no_next_word() {
+    let header = "-----BEGIN PRIVATE KEY-----\nMIIEabc\n";
+    redacts(
+        &format!("{header}-----END Rsk-proj-abcdefghijklmnopqrstuvwxyz123456 tail"),
+        "[REDACTED] tail",
+    );
+    redacts(
+        &format!("{header}-----END PRIVATE KEY and the rest"),
+        "[REDACTED] and the rest",
+    );
 }
 
 #[test]

@@ -138,23 +138,38 @@ pub(crate) fn pem_private_key(
     let end = match ends.find(text, header_end, work) {
         Some(end_line) if end_line - header_end <= PEM_LEN_MAX => {
             let end_label_start = end_line + 9;
-            let end_label_end = run_end_by(text, end_label_start, is_pem_label_byte)
+            let label_run_end = run_end_by(text, end_label_start, is_pem_label_byte)
                 .min(end_label_start + PEM_LABEL_LEN_MAX);
-            work.verified_bytes += (end_label_end - end_label_start) as u64;
-            if starts_with(text, end_label_end, b"-----") {
-                end_label_end + 5
+            work.verified_bytes += (label_run_end - end_label_start) as u64;
+            if starts_with(text, label_run_end, b"-----") {
+                label_run_end + 5
             } else {
-                // An END line cut short ends the span at the end of its word: a token glued
-                // to it (`-----END Rsk-…`) is no token here, and must be none in the output
-                // either, where `]` would precede it (R29 (d)).
-                let word_end = run_end_by(text, end_label_end, is_alphanumeric);
-                work.verified_bytes += (word_end - end_label_end) as u64;
-                word_end
+                cut_short_end(text, work, end_label_start, label_run_end)
             }
         }
         _ => body_end(text, header_end, work),
     };
     Some(Span::new(start, end, Rule::PemPrivateKey))
+}
+
+/// Where the span of a block whose END line is cut short ends: after the label's last word
+/// (trailing spaces stay outside), or, when something is glued to that word
+/// (`-----END Rsk-proj-…`), at the next white space, so the glued token is covered whole and
+/// no token can start inside the span on a second pass (R29 (d)).
+fn cut_short_end(text: &[u8], work: &mut Work, label_start: usize, label_run_end: usize) -> usize {
+    let mut end = label_run_end;
+    while end > label_start && text[end - 1] == b' ' {
+        end -= 1;
+    }
+    if end < label_run_end || !text.get(end).is_some_and(|&byte| is_alphanumeric(byte)) {
+        return end;
+    }
+    let mut glued_end = end;
+    while glued_end < text.len() && white_space_len_at(text, glued_end) == 0 {
+        glued_end += char_len_at(text, glued_end);
+    }
+    work.verified_bytes += (glued_end - end) as u64;
+    glued_end
 }
 
 /// The end of the base64 body lines from `start` (line breaks, also written as the escapes

@@ -5,7 +5,16 @@
 //! Reports go to standard output through [`say`]: when the reader goes away (a closed pipe,
 //! as in `ward tools | head -1`) the program ends quietly with status 141, as a Unix filter
 //! killed by `SIGPIPE` would (the output was cut short, and a script with `pipefail` should
-//! know); any other write error ends it with status 2 and a message. It never panics.
+//! know); any other write error ends it with status 2 and a message. Messages and progress
+//! go to standard error through [`tell`], which drops what it cannot write (nobody is left
+//! to tell). Neither panics.
+
+/// `eprintln!` without the panic: see [`tell`].
+macro_rules! tell {
+    ($($argument:tt)*) => {
+        $crate::cli::tell(format_args!($($argument)*))
+    };
+}
 
 /// `println!` for reports: see [`say`].
 macro_rules! say {
@@ -34,13 +43,19 @@ pub fn say(line: std::fmt::Arguments<'_>) {
         if error.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(BROKEN_PIPE_STATUS);
         }
-        eprintln!("ward: cannot write to standard output: {error}");
+        tell!("ward: cannot write to standard output: {error}");
         std::process::exit(2);
     }
 }
 
+/// Writes one line to standard error; a line that cannot be written is dropped.
+pub fn tell(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 /// Prints `message` as a usage or input error and returns exit code 2.
 pub fn usage_error(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("ward: {message}");
+    tell!("ward: {message}");
     ExitCode::from(2)
 }

@@ -141,7 +141,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
             &shrunk.scenario,
         ) {
             Ok(path) => {
-                eprintln!(
+                tell!(
                     "first failure: seed {}: {}\nshrunk from {} to {} ({} executions): {}",
                     failure.seed,
                     failure.violation,
@@ -151,10 +151,10 @@ pub fn run(args: &RunArgs) -> ExitCode {
                     path.display()
                 );
                 let command = format!("ward replay {}", path.display());
-                eprintln!("replay: {command}");
+                tell!("replay: {command}");
                 replay = Some(command);
             }
-            Err(error) => eprintln!("ward: cannot write the shrunk scenario: {error}"),
+            Err(error) => tell!("ward: cannot write the shrunk scenario: {error}"),
         }
     }
     print_summary(&report, jobs);
@@ -187,7 +187,7 @@ pub fn write_failure(
 }
 
 fn print_summary(report: &CampaignReport, jobs: usize) {
-    eprintln!(
+    tell!(
         "ward: {} seeds, {} runs, {} tool calls, {} provider turns in {:.1} s ({:.0} runs/s, {jobs} jobs)",
         report.seeds,
         report.runs,
@@ -196,22 +196,22 @@ fn print_summary(report: &CampaignReport, jobs: usize) {
         report.elapsed_ms as f64 / 1000.0,
         report.runs_per_sec()
     );
-    eprintln!("{:9} {:>10} {:>9}", "invariant", "armed", "violated");
+    tell!("{:9} {:>10} {:>9}", "invariant", "armed", "violated");
     for invariant in Invariant::ALL {
         let (armed, violated) = report.by_invariant[invariant.index()];
         let share = 100.0 * armed as f64 / report.runs.max(1) as f64;
-        eprintln!(
+        tell!(
             "{:9} {:>10} {:>9}   ({share:.1}% of runs armed)",
             invariant.id(),
             armed,
             violated
         );
     }
-    eprintln!("trace digest: {:016x}", report.trace_digest);
+    tell!("trace digest: {:016x}", report.trace_digest);
     if report.failing_seeds == 0 {
-        eprintln!("all invariants held");
+        tell!("all invariants held");
     } else {
-        eprintln!("{} seeds violated an invariant", report.failing_seeds);
+        tell!("{} seeds violated an invariant", report.failing_seeds);
     }
 }
 
@@ -249,7 +249,7 @@ impl Progress {
                     .reported
                     .fetch_max(tenth, std::sync::atomic::Ordering::Relaxed);
                 if tenth > previous {
-                    eprintln!("ward: {done}/{} seeds", self.total);
+                    tell!("ward: {done}/{} seeds", self.total);
                 }
             }
         }
