@@ -144,18 +144,8 @@ fn build_redactors(values: Vec<String>) -> Result<Redactors, String> {
         Err(error) => {
             let message = error.to_string();
             for value in &values {
-                // A value made of a placeholder and a few more characters (`[REDACTED] `)
-                // may appear in a message that names the placeholder without quoting it.
-                let distinctive = [REDACTED, LOCAL_PATH]
-                    .iter()
-                    .fold(value.clone(), |rest, placeholder| {
-                        rest.replace(placeholder, "")
-                    });
-                let quotable = distinctive.chars().count() >= 8
-                    && !REDACTED.contains(value.as_str())
-                    && !LOCAL_PATH.contains(value.as_str());
                 ensure!(
-                    !quotable || !message.contains(value.as_str()),
+                    !quotes(&message, value),
                     "R24: the refusal {message:?} quotes a configured value"
                 );
             }
@@ -176,6 +166,31 @@ fn build_redactors(values: Vec<String>) -> Result<Redactors, String> {
         full: redactor,
         guard,
     })
+}
+
+/// What stands for a placeholder text in [`mask_placeholders`].
+const MASK: char = '\u{0}';
+
+/// `text` with each placeholder text replaced by [`MASK`].
+fn mask_placeholders(text: &str) -> String {
+    [REDACTED, LOCAL_PATH]
+        .iter()
+        .fold(text.to_owned(), |rest, placeholder| {
+            rest.replace(placeholder, &MASK.to_string())
+        })
+}
+
+/// Whether a refusal `message` quotes `value`. Refusals name the placeholders, so the
+/// placeholder texts are masked on both sides: a value made of a placeholder's fragment
+/// (`CAL_PATH] `) or of a whole placeholder and a few more characters (`[REDACTED] `) is not
+/// quoted by a message that names the placeholder; a value needs 8 characters besides
+/// placeholders to be told apart from the message's own words.
+fn quotes(message: &str, value: &str) -> bool {
+    let masked = mask_placeholders(value);
+    masked.chars().filter(|&c| c != MASK).count() >= 8
+        && !REDACTED.contains(value)
+        && !LOCAL_PATH.contains(value)
+        && mask_placeholders(message).contains(masked.as_str())
 }
 
 /// R29 for one text.
@@ -435,6 +450,19 @@ mod tests {
         let values = vec!["value-0123456789".to_owned()];
         assert!(check_values_covered(b"abcd value-0123456789", &values, &spans).is_err());
         assert!(check_values_covered(b"abcd value-0123456789", &[], &spans).is_ok());
+    }
+
+    #[test]
+    fn a_quoted_value_is_told_from_a_named_placeholder() {
+        let message = "secret #1 overlaps the placeholder text [LOCAL_PATH] (it begins …)";
+        assert!(!quotes(message, "CAL_PATH] "));
+        assert!(!quotes(message, "[LOCAL_PATH] "));
+        assert!(quotes(
+            "refused: [REDACTED]hunter22x",
+            "[REDACTED]hunter22x"
+        ));
+        assert!(quotes("refused: provider-key-0123", "provider-key-0123"));
+        assert!(!quotes("refused: secret #1", "provider-key-0123"));
     }
 
     #[test]
