@@ -37,25 +37,11 @@ fn files(folder: &Path, extension: Option<&str>) -> Vec<PathBuf> {
     paths
 }
 
-/// Runs `check` on every file of `corpus/<target>/` and reports every failure at once.
+/// Runs `check` on every file of `corpus/<target>/` (`ward_core::checks::replay_folder`).
 fn replay(target: &str, check: fn(&[u8]) -> CheckResult) {
-    let paths = files(&corpus(target), None);
-    let failures: Vec<String> = paths
-        .iter()
-        .filter_map(|path| {
-            let data = std::fs::read(path).expect("a readable corpus file");
-            check(&data)
-                .err()
-                .map(|failure| format!("{}: {failure}", path.display()))
-        })
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} of {} inputs fail:\n{}",
-        failures.len(),
-        paths.len(),
-        failures.join("\n")
-    );
+    if let Err(failures) = ward_core::checks::replay_folder(&corpus(target), check) {
+        panic!("{failures}");
+    }
 }
 
 #[test]

@@ -36,3 +36,77 @@ pub use validate::check_validate;
 
 /// What a check returns: `Err` names the property that failed and how.
 pub type CheckResult = Result<(), String>;
+
+/// Runs `check` on every file of `folder`, in sorted order (the stable replay of a fuzz
+/// corpus, SPEC §13): `Ok` with the number of inputs, or `Err` naming every failing file
+/// and property at once. A folder that cannot be read or holds no file is an error: a
+/// corpus must not be empty.
+pub fn replay_folder(
+    folder: &std::path::Path,
+    check: fn(&[u8]) -> CheckResult,
+) -> Result<usize, String> {
+    let entries =
+        std::fs::read_dir(folder).map_err(|error| format!("{}: {error}", folder.display()))?;
+    let mut paths = Vec::new();
+    for entry in entries {
+        let path = entry
+            .map_err(|error| format!("{}: {error}", folder.display()))?
+            .path();
+        if path.is_file() {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    if paths.is_empty() {
+        return Err(format!(
+            "{} holds no input: the corpus must not be empty",
+            folder.display()
+        ));
+    }
+    let mut failures = Vec::new();
+    for path in &paths {
+        let outcome = std::fs::read(path)
+            .map_err(|error| error.to_string())
+            .and_then(|data| check(&data));
+        if let Err(failure) = outcome {
+            failures.push(format!("{}: {failure}", path.display()));
+        }
+    }
+    if failures.is_empty() {
+        Ok(paths.len())
+    } else {
+        Err(format!(
+            "{} of {} inputs fail:\n{}",
+            failures.len(),
+            paths.len(),
+            failures.join("\n")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replay_names_every_failing_file_and_refuses_an_empty_folder() {
+        let folder = std::env::temp_dir().join(format!("ward-replay-{}", std::process::id()));
+        std::fs::create_dir_all(&folder).expect("a scratch folder");
+        assert!(replay_folder(&folder, |_| Ok(())).is_err());
+        std::fs::write(folder.join("a"), b"good").expect("a file");
+        std::fs::write(folder.join("b"), b"bad").expect("a file");
+        let check: fn(&[u8]) -> CheckResult = |data| {
+            if data == b"bad" {
+                Err("it is bad".to_owned())
+            } else {
+                Ok(())
+            }
+        };
+        let failure = replay_folder(&folder, check).expect_err("one input fails");
+        assert!(failure.starts_with("1 of 2 inputs fail"), "{failure}");
+        assert!(failure.contains("b: it is bad"), "{failure}");
+        std::fs::remove_file(folder.join("b")).expect("removed");
+        assert_eq!(replay_folder(&folder, check), Ok(1));
+        std::fs::remove_dir_all(&folder).expect("removed");
+    }
+}
