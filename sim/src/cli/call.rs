@@ -89,6 +89,9 @@ pub fn run(args: &CallArgs) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     match writeln!(stdout, "{}", result.to_json()) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::from(super::BROKEN_PIPE_STATUS)
+        }
         Err(error) => super::usage_error(format!("cannot write the envelope: {error}")),
     }
 }

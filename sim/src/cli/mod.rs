@@ -33,7 +33,7 @@ pub mod tools;
 use std::process::ExitCode;
 
 /// The exit status of a program whose standard output was closed by its reader.
-pub const BROKEN_PIPE_STATUS: i32 = 141;
+pub const BROKEN_PIPE_STATUS: u8 = 141;
 
 /// Writes one line to standard output, or ends the program (module docs) if it cannot.
 pub fn say(line: std::fmt::Arguments<'_>) {
@@ -41,7 +41,7 @@ pub fn say(line: std::fmt::Arguments<'_>) {
     let mut stdout = std::io::stdout().lock();
     if let Err(error) = writeln!(stdout, "{line}") {
         if error.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(BROKEN_PIPE_STATUS);
+            std::process::exit(i32::from(BROKEN_PIPE_STATUS));
         }
         tell!("ward: cannot write to standard output: {error}");
         std::process::exit(2);

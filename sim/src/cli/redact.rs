@@ -77,6 +77,9 @@ pub fn run(args: &RedactArgs) -> ExitCode {
         &mut stderr.lock(),
     ) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(RedactCommandError::Output(error)) if error.kind() == io::ErrorKind::BrokenPipe => {
+            ExitCode::from(super::BROKEN_PIPE_STATUS)
+        }
         Err(error) => {
             // If standard error itself is gone there is nobody left to tell.
             let _ = writeln!(io::stderr(), "ward redact: {error}");
