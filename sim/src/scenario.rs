@@ -553,16 +553,19 @@ fn check_schema(value: &serde_json::Value, path: &str) -> Result<(), ScenarioErr
         pointer: "/".to_owned(),
         reason: format!("the scenario schema does not compile: {reason}"),
     })?;
-    // A misspelled field breaks two rules (the field is unknown, the real one missing); the
-    // unknown field is named first, as it is the likelier cause. Only the first few errors
-    // are looked at.
+    // A misspelled field breaks two rules of one object (the field is unknown, the real one
+    // missing); the unknown field is named first, as it is the likelier cause. Only the
+    // first few errors are looked at.
     let mut errors: Vec<jsonschema::ValidationError<'_>> =
         validator.iter_errors(value).take(16).collect();
-    let unknown_field = errors.iter().position(|error| {
-        matches!(
-            error.kind(),
-            jsonschema::error::ValidationErrorKind::AdditionalProperties { .. }
-        )
+    let unknown_field = errors.first().and_then(|first| {
+        errors.iter().position(|error| {
+            error.instance_path() == first.instance_path()
+                && matches!(
+                    error.kind(),
+                    jsonschema::error::ValidationErrorKind::AdditionalProperties { .. }
+                )
+        })
     });
     let first = match unknown_field {
         Some(index) => Some(errors.swap_remove(index)),
