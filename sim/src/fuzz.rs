@@ -42,6 +42,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use arbitrary::{Arbitrary, Unstructured};
 use serde_json::{Value, json};
+use ward_core::checks::is_invisible;
 use ward_core::fault::FaultSet;
 use ward_core::registry::Registry;
 
@@ -768,17 +769,6 @@ fn pick<T: Copy>(items: &[T], index: u8) -> T {
 
 fn bounded(text: &str) -> String {
     text.chars().take(FREE_TEXT_CHARS_MAX).collect()
-}
-
-/// The invisible format characters of R28.
-fn is_invisible(character: char) -> bool {
-    matches!(character,
-        '\u{AD}'
-        | '\u{200B}'..='\u{200F}'
-        | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{2064}'
-        | '\u{2066}'..='\u{206F}'
-        | '\u{FEFF}')
 }
 
 fn limits(limits: &FuzzLimits) -> LimitsScript {

@@ -34,6 +34,19 @@ pub use redact::check_redact;
 pub use tool_args::check_tool_args;
 pub use validate::check_validate;
 
+/// Whether `character` is one of the invisible format characters of R28: the checks' own
+/// copy of the list the redactor documents (U+00AD, U+200B–U+200F, U+202A–U+202E,
+/// U+2060–U+2064, U+2066–U+206F, U+FEFF), so that they never judge the redactor by itself.
+pub fn is_invisible(character: char) -> bool {
+    matches!(character,
+        '\u{AD}'
+        | '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{206F}'
+        | '\u{FEFF}')
+}
+
 /// What a check returns: `Err` names the property that failed and how.
 pub type CheckResult = Result<(), String>;
 

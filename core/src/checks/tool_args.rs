@@ -461,15 +461,7 @@ fn any_text(value: &Value, test: &dyn Fn(&str) -> bool) -> bool {
 /// `text` without the invisible format characters of R28 (which the guard reads through).
 fn strip_invisible(text: &str) -> String {
     text.chars()
-        .filter(|&character| {
-            !matches!(character,
-                '\u{AD}'
-                | '\u{200B}'..='\u{200F}'
-                | '\u{202A}'..='\u{202E}'
-                | '\u{2060}'..='\u{2064}'
-                | '\u{2066}'..='\u{206F}'
-                | '\u{FEFF}')
-        })
+        .filter(|&character| !super::is_invisible(character))
         .collect()
 }
 
