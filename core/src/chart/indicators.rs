@@ -122,30 +122,32 @@ impl Indicator {
             .unwrap_or(1)
             .max(1) as usize;
         let closes: Vec<f64> = bars.iter().map(|bar| bar.close).collect();
-        let series: Vec<Vec<(&'static str, Option<f64>)>> = match self.name {
-            IndicatorName::Ma => single("value", moving_average(&closes, period)),
-            IndicatorName::Ema => single("value", exponential_average(&closes, period)),
+        // One column per field, one entry per bar; only the last `limit` rows become values.
+        let columns: Vec<Column> = match self.name {
+            IndicatorName::Ma => vec![("value", moving_average(&closes, period))],
+            IndicatorName::Ema => vec![("value", exponential_average(&closes, period))],
             IndicatorName::Boll => bollinger(&closes, period),
             IndicatorName::Vol => {
-                single("volume", bars.iter().map(|bar| Some(bar.volume)).collect())
+                vec![("volume", bars.iter().map(|bar| Some(bar.volume)).collect())]
             }
             IndicatorName::Macd => macd(&closes),
-            IndicatorName::Rsi => single("value", rsi(&closes, period)),
+            IndicatorName::Rsi => vec![("value", rsi(&closes, period))],
             IndicatorName::Kdj => kdj(bars, period),
-            IndicatorName::Atr => single("value", atr(bars, period)),
-            IndicatorName::Obv => single("value", obv(bars)),
-            IndicatorName::Cci => single("value", cci(bars, period)),
+            IndicatorName::Atr => vec![("value", atr(bars, period))],
+            IndicatorName::Obv => vec![("value", obv(bars))],
+            IndicatorName::Cci => vec![("value", cci(bars, period))],
         };
         let skip = bars.len().saturating_sub(limit);
         bars.iter()
-            .zip(series)
+            .enumerate()
             .skip(skip)
-            .map(|(bar, fields)| {
+            .map(|(row, bar)| {
                 let mut point = Map::new();
                 point.insert("time".to_owned(), Value::String(bar.time.label()));
-                for (field, value) in fields {
+                for (field, values) in &columns {
+                    let value = values.get(row).copied().flatten();
                     point.insert(
-                        field.to_owned(),
+                        (*field).to_owned(),
                         value.map_or(Value::Null, |value| json!(round4(value))),
                     );
                 }
@@ -155,15 +157,11 @@ impl Indicator {
     }
 }
 
+/// A named series of an indicator, one entry per bar (`None` before its window fills).
+type Column = (&'static str, Vec<Option<f64>>);
+
 fn round4(value: f64) -> f64 {
     (value * 10_000.0).round() / 10_000.0
-}
-
-fn single(field: &'static str, values: Vec<Option<f64>>) -> Vec<Vec<(&'static str, Option<f64>)>> {
-    values
-        .into_iter()
-        .map(|value| vec![(field, value)])
-        .collect()
 }
 
 fn moving_average(values: &[f64], period: usize) -> Vec<Option<f64>> {
@@ -192,30 +190,30 @@ fn exponential_average(values: &[f64], period: usize) -> Vec<Option<f64>> {
         .collect()
 }
 
-fn bollinger(closes: &[f64], period: usize) -> Vec<Vec<(&'static str, Option<f64>)>> {
+fn bollinger(closes: &[f64], period: usize) -> Vec<Column> {
     let middle = moving_average(closes, period);
-    (0..closes.len())
-        .map(|index| {
-            let Some(mid) = middle[index] else {
-                return vec![("middle", None), ("upper", None), ("lower", None)];
-            };
-            let window = &closes[index + 1 - period..=index];
-            let variance = window
-                .iter()
-                .map(|close| (close - mid).powi(2))
-                .sum::<f64>()
-                / period as f64;
-            let band = 2.0 * variance.sqrt();
-            vec![
-                ("middle", Some(mid)),
-                ("upper", Some(mid + band)),
-                ("lower", Some(mid - band)),
-            ]
-        })
-        .collect()
+    let mut upper = Vec::with_capacity(closes.len());
+    let mut lower = Vec::with_capacity(closes.len());
+    for (index, mid) in middle.iter().enumerate() {
+        let Some(mid) = *mid else {
+            upper.push(None);
+            lower.push(None);
+            continue;
+        };
+        let window = &closes[index + 1 - period..=index];
+        let variance = window
+            .iter()
+            .map(|close| (close - mid).powi(2))
+            .sum::<f64>()
+            / period as f64;
+        let band = 2.0 * variance.sqrt();
+        upper.push(Some(mid + band));
+        lower.push(Some(mid - band));
+    }
+    vec![("middle", middle), ("upper", upper), ("lower", lower)]
 }
 
-fn macd(closes: &[f64]) -> Vec<Vec<(&'static str, Option<f64>)>> {
+fn macd(closes: &[f64]) -> Vec<Column> {
     let fast = exponential_average(closes, 12);
     let slow = exponential_average(closes, 26);
     let difference: Vec<f64> = fast
@@ -223,19 +221,20 @@ fn macd(closes: &[f64]) -> Vec<Vec<(&'static str, Option<f64>)>> {
         .zip(&slow)
         .map(|(f, s)| f.unwrap_or(0.0) - s.unwrap_or(0.0))
         .collect();
-    let signal = exponential_average(&difference, 9);
-    difference
+    let signal: Vec<f64> = exponential_average(&difference, 9)
+        .into_iter()
+        .map(|dea| dea.unwrap_or(0.0))
+        .collect();
+    let histogram = difference
         .iter()
-        .zip(signal)
-        .map(|(&dif, dea)| {
-            let dea = dea.unwrap_or(0.0);
-            vec![
-                ("dif", Some(dif)),
-                ("dea", Some(dea)),
-                ("histogram", Some(2.0 * (dif - dea))),
-            ]
-        })
-        .collect()
+        .zip(&signal)
+        .map(|(dif, dea)| Some(2.0 * (dif - dea)))
+        .collect();
+    vec![
+        ("dif", difference.into_iter().map(Some).collect()),
+        ("dea", signal.into_iter().map(Some).collect()),
+        ("histogram", histogram),
+    ]
 }
 
 fn rsi(closes: &[f64], period: usize) -> Vec<Option<f64>> {
@@ -260,27 +259,30 @@ fn rsi(closes: &[f64], period: usize) -> Vec<Option<f64>> {
         .collect()
 }
 
-fn kdj(bars: &[Bar], period: usize) -> Vec<Vec<(&'static str, Option<f64>)>> {
+fn kdj(bars: &[Bar], period: usize) -> Vec<Column> {
     let (mut k, mut d) = (50.0, 50.0);
-    (0..bars.len())
-        .map(|index| {
-            let window = &bars[index.saturating_sub(period - 1)..=index];
-            let high = window.iter().map(|bar| bar.high).fold(f64::MIN, f64::max);
-            let low = window.iter().map(|bar| bar.low).fold(f64::MAX, f64::min);
-            let raw = if high > low {
-                100.0 * (bars[index].close - low) / (high - low)
-            } else {
-                50.0
-            };
-            k = (2.0 * k + raw) / 3.0;
-            d = (2.0 * d + k) / 3.0;
-            vec![
-                ("k", Some(k)),
-                ("d", Some(d)),
-                ("j", Some(3.0 * k - 2.0 * d)),
-            ]
-        })
-        .collect()
+    let mut columns = [
+        Vec::with_capacity(bars.len()),
+        Vec::with_capacity(bars.len()),
+        Vec::with_capacity(bars.len()),
+    ];
+    for index in 0..bars.len() {
+        let window = &bars[index.saturating_sub(period - 1)..=index];
+        let high = window.iter().map(|bar| bar.high).fold(f64::MIN, f64::max);
+        let low = window.iter().map(|bar| bar.low).fold(f64::MAX, f64::min);
+        let raw = if high > low {
+            100.0 * (bars[index].close - low) / (high - low)
+        } else {
+            50.0
+        };
+        k = (2.0 * k + raw) / 3.0;
+        d = (2.0 * d + k) / 3.0;
+        columns[0].push(Some(k));
+        columns[1].push(Some(d));
+        columns[2].push(Some(3.0 * k - 2.0 * d));
+    }
+    let [k, d, j] = columns;
+    vec![("k", k), ("d", d), ("j", j)]
 }
 
 fn true_ranges(bars: &[Bar]) -> Vec<f64> {
