@@ -70,9 +70,16 @@ fn value_for(rng: &mut SimRng, name: &str, schema: &Value) -> Value {
                 .and_then(Value::as_u64)
                 .unwrap_or(3)
                 .min(minimum.max(1) + 2);
-            let items = schema.get("items").cloned().unwrap_or(json!({}));
             let count = rng.range(minimum, maximum.max(minimum));
-            Value::Array((0..count).map(|_| value_for(rng, name, &items)).collect())
+            // No `items` is the empty schema, which gives `null`.
+            Value::Array(
+                (0..count)
+                    .map(|_| match schema.get("items") {
+                        Some(items) => value_for(rng, name, items),
+                        None => Value::Null,
+                    })
+                    .collect(),
+            )
         }
         Some("string") => json!(string_for(rng, name, schema)),
         Some("integer") => {
@@ -158,11 +165,11 @@ pub fn invalid(rng: &mut SimRng, valid: &Value, schema: &Value, errors: usize) -
     let Some(object) = value.as_object_mut() else {
         return json!([1]);
     };
+    let empty = Map::new();
     let properties = schema
         .get("properties")
         .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+        .unwrap_or(&empty);
     for error in 0..errors {
         let present: Vec<String> = object.keys().cloned().collect();
         match rng.below(4) {
@@ -176,8 +183,10 @@ pub fn invalid(rng: &mut SimRng, valid: &Value, schema: &Value, errors: usize) -
             }
             1 if !present.is_empty() => {
                 let key = rng.pick(&present).clone();
-                let property = properties.get(&key).cloned().unwrap_or(json!({}));
-                object.insert(key, out_of_range(rng, &property));
+                // A property the schema does not describe is judged as the empty schema.
+                const UNDESCRIBED: Value = Value::Null;
+                let property = properties.get(&key).unwrap_or(&UNDESCRIBED);
+                object.insert(key, out_of_range(rng, property));
             }
             2 if !present.is_empty() && rng.percent(50) => {
                 let key = rng.pick(&present).clone();

@@ -75,27 +75,27 @@ misbehaviours! {
 /// point; 0 is off).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Swarm {
-    rates: BTreeMap<Misbehaviour, u64>,
+    /// Rate per misbehaviour, in [`Misbehaviour::ALL`] order.
+    rates: Vec<u64>,
 }
 
 impl Swarm {
     fn draw(rng: &mut SimRng) -> Swarm {
         let rates = Misbehaviour::ALL
             .iter()
-            .map(|&misbehaviour| {
-                let rate = if rng.percent(50) {
+            .map(|_| {
+                if rng.percent(50) {
                     *rng.pick(&[8, 20, 40, 70])
                 } else {
                     0
-                };
-                (misbehaviour, rate)
+                }
             })
             .collect();
         Swarm { rates }
     }
 
     fn rate(&self, misbehaviour: Misbehaviour) -> u64 {
-        self.rates.get(&misbehaviour).copied().unwrap_or(0)
+        self.rates[misbehaviour as usize]
     }
 }
 
@@ -121,8 +121,20 @@ pub fn generate(seed: u64, registry: &Registry, bug: Option<Fault>) -> Generated
         secrets: Vec::new(),
         registry,
         code_interpreter: false,
+        registered: Vec::new(),
+        reads: Vec::new(),
+        writes: Vec::new(),
     };
     generator.code_interpreter = generator.rng.percent(20);
+    generator.registered = registry
+        .tools()
+        .filter(|tool| generator.code_interpreter || tool.name() != "code_interpreter")
+        .map(|tool| (tool.name().to_owned(), tool.meta().is_read_only()))
+        .collect();
+    let (reads, writes): (Vec<_>, Vec<_>) =
+        generator.registered.iter().partition(|(_, reads)| *reads);
+    generator.reads = reads.into_iter().map(|(name, _)| name.clone()).collect();
+    generator.writes = writes.into_iter().map(|(name, _)| name.clone()).collect();
     let sessions_count = if generator.rng.percent(15) { 2 } else { 1 };
     let sessions = (0..sessions_count).map(|_| generator.session()).collect();
     Generated {
@@ -149,6 +161,11 @@ struct Generator<'r> {
     secrets: Vec<PlantedSecret>,
     registry: &'r Registry,
     code_interpreter: bool,
+    /// The tools the scenario registers, with whether each only reads.
+    registered: Vec<(String, bool)>,
+    /// Their names: those that only read, and those that change something.
+    reads: Vec<String>,
+    writes: Vec<String>,
 }
 
 /// The state of one run being generated.
@@ -157,8 +174,6 @@ struct RunPlan {
     disabled: Vec<String>,
     configured: Vec<String>,
     offered: Vec<String>,
-    writes: Vec<String>,
-    reads: Vec<String>,
     limits: LimitsScript,
     answers: Vec<Answer>,
     tools: BTreeMap<String, ToolBehaviour>,
@@ -171,10 +186,7 @@ impl<'r> Generator<'r> {
         let rate = self.swarm.rate(misbehaviour);
         let fires = rate > 0 && self.rng.percent(rate);
         if fires {
-            self.counts[Misbehaviour::ALL
-                .iter()
-                .position(|m| *m == misbehaviour)
-                .unwrap_or(0)] += 1;
+            self.counts[misbehaviour as usize] += 1;
         }
         fires
     }
@@ -199,20 +211,11 @@ impl<'r> Generator<'r> {
         SessionScript { runs }
     }
 
-    fn registered(&self) -> Vec<(String, bool)> {
-        self.registry
-            .tools()
-            .filter(|tool| self.code_interpreter || tool.name() != "code_interpreter")
-            .map(|tool| (tool.name().to_owned(), tool.meta().is_read_only()))
-            .collect()
-    }
-
     fn run(&mut self, read_only: bool) -> RunScript {
-        let registered = self.registered();
         let mut disabled = Vec::new();
         if self.rng.percent(20) || self.fire(Misbehaviour::NotOffered) {
             for _ in 0..self.rng.range(1, 2) {
-                disabled.push(self.rng.pick(&registered).0.clone());
+                disabled.push(self.rng.pick(&self.registered).0.clone());
             }
             if self.rng.percent(20) {
                 disabled.push("legacy_export".to_owned());
@@ -220,19 +223,10 @@ impl<'r> Generator<'r> {
             disabled.sort();
             disabled.dedup();
         }
-        let offered: Vec<String> = registered
+        let offered: Vec<String> = self
+            .registered
             .iter()
             .filter(|(name, reads)| (!read_only || *reads) && !disabled.contains(name))
-            .map(|(name, _)| name.clone())
-            .collect();
-        let reads = registered
-            .iter()
-            .filter(|(_, reads)| *reads)
-            .map(|(name, _)| name.clone())
-            .collect();
-        let writes = registered
-            .iter()
-            .filter(|(_, reads)| !*reads)
             .map(|(name, _)| name.clone())
             .collect();
         let mut plan = RunPlan {
@@ -240,8 +234,6 @@ impl<'r> Generator<'r> {
             disabled,
             configured: Vec::new(),
             offered,
-            writes,
-            reads,
             limits: LimitsScript::default(),
             answers: Vec::new(),
             tools: BTreeMap::new(),
@@ -331,8 +323,7 @@ impl<'r> Generator<'r> {
     }
 
     fn behaviours(&mut self, plan: &mut RunPlan) {
-        let registered = self.registered();
-        for (name, _) in &registered {
+        for (name, _) in &self.registered {
             if self.rng.percent(60) {
                 plan.tools.insert(
                     name.clone(),
@@ -345,7 +336,7 @@ impl<'r> Generator<'r> {
         }
         if self.fire(Misbehaviour::ToolFaults) {
             for _ in 0..self.rng.range(1, 2) {
-                let name = self.rng.pick(&registered).0.clone();
+                let name = self.rng.pick(&self.registered).0.clone();
                 let effect = match self.rng.below(3) {
                     0 => Effect::Fail,
                     1 => Effect::Panic,
@@ -372,7 +363,7 @@ impl<'r> Generator<'r> {
         if self.fire(Misbehaviour::SlowTools) {
             let timeout = self.rng.range(1_000, 3_000);
             plan.limits.inactivity_timeout_ms = Some(timeout);
-            let slow = self.rng.pick(&plan.reads).clone();
+            let slow = self.rng.pick(&self.reads).clone();
             plan.tools.entry(slow).or_default().latency_ms = timeout + self.rng.range(1, 2_000);
         }
         if self.fire(Misbehaviour::FollowInjection) {
@@ -485,7 +476,7 @@ impl<'r> Generator<'r> {
             calls.insert(0, read);
             if !plan.read_only || self.rng.percent(50) {
                 let sequential = if self.rng.percent(70) {
-                    self.rng.pick(&plan.writes).clone()
+                    self.rng.pick(&self.writes).clone()
                 } else {
                     "ask_user".to_owned()
                 };
@@ -529,7 +520,7 @@ impl<'r> Generator<'r> {
         let candidates: Vec<&str> = plan
             .offered
             .iter()
-            .filter(|name| !reads_only || plan.reads.contains(name))
+            .filter(|name| !reads_only || self.reads.contains(name))
             .filter(|name| name.as_str() != "ask_user")
             .map(String::as_str)
             .collect();
@@ -584,7 +575,7 @@ impl<'r> Generator<'r> {
     fn call(&mut self, plan: &mut RunPlan, reactions: &mut Vec<Reaction>) -> CallScript {
         if self.fire(Misbehaviour::NotOffered) {
             let name = match self.rng.below(3) {
-                0 => self.rng.pick(&plan.writes).clone(),
+                0 => self.rng.pick(&self.writes).clone(),
                 1 if !plan.disabled.is_empty() => self.rng.pick(&plan.disabled).clone(),
                 _ => (*self
                     .rng
