@@ -361,10 +361,10 @@ fn find_injection(text: &str) -> Option<(String, String)> {
 
 /// The provider of a scenario run: one script step per request; replies without calls once
 /// the script runs out.
-struct SimProvider {
-    steps: VecDeque<Turn>,
-    /// Every call sent so far, by id, to find the fixes of refused calls.
-    sent: Vec<CallScript>,
+struct SimProvider<'s> {
+    steps: std::slice::Iter<'s, Turn>,
+    /// Every call sent so far (id, tool, fix), to find the fixes of refused calls.
+    sent: Vec<Sent>,
     recorder: Recorder,
     /// The previous request, to record each request as a change of it.
     last_system_prompt: String,
@@ -372,10 +372,10 @@ struct SimProvider {
     last_transcript: Vec<Arc<Message>>,
 }
 
-impl SimProvider {
-    fn new(turns: &[Turn], recorder: Recorder) -> SimProvider {
+impl<'s> SimProvider<'s> {
+    fn new(turns: &'s [Turn], recorder: Recorder) -> SimProvider<'s> {
         SimProvider {
-            steps: turns.iter().cloned().collect(),
+            steps: turns.iter(),
             sent: Vec::new(),
             recorder,
             last_system_prompt: String::new(),
@@ -431,21 +431,28 @@ impl SimProvider {
     }
 }
 
-impl Provider for SimProvider {
+/// What the provider says once its script runs out.
+static DONE: std::sync::LazyLock<Turn> = std::sync::LazyLock::new(|| Turn {
+    text: "Done.".to_owned(),
+    ..Turn::default()
+});
+
+impl Provider for SimProvider<'_> {
     fn complete<'a>(
         &'a mut self,
         request: ProviderRequest<'a>,
     ) -> BoxFuture<'a, Result<ProviderReply, ProviderError>> {
         self.record_request(&request);
-        let step = self.steps.pop_front().unwrap_or_else(|| Turn {
-            text: "Done.".to_owned(),
-            ..Turn::default()
-        });
+        let step = self.steps.next().unwrap_or(&DONE);
         let mut calls: Vec<CallScript> = step.calls.clone();
         for reaction in &step.react {
             calls.extend(react(*reaction, request.transcript, &self.sent));
         }
-        self.sent.extend(calls.iter().cloned());
+        self.sent.extend(calls.iter().map(|call| Sent {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            fix: call.fix.clone(),
+        }));
         let (turn, attempt) = (request.turn, request.attempt);
         Box::pin(async move {
             if step.delay_ms > 0 {
@@ -483,15 +490,22 @@ impl Provider for SimProvider {
                 error: None,
             });
             Ok(ProviderReply {
-                text: step.text,
+                text: step.text.clone(),
                 calls,
             })
         })
     }
 }
 
+/// What the provider remembers of a call it sent.
+struct Sent {
+    id: String,
+    name: String,
+    fix: Option<String>,
+}
+
 /// The calls a reaction adds, decided only by what the provider received.
-fn react(reaction: Reaction, transcript: &[Message], sent: &[CallScript]) -> Vec<CallScript> {
+fn react(reaction: Reaction, transcript: &[Message], sent: &[Sent]) -> Vec<CallScript> {
     let last_results = transcript
         .iter()
         .rev()
