@@ -127,12 +127,14 @@ impl Schemas {
     /// Whether `arguments` is a valid input of `tool` (R6: empty text is `{}`; text that is not
     /// JSON, or repeats a key, is invalid).
     pub fn accepts(&self, tool: &str, arguments: &str) -> bool {
-        let Some((validator, _)) = self.validators.get(tool) else {
-            return false;
-        };
-        match strict_parse(arguments) {
-            Some(value) => validator.is_valid(&value),
-            None => false,
+        self.accepts_parsed(tool, strict_parse(arguments).as_ref())
+    }
+
+    /// [`accepts`](Self::accepts), for argument text already read by [`strict_parse`].
+    pub fn accepts_parsed(&self, tool: &str, parsed: Option<&Value>) -> bool {
+        match (self.validators.get(tool), parsed) {
+            (Some((validator, _)), Some(value)) => validator.is_valid(value),
+            _ => false,
         }
     }
 

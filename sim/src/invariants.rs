@@ -188,10 +188,12 @@ impl Oracle {
                     violations: &mut verdict.violations,
                     armed: [false; 13],
                 };
+                let offered = checks.expected_offer();
+                let configured = checks.configured_values();
                 checks.facts = view
                     .batches
                     .iter()
-                    .map(|batch| checks.compute_facts(batch))
+                    .map(|batch| checks.compute_facts(batch, &offered, &configured))
                     .collect();
                 checks.run_all();
                 session_changes.extend(checks.changes().into_iter().cloned());
@@ -306,9 +308,12 @@ impl<'a> Checks<'a, '_> {
             .collect()
     }
 
-    fn compute_facts(&self, batch: &BatchView<'_>) -> Vec<CallFacts> {
-        let offered = self.expected_offer();
-        let configured = self.configured_values();
+    fn compute_facts(
+        &self,
+        batch: &BatchView<'_>,
+        offered: &BTreeSet<&str>,
+        configured: &[&str],
+    ) -> Vec<CallFacts> {
         let mut seen = BTreeSet::new();
         batch
             .calls
@@ -333,7 +338,10 @@ impl<'a> Checks<'a, '_> {
                     registered,
                     destructive,
                     valid_input: registered
-                        && self.oracle.schemas.accepts(&call.name, &call.arguments),
+                        && self
+                            .oracle
+                            .schemas
+                            .accepts_parsed(&call.name, parsed.as_ref()),
                     clean_payload: call.arguments.len() <= ARGUMENT_BYTES_MAX
                         && !carries_secret(&call.arguments)
                         && !decoded_secret,

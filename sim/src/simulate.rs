@@ -116,8 +116,10 @@ impl Engine {
         let faults: FaultSet = bug.into_iter().collect();
         let mut checked = self.check(&generated.scenario, faults);
         if rerun {
-            let again = self.check(&generated.scenario, faults);
-            if again.digest != checked.digest {
+            // Only the digest of the second execution matters: equal digests mean equal
+            // traces, hence the same verdict.
+            let again = trace::digest(&world::execute(&self.world, &generated.scenario, faults));
+            if again != checked.digest {
                 checked.verdict.violations.push(Violation {
                     invariant: Invariant::I11,
                     session: 0,
@@ -126,7 +128,7 @@ impl Engine {
                     call_id: None,
                     explanation: format!(
                         "the same scenario gave trace digests {:016x} and {:016x}",
-                        checked.digest, again.digest
+                        checked.digest, again
                     ),
                 });
             }
