@@ -106,15 +106,16 @@ impl EventKind {
     }
 }
 
-/// Receives a run's events.
+/// Receives a run's events. The run builds each event for its sink and keeps no copy, so the
+/// sink takes it by value.
 pub trait EventSink: Send {
     /// One event.
-    fn emit(&mut self, event: &Event);
+    fn emit(&mut self, event: Event);
 }
 
 impl EventSink for Vec<Event> {
-    fn emit(&mut self, event: &Event) {
-        self.push(event.clone());
+    fn emit(&mut self, event: Event) {
+        self.push(event);
     }
 }
 
@@ -123,7 +124,7 @@ impl EventSink for Vec<Event> {
 pub struct NoEvents;
 
 impl EventSink for NoEvents {
-    fn emit(&mut self, _event: &Event) {}
+    fn emit(&mut self, _event: Event) {}
 }
 
 /// Numbers and times events for one run.
@@ -150,6 +151,6 @@ impl<'s> EventLog<'s> {
             kind,
         };
         self.seq += 1;
-        self.sink.emit(&event);
+        self.sink.emit(event);
     }
 }

@@ -574,15 +574,16 @@ struct SimEvents {
 }
 
 impl EventSink for SimEvents {
-    fn emit(&mut self, event: &Event) {
+    fn emit(&mut self, event: Event) {
         let snapshot = matches!(
             event.kind,
             EventKind::ToolStarted { .. } | EventKind::ToolFinished { .. }
         );
-        self.recorder.record(Record::Event(event.clone()));
+        let seq = event.seq;
+        self.recorder.record(Record::Event(event));
         if snapshot {
             self.recorder.record(Record::Snapshot {
-                seq: event.seq,
+                seq,
                 state: self.chart.snapshot_shared(),
             });
         }
