@@ -5,6 +5,8 @@
 //! with a fixed FNV-1a hash of the three drives a bounded random walk, so the same chart seed
 //! always shows the same bars, on any machine, with no wall clock and no OS randomness.
 
+use std::sync::OnceLock;
+
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
@@ -359,7 +361,7 @@ impl Market {
         adjustment: Adjustment,
         limit: usize,
     ) -> Vec<Bar> {
-        let times = bar_times(period, limit.min(BARS_MAX));
+        let times = bar_times(period, limit.min(BARS_MAX)).iter().copied();
         let mut generator =
             Pcg64Mcg::seed_from_u64(series_seed(self.seed, instrument.symbol, period));
         let volatility = instrument.daily_volatility * period.volatility_scale();
@@ -438,8 +440,18 @@ fn adjustment_factor(instrument: &Instrument, adjustment: Adjustment, day: Date)
     }
 }
 
-/// Bar (day, close time) pairs, oldest first, ending with the close of the last trading day.
-fn bar_times(period: Period, count: usize) -> Vec<(Date, BarTime)> {
+/// The last `count` (at most [`BARS_MAX`]) bar (day, close time) pairs of `period`, oldest
+/// first, ending with the close of the last trading day. They depend on the period alone, so
+/// each period's list is worked out once per process and shared.
+fn bar_times(period: Period, count: usize) -> &'static [(Date, BarTime)] {
+    static TIMES: [OnceLock<Vec<(Date, BarTime)>>; PERIOD_NAMES.len()] =
+        [const { OnceLock::new() }; PERIOD_NAMES.len()];
+    let times = TIMES[period as usize].get_or_init(|| all_bar_times(period, BARS_MAX));
+    &times[times.len().saturating_sub(count)..]
+}
+
+/// The last `count` bar times of `period`, computed.
+fn all_bar_times(period: Period, count: usize) -> Vec<(Date, BarTime)> {
     let mut times = Vec::with_capacity(count);
     if let Some(minutes) = period.minutes() {
         let per_day = SESSION_MINUTES / minutes;
@@ -522,4 +534,36 @@ pub fn instrument_json(instrument: &Instrument) -> Value {
         "currency": instrument.currency,
         "kind": instrument.kind,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_bar_times_are_the_computed_ones() {
+        let periods = [
+            Period::Minute1,
+            Period::Minute5,
+            Period::Minute15,
+            Period::Minute30,
+            Period::Minute60,
+            Period::Hour4,
+            Period::Daily,
+            Period::Weekly,
+            Period::Monthly,
+            Period::Quarterly,
+            Period::Yearly,
+        ];
+        assert_eq!(periods.len(), PERIOD_NAMES.len());
+        for period in periods {
+            for count in [0, 1, 7, 120, BARS_MAX - 1, BARS_MAX] {
+                assert_eq!(
+                    bar_times(period, count),
+                    all_bar_times(period, count).as_slice(),
+                    "{period:?} {count}"
+                );
+            }
+        }
+    }
 }
