@@ -363,7 +363,7 @@ impl<'a> Checks<'a, '_> {
             return;
         }
         self.arm(Invariant::I1);
-        for request in &self.view.requests {
+        for request in self.view.new_offers() {
             let writes: Vec<&String> = request
                 .tools
                 .iter()
@@ -468,7 +468,7 @@ impl<'a> Checks<'a, '_> {
             return;
         }
         self.arm(Invariant::I3);
-        for request in &view.requests {
+        for request in view.new_offers() {
             if let Some(name) = request
                 .tools
                 .iter()
@@ -1101,7 +1101,7 @@ impl<'a> Checks<'a, '_> {
     fn i13_what_is_allowed_is_allowed(&mut self) {
         let view = self.view;
         let expected = self.expected_offer();
-        for request in &view.requests {
+        for request in view.new_offers() {
             self.arm(Invariant::I13);
             let offered: BTreeSet<&str> = request.tools.iter().map(String::as_str).collect();
             if offered != expected {

@@ -282,6 +282,18 @@ impl<'a> RunView<'a> {
         view
     }
 
+    /// The requests whose tool list differs from the previous request's (the first one
+    /// included): a check of the offer needs to look at each list once.
+    pub fn new_offers(&self) -> impl Iterator<Item = &RequestView<'a>> {
+        let mut previous: Option<&[String]> = None;
+        self.requests.iter().filter(move |request| {
+            let same = previous
+                .is_some_and(|tools| std::ptr::eq(tools, request.tools) || tools == request.tools);
+            previous = Some(request.tools);
+            !same
+        })
+    }
+
     /// The terminal event, if exactly one was last.
     pub fn terminal(&self) -> Option<&'a Event> {
         self.events
