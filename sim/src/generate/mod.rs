@@ -173,7 +173,8 @@ struct RunPlan {
     read_only: bool,
     disabled: Vec<String>,
     configured: Vec<String>,
-    offered: Vec<String>,
+    /// The offered tools, with whether each only reads.
+    offered: Vec<(String, bool)>,
     limits: LimitsScript,
     answers: Vec<Answer>,
     tools: BTreeMap<String, ToolBehaviour>,
@@ -223,11 +224,11 @@ impl<'r> Generator<'r> {
             disabled.sort();
             disabled.dedup();
         }
-        let offered: Vec<String> = self
+        let offered: Vec<(String, bool)> = self
             .registered
             .iter()
             .filter(|(name, reads)| (!read_only || *reads) && !disabled.contains(name))
-            .map(|(name, _)| name.clone())
+            .cloned()
             .collect();
         let mut plan = RunPlan {
             read_only,
@@ -520,9 +521,8 @@ impl<'r> Generator<'r> {
         let candidates: Vec<&str> = plan
             .offered
             .iter()
-            .filter(|name| !reads_only || self.reads.contains(name))
-            .filter(|name| name.as_str() != "ask_user")
-            .map(String::as_str)
+            .filter(|(name, reads)| (!reads_only || *reads) && name != "ask_user")
+            .map(|(name, _)| name.as_str())
             .collect();
         let name = match candidates.is_empty() {
             true => "panes_list".to_owned(),
@@ -585,7 +585,7 @@ impl<'r> Generator<'r> {
             return self.call_to(plan, &name);
         }
         let asks = self.rng.percent(8) || self.fire(Misbehaviour::AskUser);
-        if asks && plan.offered.iter().any(|name| name == "ask_user") {
+        if asks && plan.offered.iter().any(|(name, _)| name == "ask_user") {
             return self.call_to(plan, "ask_user");
         }
         let reads_only = plan.read_only || self.rng.percent(45);
