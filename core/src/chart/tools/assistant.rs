@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{input, object, reader, spec};
+use super::{data, input, object, reader, spec};
 use crate::envelope::ToolError;
 use crate::registry::{RegistryBuilder, RegistryError};
 use crate::tool::{ExecutionMode, Safety, ToolBody, ToolContext};
@@ -167,7 +167,7 @@ fn web_search(_context: &ToolContext, raw: Value) -> Result<Value, ToolError> {
             json!({"title": title, "url": url, "snippet": snippet})
         })
         .collect();
-    Ok(json!({"results": results}))
+    Ok(data([("results", Value::Array(results))]))
 }
 
 #[derive(Deserialize)]

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{date_schema, input, object, reader, symbol_schema};
+use super::{data, date_schema, input, object, reader, symbol_schema};
 use crate::chart::calendar::{self, Date, FIRST_TRADING_DAY, LAST_TRADING_DAY};
 use crate::chart::market::{
     ADJUSTMENT_NAMES, Adjustment, BARS_MAX, CATALOGUE, Instrument, PERIOD_NAMES, Period,
@@ -203,7 +203,11 @@ fn market_timeshare_query(context: &ToolContext, raw: Value) -> Result<Value, To
         .into_iter()
         .map(|(minute, price, average, volume)| point(minute, price, average, volume))
         .collect();
-    Ok(json!({"symbol": instrument.symbol, "tradingDate": day.to_string(), "points": points}))
+    Ok(data([
+        ("symbol", json!(instrument.symbol)),
+        ("tradingDate", Value::String(day.to_string())),
+        ("points", Value::Array(points)),
+    ]))
 }
 
 fn point(minute: u32, price: f64, average: f64, volume: f64) -> Value {
@@ -256,8 +260,15 @@ fn market_timeshare_range_query(context: &ToolContext, raw: Value) -> Result<Val
                 .step_by(interval)
                 .map(|(minute, price, average, volume)| point(minute, price, average, volume))
                 .collect();
-            json!({"tradingDate": day.to_string(), "points": points})
+            data([
+                ("tradingDate", Value::String(day.to_string())),
+                ("points", Value::Array(points)),
+            ])
         })
         .collect();
-    Ok(json!({"symbol": instrument.symbol, "intervalMinutes": interval, "sessions": sessions}))
+    Ok(data([
+        ("symbol", json!(instrument.symbol)),
+        ("intervalMinutes", json!(interval)),
+        ("sessions", Value::Array(sessions)),
+    ]))
 }

@@ -135,6 +135,17 @@ fn writer(
     )
 }
 
+/// Tool data: an object of `members`, each value moved in. (`json!` would copy a value it is
+/// given, through the serialiser; results of hundreds of rows would be built twice.)
+fn data<const N: usize>(members: [(&str, Value); N]) -> Value {
+    Value::Object(
+        members
+            .into_iter()
+            .map(|(key, value)| (key.to_owned(), value))
+            .collect(),
+    )
+}
+
 /// A strict object schema.
 fn object(properties: Value, required: &[&str]) -> Value {
     json!({

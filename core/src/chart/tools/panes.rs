@@ -7,7 +7,9 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{id_schema, input, object, object_at_least, pane_ids, pane_index, reader, writer};
+use super::{
+    data, id_schema, input, object, object_at_least, pane_ids, pane_index, reader, writer,
+};
 use crate::chart::indicators::{INDICATOR_NAMES, INDICATOR_PERIOD_MAX, Indicator, IndicatorName};
 use crate::chart::market::{Adjustment, BARS_MAX, instrument_for};
 use crate::chart::{ChartState, INDICATORS_PER_PANE_MAX, MAIN_PANE_ID, PANES_MAX, Pane};
@@ -102,10 +104,18 @@ fn indicators_query(context: &ToolContext, raw: Value) -> Result<Value, ToolErro
         .iter()
         .map(|indicator| {
             let indicator = indicator.normalised();
-            json!({"name": indicator.name, "period": indicator.period, "values": indicator.values(&bars, limit)})
+            data([
+                ("name", json!(indicator.name)),
+                ("period", json!(indicator.period)),
+                ("values", Value::Array(indicator.values(&bars, limit))),
+            ])
         })
         .collect();
-    Ok(json!({"paneId": pane.id, "symbol": symbol, "indicators": indicators}))
+    Ok(data([
+        ("paneId", Value::String(pane.id)),
+        ("symbol", Value::String(symbol)),
+        ("indicators", Value::Array(indicators)),
+    ]))
 }
 
 pub(super) fn register_writes(builder: &mut RegistryBuilder) -> Result<(), RegistryError> {
