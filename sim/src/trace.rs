@@ -20,7 +20,7 @@ use ward_core::envelope::{Outcome, ToolError, ToolResult};
 use ward_core::events::{Event, EventKind};
 use ward_core::session::Message;
 use ward_core::tool::ToolCall;
-use xxhash_rust::xxh3::Xxh3;
+use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
 use crate::invariants::Violation;
 use crate::world::{Record, Trace};
@@ -32,6 +32,7 @@ pub fn digest(trace: &Trace) -> u64 {
         buffer: Vec::with_capacity(DIGEST_BUFFER_BYTES),
         last_state: None,
         data_hashes: HashMap::new(),
+        scratch: Vec::new(),
     };
     for run in &trace.runs {
         digester.u64(run.session as u64);
@@ -63,6 +64,48 @@ struct Digester {
     /// transcript, the store and the events as the same shared value, hashed once. Only the
     /// content hash enters the digest, never an address.
     data_hashes: HashMap<usize, u64>,
+    /// Where result data is written to be hashed on its own (kept between results).
+    scratch: Vec<u8>,
+}
+
+/// Writes `value` as the digest reads it: a tag per node, lengths before strings, arrays and
+/// objects, numbers as 8 bytes.
+fn write_value(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Null => out.push(0),
+        Value::Bool(flag) => out.push(1 + u8::from(*flag)),
+        Value::Number(number) => {
+            out.push(3);
+            let bits = match (number.as_u64(), number.as_i64()) {
+                (Some(unsigned), _) => unsigned,
+                (None, Some(signed)) => signed as u64 ^ 0x8000_0000_0000_0000,
+                _ => number.as_f64().unwrap_or(0.0).to_bits(),
+            };
+            out.extend_from_slice(&bits.to_le_bytes());
+        }
+        Value::String(text) => {
+            out.push(4);
+            write_str(out, text);
+        }
+        Value::Array(items) => {
+            out.push(5);
+            out.extend_from_slice(&(items.len() as u64).to_le_bytes());
+            items.iter().for_each(|item| write_value(out, item));
+        }
+        Value::Object(members) => {
+            out.push(6);
+            out.extend_from_slice(&(members.len() as u64).to_le_bytes());
+            for (key, member) in members {
+                write_str(out, key);
+                write_value(out, member);
+            }
+        }
+    }
+}
+
+fn write_str(out: &mut Vec<u8>, text: &str) {
+    out.extend_from_slice(&(text.len() as u64).to_le_bytes());
+    out.extend_from_slice(text.as_bytes());
 }
 
 impl Digester {
@@ -96,34 +139,9 @@ impl Digester {
     }
 
     fn value(&mut self, value: &Value) {
-        match value {
-            Value::Null => self.tag(0),
-            Value::Bool(flag) => self.tag(1 + u8::from(*flag)),
-            Value::Number(number) => {
-                self.tag(3);
-                match (number.as_u64(), number.as_i64()) {
-                    (Some(unsigned), _) => self.u64(unsigned),
-                    (None, Some(signed)) => self.u64(signed as u64 ^ 0x8000_0000_0000_0000),
-                    _ => self.u64(number.as_f64().unwrap_or(0.0).to_bits()),
-                }
-            }
-            Value::String(text) => {
-                self.tag(4);
-                self.str(text);
-            }
-            Value::Array(items) => {
-                self.tag(5);
-                self.u64(items.len() as u64);
-                items.iter().for_each(|item| self.value(item));
-            }
-            Value::Object(members) => {
-                self.tag(6);
-                self.u64(members.len() as u64);
-                for (key, member) in members {
-                    self.str(key);
-                    self.value(member);
-                }
-            }
+        write_value(&mut self.buffer, value);
+        if self.buffer.len() > DIGEST_BUFFER_BYTES {
+            self.flush();
         }
     }
 
@@ -156,15 +174,9 @@ impl Digester {
                 let hash = match self.data_hashes.get(&address) {
                     Some(hash) => *hash,
                     None => {
-                        let mut inner = Digester {
-                            hasher: Xxh3::new(),
-                            buffer: Vec::new(),
-                            last_state: None,
-                            data_hashes: HashMap::new(),
-                        };
-                        inner.value(data);
-                        inner.flush();
-                        let hash = inner.hasher.digest();
+                        self.scratch.clear();
+                        write_value(&mut self.scratch, data);
+                        let hash = xxh3_64(&self.scratch);
                         self.data_hashes.insert(address, hash);
                         hash
                     }
