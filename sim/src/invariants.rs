@@ -183,17 +183,18 @@ impl Oracle {
                 let mut checks = Checks {
                     oracle: self,
                     facts: Vec::new(),
+                    expected_offer: BTreeSet::new(),
                     scenario,
                     view: &view,
                     violations: &mut verdict.violations,
                     armed: [false; 13],
                 };
-                let offered = checks.expected_offer();
+                checks.expected_offer = checks.offer_by_table();
                 let configured = checks.configured_values();
                 checks.facts = view
                     .batches
                     .iter()
-                    .map(|batch| checks.compute_facts(batch, &offered, &configured))
+                    .map(|batch| checks.compute_facts(batch, &configured))
                     .collect();
                 checks.run_all();
                 session_changes.extend(checks.changes().into_iter().cloned());
@@ -232,6 +233,8 @@ struct Checks<'a, 'v> {
     oracle: &'a Oracle,
     /// What the oracle knows of each call of each batch, worked out once per run.
     facts: Vec<Vec<CallFacts>>,
+    /// The tools the oracle expects the run to be offered, by its own table.
+    expected_offer: BTreeSet<&'static str>,
     scenario: &'a Scenario,
     view: &'v RunView<'a>,
     violations: &'v mut Vec<Violation>,
@@ -286,7 +289,7 @@ impl<'a> Checks<'a, '_> {
     }
 
     /// The tools the oracle expects this run to be offered, by its own table.
-    fn expected_offer(&self) -> BTreeSet<&'static str> {
+    fn offer_by_table(&self) -> BTreeSet<&'static str> {
         let script = self.view.script;
         catalogue::TABLE
             .iter()
@@ -308,12 +311,7 @@ impl<'a> Checks<'a, '_> {
             .collect()
     }
 
-    fn compute_facts(
-        &self,
-        batch: &BatchView<'_>,
-        offered: &BTreeSet<&str>,
-        configured: &[&str],
-    ) -> Vec<CallFacts> {
+    fn compute_facts(&self, batch: &BatchView<'_>, configured: &[&str]) -> Vec<CallFacts> {
         let mut seen = BTreeSet::new();
         batch
             .calls
@@ -334,7 +332,7 @@ impl<'a> Checks<'a, '_> {
                 CallFacts {
                     id_ok,
                     within_cap: index < self.view.limits.calls_per_batch_max as usize,
-                    offered: offered.contains(call.name.as_str()),
+                    offered: self.expected_offer.contains(call.name.as_str()),
                     registered,
                     destructive,
                     valid_input: registered
@@ -1100,12 +1098,17 @@ impl<'a> Checks<'a, '_> {
     /// calling tools ends `run.completed`.
     fn i13_what_is_allowed_is_allowed(&mut self) {
         let view = self.view;
-        let expected = self.expected_offer();
         for request in view.new_offers() {
             self.arm(Invariant::I13);
-            let offered: BTreeSet<&str> = request.tools.iter().map(String::as_str).collect();
-            if offered != expected {
-                let missing: Vec<&&str> = expected.difference(&offered).collect();
+            let mut offered: Vec<&str> = request.tools.iter().map(String::as_str).collect();
+            offered.sort_unstable();
+            offered.dedup();
+            if !offered.iter().eq(self.expected_offer.iter()) {
+                let missing: Vec<&&str> = self
+                    .expected_offer
+                    .iter()
+                    .filter(|name| offered.binary_search(name).is_err())
+                    .collect();
                 let explanation =
                     format!("the offer differs from what the policy allows; missing {missing:?}");
                 return self.violate(Invariant::I13, Some(request.turn), None, explanation);
