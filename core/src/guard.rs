@@ -232,7 +232,7 @@ impl SecretGuard {
 }
 
 /// Whether any string or object key of `value` satisfies `test`.
-fn any_text(value: &Value, test: &dyn Fn(&str) -> bool) -> bool {
+fn any_text<F: Fn(&str) -> bool>(value: &Value, test: &F) -> bool {
     match value {
         Value::String(text) => test(text),
         Value::Array(items) => items.iter().any(|item| any_text(item, test)),
