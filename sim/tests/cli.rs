@@ -1,18 +1,15 @@
 //! The `ward tools` and `ward call` commands, run as a user would run them.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
+use std::io::Write;
+use std::process::{Output, Stdio};
+
+use common::spawn_ward;
 use serde_json::Value;
 
 fn ward(arguments: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ward"))
-        .args(arguments)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("ward starts");
+    let mut child = spawn_ward(arguments, Stdio::piped());
     // A command may exit before reading its input; a closed pipe is not a test failure.
     let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
     child.wait_with_output().unwrap()
@@ -152,13 +149,7 @@ fn misuse_exits_two_with_a_message() {
         Some(0),
         "NUL is valid UTF-8; the entry point answers"
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ward"))
-        .args(["call", "panes_list"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_ward(&["call", "panes_list"], Stdio::piped());
     child
         .stdin
         .take()
@@ -308,13 +299,7 @@ fn bugs_lists_the_catalogue() {
 /// Runs `ward ARGUMENTS` with its standard output closed by the reader from the start; its
 /// exit status and standard error.
 fn ward_without_reader(arguments: &[&str]) -> (Option<i32>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ward"))
-        .args(arguments)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("ward starts");
+    let mut child = spawn_ward(arguments, Stdio::null());
     drop(child.stdout.take());
     let output = child.wait_with_output().expect("ward ends");
     (

@@ -1,17 +1,14 @@
 //! `ward redact` as a user runs it: standard input to standard output, exit codes, stats.
 
+mod common;
+
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
+
+use common::spawn_ward;
 
 fn ward_redact(args: &[&str], input: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ward"))
-        .arg("redact")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("ward starts");
+    let mut child = spawn_ward(&[&["redact"], args].concat(), Stdio::piped());
     let mut stdin = child.stdin.take().expect("stdin");
     let input = input.to_vec();
     // Write from another thread so a large input cannot deadlock against a full stdout pipe.
