@@ -471,3 +471,83 @@ fn a_stopped_run_may_wait_for_its_running_write_and_nothing_else() {
         violation.explanation
     );
 }
+
+#[test]
+fn a_stopped_run_that_asks_the_provider_again_violates_i10() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../corpus/scenarios/fuzz/write-outlives-deadline.json"
+    );
+    let text = std::fs::read_to_string(path).expect("the scenario file");
+    let scenario = Scenario::from_json(&text, path).expect("a valid scenario");
+    let engine = Engine::new();
+    let checked = engine.check(&scenario, FaultSet::EMPTY);
+    assert!(checked.verdict.violations.is_empty());
+    let oracle = Oracle::new(Schemas::compile(engine.world().registry(true)));
+    let mut trace = checked.trace.clone();
+    let request = trace.runs[0]
+        .records
+        .iter()
+        .rposition(|record| matches!(record, Record::Request { .. }))
+        .expect("a provider request");
+    if let Record::Request { at_ms, .. } = &mut trace.runs[0].records[request] {
+        // The inactivity deadline passes at 120,000 ms; this request comes after it.
+        *at_ms = 120_001;
+    }
+    let verdict = oracle.check(&scenario, &trace);
+    let violation = verdict
+        .first(Invariant::I10)
+        .expect("a request after the stop violates I10");
+    assert!(
+        violation.explanation.contains("asked again at 120001 ms"),
+        "{}",
+        violation.explanation
+    );
+}
+
+#[test]
+fn a_write_offered_on_a_later_turn_of_a_read_only_run_is_caught() {
+    // The checks of the offer look at each distinct tool list once; a list that changes on
+    // a later turn is a new list and is checked.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../corpus/scenarios/write-in-read-only.json"
+    );
+    let text = std::fs::read_to_string(path).expect("the scenario file");
+    let scenario = Scenario::from_json(&text, path).expect("a valid scenario");
+    let engine = Engine::new();
+    let checked = engine.check(&scenario, FaultSet::EMPTY);
+    assert!(checked.verdict.violations.is_empty());
+    let oracle = Oracle::new(Schemas::compile(engine.world().registry(true)));
+    let mut trace = checked.trace.clone();
+    let records = &mut trace.runs[0].records;
+    let first_tools = records
+        .iter()
+        .find_map(|record| match record {
+            Record::Request {
+                tools: Some(tools), ..
+            } => Some(tools.clone()),
+            _ => None,
+        })
+        .expect("the first request names its tools");
+    let second = records
+        .iter()
+        .enumerate()
+        .filter(|(_, record)| matches!(record, Record::Request { .. }))
+        .nth(1)
+        .map(|(index, _)| index)
+        .expect("a second request");
+    if let Record::Request { tools, turn, .. } = &mut records[second] {
+        assert_eq!(*turn, 1);
+        let mut widened = first_tools;
+        widened.push("drawings_clear".to_owned());
+        *tools = Some(widened);
+    }
+    let verdict = oracle.check(&scenario, &trace);
+    for invariant in [Invariant::I1, Invariant::I13] {
+        let violation = verdict
+            .first(invariant)
+            .unwrap_or_else(|| panic!("{invariant} misses a write offered on turn 1"));
+        assert_eq!(violation.turn, Some(1), "{violation}");
+    }
+}
