@@ -7,7 +7,7 @@
 //! (bad flags, a secret the guard refuses, standard input that is not UTF-8 text) exits 2.
 
 use std::collections::BTreeSet;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::process::ExitCode;
 
 use clap::Args;
@@ -86,12 +86,6 @@ pub fn run(args: &CallArgs) -> ExitCode {
     };
     let result = runtime.block_on(registry.execute_standalone(&policy, &guard, &chart, &call));
     let result = guard.result(result);
-    let mut stdout = std::io::stdout().lock();
-    match writeln!(stdout, "{}", result.to_json()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
-            ExitCode::from(super::BROKEN_PIPE_STATUS)
-        }
-        Err(error) => super::usage_error(format!("cannot write the envelope: {error}")),
-    }
+    say!("{}", result.to_json());
+    ExitCode::SUCCESS
 }

@@ -81,8 +81,7 @@ pub fn run(args: &RedactArgs) -> ExitCode {
             ExitCode::from(super::BROKEN_PIPE_STATUS)
         }
         Err(error) => {
-            // If standard error itself is gone there is nobody left to tell.
-            let _ = writeln!(io::stderr(), "ward redact: {error}");
+            tell!("ward redact: {error}");
             ExitCode::from(2)
         }
     }
