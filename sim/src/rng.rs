@@ -62,9 +62,11 @@ impl SimRng {
 
     /// A string of `length` characters drawn from `alphabet`.
     pub fn string(&mut self, alphabet: &[u8], length: usize) -> String {
-        (0..length)
-            .map(|_| char::from(*self.pick(alphabet)))
-            .collect()
+        let mut text = String::with_capacity(length);
+        for _ in 0..length {
+            text.push(char::from(*self.pick(alphabet)));
+        }
+        text
     }
 
     /// A derived generator for an independent stream (so adding draws to one part of the

@@ -218,9 +218,17 @@ fn out_of_range(rng: &mut SimRng, property: &Value) -> Value {
     json!(format!("zq{}", token(rng, 9)))
 }
 
+/// The compact JSON text of `value`: what `value.to_string()` gives, written straight to a
+/// buffer instead of through the formatter (a call's arguments are written this way for
+/// every generated call).
+pub fn text(value: &Value) -> String {
+    // Serialising a `Value` cannot fail: its keys are strings and its numbers finite.
+    serde_json::to_string(value).unwrap_or_default()
+}
+
 /// The text of `value` with its first key written twice.
 pub fn with_duplicate_key(value: &Value) -> String {
-    let text = value.to_string();
+    let text = text(value);
     match value.as_object().and_then(|object| object.iter().next()) {
         Some((key, member)) => {
             format!("{{{}:{},{}", Value::String(key.clone()), member, &text[1..])
@@ -233,7 +241,7 @@ pub fn with_duplicate_key(value: &Value) -> String {
 /// written directly (serialising a 256 KiB value would cost more than the run).
 pub fn oversized(valid: &Value) -> String {
     const LIMIT_BYTES: usize = 256 * 1024;
-    let rest = valid.to_string();
+    let rest = text(valid);
     let rest = rest.strip_prefix('{').unwrap_or("}");
     let separator = if rest == "}" { "" } else { "," };
     let mut text = String::with_capacity(LIMIT_BYTES + rest.len() + 32);

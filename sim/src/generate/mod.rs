@@ -549,7 +549,7 @@ impl<'r> Generator<'r> {
         let call = CallScript {
             id: self.next_id(plan),
             name: name.to_owned(),
-            arguments: value.to_string(),
+            arguments: args::text(&value),
             fix: None,
         };
         (call, value)
@@ -593,15 +593,15 @@ impl<'r> Generator<'r> {
         let schema = self.schema(&call.name);
         if self.fire(Misbehaviour::InvalidArgs) {
             let errors = self.rng.range_usize(1, 3);
-            call.arguments = args::invalid(&mut self.rng, &valid, schema, errors).to_string();
-            call.fix = Some(valid.to_string());
+            call.arguments = args::text(&args::invalid(&mut self.rng, &valid, schema, errors));
+            call.fix = Some(args::text(&valid));
             if self.rng.percent(70) {
                 reactions.push(Reaction::RetryInvalid);
             }
         } else if self.fire(Misbehaviour::ManyErrors) {
             let errors = self.rng.range_usize(6, 10);
-            call.arguments = args::invalid(&mut self.rng, &valid, schema, errors).to_string();
-            call.fix = Some(valid.to_string());
+            call.arguments = args::text(&args::invalid(&mut self.rng, &valid, schema, errors));
+            call.fix = Some(args::text(&valid));
         } else if self.fire(Misbehaviour::DuplicateKeys) {
             call.arguments = args::with_duplicate_key(&valid);
         } else if self.fire(Misbehaviour::NotJson) {
