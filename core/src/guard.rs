@@ -251,16 +251,37 @@ const WINDOW_CHARS: usize = 8;
 ///
 /// A fragment is at least 8 bytes long, so it covers one of every 7 consecutive text
 /// positions: only positions that are multiples of 7 are looked at, and the two bytes there
-/// are looked up in a 65,536-bit table of the byte pairs the values hold. A hit names where
-/// in which value the pair stands; from there the shared run is grown both ways and kept
-/// when it reaches 8 characters. Cheap to build (the guard is made per run: the table has
-/// one entry per byte of the values) and about two instructions per text byte.
+/// are looked up in a 65,536-bit table of the byte pairs the values hold. A hit leads, through
+/// a chain per bucket of pairs, to where in which value the pair stands; from there the
+/// shared run is grown both ways and kept when it reaches 8 characters. Cheap to build (the
+/// guard is made per run: one place per byte of the values, chained in one pass, nothing
+/// sorted) and about two instructions per text byte.
 #[derive(Debug)]
 struct Fragments {
     pairs: Vec<u64>,
-    /// (pair, value, byte offset of the pair in the value), sorted.
-    entries: Vec<(u16, usize, usize)>,
+    /// The first place of each bucket of pairs (`NONE` for an empty bucket).
+    heads: Vec<u32>,
+    /// Every place a pair stands: (pair, value, byte offset in the value, next place of the
+    /// bucket), each bucket's places chained in (value, offset) order.
+    places: Vec<Place>,
     values: Vec<Vec<u8>>,
+}
+
+/// Where a byte pair stands in a value, and the next place of its bucket.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    pair: u16,
+    value: u32,
+    offset: u32,
+    next: u32,
+}
+
+/// The end of a bucket's chain.
+const NONE: u32 = u32::MAX;
+
+/// The bucket of a pair: its two bytes folded into one.
+fn bucket(pair: u16) -> usize {
+    usize::from((pair ^ (pair >> 8)) & 0xFF)
 }
 
 /// Text positions looked at: one in this many (a fragment has at least `STRIDE + 1` bytes).
@@ -271,25 +292,46 @@ impl Fragments {
     /// rule reads them).
     fn new(values: impl Iterator<Item = String>) -> Fragments {
         let values: Vec<Vec<u8>> = values.map(String::into_bytes).collect();
-        let mut entries: Vec<(u16, usize, usize)> = values
-            .iter()
-            .enumerate()
-            .flat_map(|(index, value)| {
-                value.windows(2).enumerate().map(move |(offset, pair)| {
-                    (u16::from_le_bytes([pair[0], pair[1]]), index, offset)
-                })
-            })
-            .collect();
-        entries.sort_unstable();
+        let mut places: Vec<Place> = Vec::new();
+        for (value, bytes) in values.iter().enumerate() {
+            for (offset, pair) in bytes.windows(2).enumerate() {
+                places.push(Place {
+                    pair: u16::from_le_bytes([pair[0], pair[1]]),
+                    value: u32::try_from(value).unwrap_or(u32::MAX),
+                    offset: u32::try_from(offset).unwrap_or(u32::MAX),
+                    next: NONE,
+                });
+            }
+        }
+        // Chained back to front, so that each chain runs in (value, offset) order.
+        let mut heads = vec![NONE; 256];
         let mut pairs = vec![0u64; 1024];
-        for (pair, ..) in &entries {
-            pairs[usize::from(*pair >> 6)] |= 1 << (pair & 63);
+        for index in (0..places.len()).rev() {
+            let pair = places[index].pair;
+            pairs[usize::from(pair >> 6)] |= 1 << (pair & 63);
+            places[index].next = heads[bucket(pair)];
+            heads[bucket(pair)] = u32::try_from(index).unwrap_or(NONE);
         }
         Fragments {
             pairs,
-            entries,
+            heads,
+            places,
             values,
         }
+    }
+
+    /// The places of `pair`, in (value, offset) order.
+    fn places(&self, pair: u16) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let mut next = self.heads[bucket(pair)];
+        std::iter::from_fn(move || {
+            while let Some(place) = self.places.get(next as usize) {
+                next = place.next;
+                if place.pair == pair {
+                    return Some((place.value as usize, place.offset as usize));
+                }
+            }
+            None
+        })
     }
 
     /// The fragments of `text`, merged, in order; with `first_only`, at most one.
@@ -299,11 +341,7 @@ impl Fragments {
         while position + 1 < text.len() {
             let pair = u16::from_le_bytes([text[position], text[position + 1]]);
             if (self.pairs[usize::from(pair >> 6)] >> (pair & 63)) & 1 != 0 {
-                let from = self.entries.partition_point(|(first, ..)| *first < pair);
-                for &(_, value, offset) in self.entries[from..]
-                    .iter()
-                    .take_while(|(first, ..)| *first == pair)
-                {
+                for (value, offset) in self.places(pair) {
                     let Some(span) = self.shared_run(text, position, value, offset) else {
                         continue;
                     };

@@ -1252,15 +1252,19 @@ fn collect_values(value: &Value, into: &mut Vec<String>) {
 /// at least `length_min` bytes long, so an occurrence covers one of every `stride`
 /// (`length_min - 1`) consecutive text positions: the scanner only looks at positions that
 /// are multiples of `stride`, and looks up the two bytes there in a 65,536-bit table of the
-/// byte pairs the secrets hold. A hit names where in which secret the pair stands; the
-/// shared run is grown both ways from there and judged. High-entropy secrets make hits rare.
+/// byte pairs the secrets hold. A hit names, through the group of pairs with the same first
+/// byte, where in which secret the pair stands; the shared run is grown both ways from there
+/// and judged. High-entropy secrets make hits rare.
 ///
 /// The runtime's guard finds fragments the same way; this one is written separately on
 /// purpose, since an oracle must not share code with what it judges.
 struct Scanner {
     pairs: Vec<u64>,
-    /// (pair, secret, byte offset of the pair in the secret), sorted.
+    /// (pair, secret, byte offset of the pair in the secret), grouped by the pair's first
+    /// byte and in (secret, offset) order within a group.
     entries: Vec<(u16, usize, usize)>,
+    /// Where each group starts in `entries`, and where the last one ends.
+    starts: Vec<u32>,
     /// (secret, whether any 8-character run of it counts, or only the whole).
     secrets: Vec<(Vec<u8>, bool)>,
     stride: usize,
@@ -1298,7 +1302,7 @@ impl Scanner {
             })
             .min()?;
         let stride = length_min - 1;
-        let mut entries: Vec<(u16, usize, usize)> = secrets
+        let found: Vec<(u16, usize, usize)> = secrets
             .iter()
             .enumerate()
             .flat_map(|(index, (secret, _))| {
@@ -1307,14 +1311,29 @@ impl Scanner {
                 })
             })
             .collect();
-        entries.sort_unstable();
+        // Grouped by first byte with one counting pass (a sort would cost more than the
+        // scans of a run): count, turn counts into starts, place in order.
+        let group = |pair: u16| usize::from(pair & 0xFF);
+        let mut starts = vec![0u32; 257];
+        for (pair, ..) in &found {
+            starts[group(*pair) + 1] += 1;
+        }
+        for index in 1..starts.len() {
+            starts[index] += starts[index - 1];
+        }
+        let mut filled = starts.clone();
+        let mut entries = vec![(0u16, 0usize, 0usize); found.len()];
         let mut pairs = vec![0u64; 1024];
-        for (pair, ..) in &entries {
-            pairs[usize::from(*pair >> 6)] |= 1 << (pair & 63);
+        for entry in found {
+            let slot = &mut filled[group(entry.0)];
+            entries[*slot as usize] = entry;
+            *slot += 1;
+            pairs[usize::from(entry.0 >> 6)] |= 1 << (entry.0 & 63);
         }
         Some(Scanner {
             pairs,
             entries,
+            starts,
             secrets,
             stride,
             length_min,
@@ -1353,10 +1372,11 @@ impl Scanner {
 
     /// A secret whose pair at some offset stands at `position` and that leaks there.
     fn verify(&self, text: &[u8], position: usize, pair: u16) -> Option<usize> {
-        let from = self.entries.partition_point(|(first, ..)| *first < pair);
-        self.entries[from..]
+        let group = usize::from(pair & 0xFF);
+        let (from, to) = (self.starts[group] as usize, self.starts[group + 1] as usize);
+        self.entries[from..to]
             .iter()
-            .take_while(|(first, ..)| *first == pair)
+            .filter(|(held, ..)| *held == pair)
             .find(|&&(_, index, offset)| {
                 let (secret, runs) = &self.secrets[index];
                 let before = text[..position]
