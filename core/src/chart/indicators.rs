@@ -161,7 +161,7 @@ impl Indicator {
 type Column = (&'static str, Vec<Option<f64>>);
 
 fn round4(value: f64) -> f64 {
-    (value * 10_000.0).round() / 10_000.0
+    super::market::round(value * 10_000.0) / 10_000.0
 }
 
 fn moving_average(values: &[f64], period: usize) -> Vec<Option<f64>> {

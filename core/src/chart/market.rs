@@ -385,7 +385,7 @@ impl Market {
                     high: cents(high * factor),
                     low: cents(low.max(0.01) * factor),
                     close: cents(close * factor),
-                    volume: volume.round(),
+                    volume: round(volume),
                     day,
                 }
             })
@@ -410,9 +410,9 @@ impl Market {
         for index in 0..SESSION_MINUTES {
             // Every minute moves the price and the average, kept or not.
             price = (price * (1.0 + volatility * signed_unit(&mut generator))).max(0.01);
-            let volume = (instrument.base_volume / f64::from(SESSION_MINUTES)
-                * (0.5 + unit(&mut generator)))
-            .round();
+            let volume = round(
+                instrument.base_volume / f64::from(SESSION_MINUTES) * (0.5 + unit(&mut generator)),
+            );
             turnover += price * volume;
             volume_total += volume;
             if index >= first_kept {
@@ -522,7 +522,30 @@ fn signed_unit(generator: &mut Pcg64Mcg) -> f64 {
 }
 
 fn cents(price: f64) -> f64 {
-    (price * 100.0).round() / 100.0
+    round(price * 100.0) / 100.0
+}
+
+/// `value.round()` (half away from zero), computed inline.
+///
+/// `f64::round` is a library call on the baseline x86-64 target, and market data rounds every
+/// price and volume it makes. Below 2^52 in magnitude, the integer part is exact as an `i64`
+/// and the fraction `value - integer` is exact too, so the result is the very same float
+/// (the sign of a zero included); larger values, infinities and NaN are returned as they are,
+/// which is what `round` gives them.
+pub(crate) fn round(value: f64) -> f64 {
+    const EXACT: f64 = 4_503_599_627_370_496.0; // 2^52: from here on every float is whole
+    if value.is_nan() || value.abs() >= EXACT {
+        return value;
+    }
+    let whole = ((value as i64) as f64).copysign(value);
+    let fraction = value - whole;
+    if fraction >= 0.5 {
+        whole + 1.0
+    } else if fraction <= -0.5 {
+        whole - 1.0
+    } else {
+        whole
+    }
 }
 
 /// An instrument as tool data.
@@ -539,6 +562,43 @@ pub fn instrument_json(instrument: &Instrument) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inline_round_is_f64_round() {
+        let mut generator = Pcg64Mcg::seed_from_u64(7);
+        let mut values = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            -1.5,
+            2.5,
+            0.49999999999999994,
+            -0.49999999999999994,
+            4_503_599_627_370_495.5,
+            4_503_599_627_370_496.0,
+            9.0e15,
+            -9.0e15,
+            1.0e300,
+            f64::MAX,
+            f64::MIN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MIN_POSITIVE,
+            1234.5,
+            123_456.785 * 100.0,
+        ];
+        for _ in 0..100_000 {
+            let magnitude = 10f64.powi((generator.next_u64() % 18) as i32);
+            values.push(signed_unit(&mut generator) * magnitude);
+            values.push((signed_unit(&mut generator) * magnitude).trunc() + 0.5);
+        }
+        for value in values {
+            assert_eq!(round(value).to_bits(), value.round().to_bits(), "{value:e}");
+        }
+        assert!(round(f64::NAN).is_nan());
+    }
 
     #[test]
     fn shared_bar_times_are_the_computed_ones() {
