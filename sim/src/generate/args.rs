@@ -81,7 +81,7 @@ fn value_for(rng: &mut SimRng, name: &str, schema: &Value) -> Value {
                     .collect(),
             )
         }
-        Some("string") => json!(string_for(rng, name, schema)),
+        Some("string") => Value::String(string_for(rng, name, schema)),
         Some("integer") => {
             let minimum = schema.get("minimum").and_then(Value::as_u64).unwrap_or(0);
             let maximum = schema
@@ -112,7 +112,11 @@ fn string_for(rng: &mut SimRng, name: &str, schema: &Value) -> String {
         .get("maxLength")
         .and_then(Value::as_u64)
         .unwrap_or(200) as usize;
-    text.chars().take(maximum.max(1)).collect()
+    let mut text = text;
+    if let Some((cut, _)) = text.char_indices().nth(maximum.max(1)) {
+        text.truncate(cut);
+    }
+    text
 }
 
 fn object_for(rng: &mut SimRng, schema: &Value) -> Value {

@@ -211,7 +211,12 @@ fn market_timeshare_query(context: &ToolContext, raw: Value) -> Result<Value, To
 }
 
 fn point(minute: u32, price: f64, average: f64, volume: f64) -> Value {
-    json!({"time": calendar::session_minute(minute), "price": price, "averagePrice": average, "volume": volume})
+    data([
+        ("time", Value::String(calendar::session_minute(minute))),
+        ("price", Value::from(price)),
+        ("averagePrice", Value::from(average)),
+        ("volume", Value::from(volume)),
+    ])
 }
 
 #[derive(Deserialize)]
