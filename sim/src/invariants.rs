@@ -11,7 +11,7 @@
 //! oracle that never had a chance to fire shows up in the campaign summary.
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::fmt;
 
 use serde::Serialize;
@@ -1271,9 +1271,9 @@ struct Scanner {
     /// The shortest thing looked for: shorter texts (keys, short values) hold none.
     length_min: usize,
     /// Long texts already scanned in this run: (length, hash).
-    scanned: RefCell<HashSet<(usize, u64)>>,
+    scanned: RefCell<BTreeSet<(usize, u64)>>,
     /// Result data already scanned in this run, by address (the trace keeps them alive).
-    scanned_data: RefCell<HashSet<usize>>,
+    scanned_data: RefCell<BTreeSet<usize>>,
 }
 
 /// A run of this many characters of a configured value is a leak (I8).
@@ -1337,8 +1337,8 @@ impl Scanner {
             secrets,
             stride,
             length_min,
-            scanned: RefCell::new(HashSet::new()),
-            scanned_data: RefCell::new(HashSet::new()),
+            scanned: RefCell::new(BTreeSet::new()),
+            scanned_data: RefCell::new(BTreeSet::new()),
         })
     }
 

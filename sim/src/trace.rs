@@ -11,7 +11,7 @@
 
 use std::io::{self, Write};
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -31,7 +31,7 @@ pub fn digest(trace: &Trace) -> u64 {
         hasher: Xxh3::new(),
         buffer: Vec::with_capacity(DIGEST_BUFFER_BYTES),
         last_state: None,
-        data_hashes: HashMap::new(),
+        data_hashes: BTreeMap::new(),
         scratch: Vec::new(),
     };
     for run in &trace.runs {
@@ -63,7 +63,7 @@ struct Digester {
     /// Content hashes of result data already hashed, by address: one result reaches the
     /// transcript, the store and the events as the same shared value, hashed once. Only the
     /// content hash enters the digest, never an address.
-    data_hashes: HashMap<usize, u64>,
+    data_hashes: BTreeMap<usize, u64>,
     /// Where result data is written to be hashed on its own (kept between results).
     scratch: Vec<u8>,
 }
