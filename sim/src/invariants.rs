@@ -1274,6 +1274,8 @@ struct Scanner {
     scanned: RefCell<BTreeSet<(usize, u64)>>,
     /// Result data already scanned in this run, by address (the trace keeps them alive).
     scanned_data: RefCell<BTreeSet<usize>>,
+    /// Messages already scanned in this run, by address (the trace keeps them alive).
+    scanned_messages: RefCell<BTreeSet<usize>>,
 }
 
 /// A run of this many characters of a configured value is a leak (I8).
@@ -1339,6 +1341,7 @@ impl Scanner {
             length_min,
             scanned: RefCell::new(BTreeSet::new()),
             scanned_data: RefCell::new(BTreeSet::new()),
+            scanned_messages: RefCell::new(BTreeSet::new()),
         })
     }
 
@@ -1416,7 +1419,14 @@ impl Scanner {
         }
     }
 
+    /// A secret in `message`. A message the trace holds once, shared by the request that
+    /// carried it and the store that kept it, is scanned once: a message scanned before held
+    /// nothing, or the check would already have stopped.
     fn find_in_message(&self, message: &Message) -> Option<usize> {
+        let address = std::ptr::from_ref(message) as usize;
+        if !self.scanned_messages.borrow_mut().insert(address) {
+            return None;
+        }
         match message {
             Message::User { text } => self.find(text),
             Message::Assistant { text, calls } => {

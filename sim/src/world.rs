@@ -239,7 +239,7 @@ impl Recorder {
     }
 
     fn lock(&self) -> MutexGuard<'_, RunTrace> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.inner)
     }
 
     fn record(&self, record: Record) {
@@ -370,10 +370,12 @@ struct SimProvider<'s> {
     last_system_prompt: String,
     last_tools: Vec<String>,
     last_transcript: Vec<Arc<Message>>,
+    /// The session store's messages.
+    stored: Stored,
 }
 
 impl<'s> SimProvider<'s> {
-    fn new(turns: &'s [Turn], recorder: Recorder) -> SimProvider<'s> {
+    fn new(turns: &'s [Turn], recorder: Recorder, stored: Stored) -> SimProvider<'s> {
         SimProvider {
             steps: turns.iter(),
             sent: Vec::new(),
@@ -381,6 +383,7 @@ impl<'s> SimProvider<'s> {
             last_system_prompt: String::new(),
             last_tools: Vec::new(),
             last_transcript: Vec::new(),
+            stored,
         }
     }
 
@@ -412,11 +415,19 @@ impl<'s> SimProvider<'s> {
             .zip(self.last_transcript.iter().map(|message| &**message))
             .take_while(|(sent, previous)| sent == previous)
             .count();
+        // A message the store holds at the same place is recorded as the store's own copy:
+        // one copy in the trace, which the oracle looks at once. Equality is checked, so a
+        // request that differs from the store keeps its own copy.
+        let stored = lock(&self.stored);
         let appended: Vec<Arc<Message>> = request.transcript[kept..]
             .iter()
-            .cloned()
-            .map(Arc::new)
+            .zip(kept..)
+            .map(|(sent, place)| match stored.get(place) {
+                Some(copy) if **copy == *sent => Arc::clone(copy),
+                _ => Arc::new(sent.clone()),
+            })
             .collect();
+        drop(stored);
         self.last_transcript.truncate(kept);
         self.last_transcript.extend(appended.iter().cloned());
         self.recorder.record(Record::Request {
@@ -593,13 +604,17 @@ impl EventSink for SimEvents {
 /// The session store of a simulated session: keeps its messages and records every append
 /// (one copy, shared by both).
 struct SimStore {
-    messages: Vec<Arc<Message>>,
+    messages: Stored,
     recorder: Option<Recorder>,
 }
 
+/// The messages of a session store, in order; shared with the run's provider, which records
+/// a message it is sent that equals the stored one at the same place as that very copy.
+type Stored = Arc<Mutex<Vec<Arc<Message>>>>;
+
 impl SessionStore for SimStore {
     fn load(&self, _session_id: &str) -> Vec<Message> {
-        self.messages
+        lock(&self.messages)
             .iter()
             .map(|message| Message::clone(message))
             .collect()
@@ -612,8 +627,12 @@ impl SessionStore for SimStore {
                 message: Arc::clone(&message),
             });
         }
-        self.messages.push(message);
+        lock(&self.messages).push(message);
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The scripted user.
@@ -670,7 +689,7 @@ async fn execute_async(world: &World, scenario: &Scenario, faults: FaultSet) -> 
     for (session_index, session_script) in scenario.sessions.iter().enumerate() {
         let chart = SharedChart::new(scenario.chart_seed);
         let store = SimStore {
-            messages: Vec::new(),
+            messages: Stored::default(),
             recorder: None,
         };
         let mut session = Session::new(
@@ -724,7 +743,8 @@ async fn execute_run(
             .collect(),
         limits: script.limits.resolve(),
     };
-    let mut provider = SimProvider::new(&script.turns, recorder.clone());
+    let stored = Arc::clone(&session.store().messages);
+    let mut provider = SimProvider::new(&script.turns, recorder.clone(), stored);
     let mut events = SimEvents {
         recorder: recorder.clone(),
         chart: session.chart().clone(),
