@@ -259,7 +259,8 @@ impl Recorder {
 struct RunWorld {
     recorder: Recorder,
     behaviours: BTreeMap<String, ToolBehaviour>,
-    secrets: BTreeMap<String, String>,
+    /// The scenario's secret values by label, shared by its runs.
+    secrets: Arc<BTreeMap<String, String>>,
 }
 
 /// Payload of a planted panic. Raised with `resume_unwind`, which skips the panic hook: no
@@ -553,7 +554,7 @@ fn react(reaction: Reaction, transcript: &[Message], sent: &[Sent]) -> Vec<CallS
             Reaction::FollowInjection => {
                 if let Some((tool, arguments)) = result
                     .data()
-                    .and_then(|data| strings(data).find_map(find_injection))
+                    .and_then(|data| find_in_strings(data, &find_injection))
                 {
                     calls.push(CallScript {
                         id: format!("{call_id}-obey"),
@@ -568,13 +569,15 @@ fn react(reaction: Reaction, transcript: &[Message], sent: &[Sent]) -> Vec<CallS
     calls
 }
 
-/// Every string of a JSON value, depth first.
-fn strings(value: &Value) -> Box<dyn Iterator<Item = &str> + '_> {
+/// The first thing `find` finds in a string of a JSON value, depth first.
+fn find_in_strings<T>(value: &Value, find: &impl Fn(&str) -> Option<T>) -> Option<T> {
     match value {
-        Value::String(text) => Box::new(std::iter::once(text.as_str())),
-        Value::Array(items) => Box::new(items.iter().flat_map(strings)),
-        Value::Object(members) => Box::new(members.values().flat_map(strings)),
-        _ => Box::new(std::iter::empty()),
+        Value::String(text) => find(text),
+        Value::Array(items) => items.iter().find_map(|item| find_in_strings(item, find)),
+        Value::Object(members) => members
+            .values()
+            .find_map(|member| find_in_strings(member, find)),
+        _ => None,
     }
 }
 
@@ -680,11 +683,13 @@ pub fn execute(world: &World, scenario: &Scenario, faults: FaultSet) -> Trace {
 
 async fn execute_async(world: &World, scenario: &Scenario, faults: FaultSet) -> Trace {
     let registry = world.registry(scenario.code_interpreter);
-    let secrets: BTreeMap<String, String> = scenario
-        .secrets
-        .iter()
-        .map(|secret| (secret.label.clone(), secret.value.clone()))
-        .collect();
+    let secrets: Arc<BTreeMap<String, String>> = Arc::new(
+        scenario
+            .secrets
+            .iter()
+            .map(|secret| (secret.label.clone(), secret.value.clone()))
+            .collect(),
+    );
     let mut trace = Trace::default();
     for (session_index, session_script) in scenario.sessions.iter().enumerate() {
         let chart = SharedChart::new(scenario.chart_seed);
@@ -725,7 +730,7 @@ async fn execute_async(world: &World, scenario: &Scenario, faults: FaultSet) -> 
 async fn execute_run(
     session: &mut Session<SimStore>,
     script: &RunScript,
-    secrets: &BTreeMap<String, String>,
+    secrets: &Arc<BTreeMap<String, String>>,
     faults: FaultSet,
     session_index: usize,
     run_index: usize,
@@ -760,7 +765,7 @@ async fn execute_run(
         extension: Some(Arc::new(RunWorld {
             recorder: recorder.clone(),
             behaviours: script.tools.clone(),
-            secrets: secrets.clone(),
+            secrets: Arc::clone(secrets),
         })),
     };
     let outcome = {
