@@ -279,9 +279,10 @@ struct Place {
 /// The end of a bucket's chain.
 const NONE: u32 = u32::MAX;
 
-/// The bucket of a pair: its two bytes folded into one.
+/// The bucket of a pair: the top byte of a multiplicative hash, so that pairs of like bytes
+/// (`aa`, `bb`) and ASCII text spread over all 256 buckets.
 fn bucket(pair: u16) -> usize {
-    usize::from((pair ^ (pair >> 8)) & 0xFF)
+    usize::from(pair.wrapping_mul(0x9E37) >> 8)
 }
 
 /// Text positions looked at: one in this many (a fragment has at least `STRIDE + 1` bytes).
@@ -292,6 +293,8 @@ impl Fragments {
     /// rule reads them).
     fn new(values: impl Iterator<Item = String>) -> Fragments {
         let values: Vec<Vec<u8>> = values.map(String::into_bytes).collect();
+        // Indices and offsets are kept as `u32`: configured values are keys of at most a few
+        // hundred bytes, far from the 4 GiB where a place would no longer be found.
         let mut places: Vec<Place> = Vec::new();
         for (value, bytes) in values.iter().enumerate() {
             for (offset, pair) in bytes.windows(2).enumerate() {

@@ -1350,9 +1350,9 @@ impl Scanner {
         if text.len() < self.length_min {
             return None;
         }
-        // The same text reaches the oracle up to three times (request, store, event): scan a
-        // long text only the first time. A text seen before held nothing, or the check
-        // would already have stopped.
+        // The same text can reach the oracle several times (a reply, the events, a request
+        // or the store when they hold separate copies): scan a long text only the first time.
+        // A text seen before held nothing, or the check would already have stopped.
         if text.len() >= RESCAN_BYTES_MIN {
             let key = (text.len(), xxhash_rust::xxh3::xxh3_64(text.as_bytes()));
             if !self.scanned.borrow_mut().insert(key) {

@@ -34,7 +34,10 @@ mod heap {
     // SAFETY: every method forwards to mimalloc, which returns blocks of at least the asked
     // size aligned to at least `WORD` bytes (or to `layout.align()` through the `_aligned`
     // entry points), frees any block it returned with `mi_free`, and keeps a block's
-    // contents on `mi_realloc`.
+    // contents on `mi_realloc`. (mimalloc itself takes its plain path for alignments up to a
+    // word. The word alignment holds for the release build used here; mimalloc's debug
+    // build with guard pages, a libmimalloc-sys feature this crate does not turn on, can
+    // place small blocks against a guard page without it.)
     unsafe impl GlobalAlloc for MiMalloc {
         #[inline]
         unsafe fn alloc(&self, layout: Layout) -> *mut u8 {

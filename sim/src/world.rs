@@ -29,7 +29,7 @@ use ward_core::chart::tools::{CatalogueOptions, register_tools};
 use ward_core::chart::{ChartState, SharedChart};
 use ward_core::deadline::CancelToken;
 use ward_core::driver::{RunOptions, Session, StartRunInput};
-use ward_core::envelope::ToolError;
+use ward_core::envelope::{Outcome, ToolError};
 use ward_core::events::{Event, EventKind, EventSink};
 use ward_core::fault::FaultSet;
 use ward_core::provider::{Provider, ProviderError, ProviderReply, ProviderRequest};
@@ -414,17 +414,17 @@ impl<'s> SimProvider<'s> {
             .transcript
             .iter()
             .zip(self.last_transcript.iter().map(|message| &**message))
-            .take_while(|(sent, previous)| sent == previous)
+            .take_while(|(sent, previous)| same(sent, previous))
             .count();
         // A message the store holds at the same place is recorded as the store's own copy:
-        // one copy in the trace, which the oracle looks at once. Equality is checked, so a
+        // one copy in the trace, which the oracle looks at once. Sameness is checked, so a
         // request that differs from the store keeps its own copy.
         let stored = lock(&self.stored);
         let appended: Vec<Arc<Message>> = request.transcript[kept..]
             .iter()
             .zip(kept..)
             .map(|(sent, place)| match stored.get(place) {
-                Some(copy) if **copy == *sent => Arc::clone(copy),
+                Some(copy) if same(copy, sent) => Arc::clone(copy),
                 _ => Arc::new(sent.clone()),
             })
             .collect();
@@ -440,6 +440,40 @@ impl<'s> SimProvider<'s> {
             kept,
             appended,
         });
+    }
+}
+
+/// Whether two messages are the same to the last bit: equal texts, and result data that is
+/// one shared value. (Equality of JSON values is not enough: `0.0 == -0.0`, yet the two are
+/// different data, which the trace must not confuse.) The runtime hands one result to the
+/// transcript and the store, so data the provider was sent again is the very same value.
+fn same(a: &Message, b: &Message) -> bool {
+    match (a, b) {
+        (
+            Message::Tool {
+                call_id,
+                name,
+                result,
+            },
+            Message::Tool {
+                call_id: other_id,
+                name: other_name,
+                result: other,
+            },
+        ) => {
+            let outcomes = match (&result.outcome, &other.outcome) {
+                (Outcome::Success(data), Outcome::Success(other_data)) => {
+                    Arc::ptr_eq(data, other_data)
+                }
+                (Outcome::Failure(error), Outcome::Failure(other_error)) => error == other_error,
+                _ => false,
+            };
+            call_id == other_id
+                && name == other_name
+                && result.state_changed == other.state_changed
+                && outcomes
+        }
+        _ => a == b,
     }
 }
 
@@ -802,6 +836,27 @@ fn session_store_recorder(session: &mut Session<SimStore>, recorder: Option<Reco
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_are_the_same_only_with_the_same_result_data() {
+        use ward_core::envelope::ToolResult;
+        let tool = |result: ToolResult| Message::Tool {
+            call_id: "call_1".to_owned(),
+            name: "panes_list".to_owned(),
+            result,
+        };
+        let shared = tool(ToolResult::success(serde_json::json!({"x": 0.0}), false));
+        assert!(same(&shared, &shared.clone()));
+        // Equal as JSON values (0.0 == -0.0), yet different data.
+        let other = tool(ToolResult::success(serde_json::json!({"x": -0.0}), false));
+        assert_eq!(shared, other);
+        assert!(!same(&shared, &other));
+        let user = Message::User {
+            text: "hi".to_owned(),
+        };
+        assert!(same(&user, &user.clone()));
+        assert!(!same(&user, &shared));
+    }
 
     #[test]
     fn injections_round_trip() {

@@ -530,8 +530,8 @@ fn cents(price: f64) -> f64 {
 /// `f64::round` is a library call on the baseline x86-64 target, and market data rounds every
 /// price and volume it makes. Below 2^52 in magnitude, the integer part is exact as an `i64`
 /// and the fraction `value - integer` is exact too, so the result is the very same float
-/// (the sign of a zero included); larger values, infinities and NaN are returned as they are,
-/// which is what `round` gives them.
+/// (the sign of a zero included); larger values and infinities are returned as they are,
+/// which is what `round` gives them, and so is a NaN (still a NaN; market data makes none).
 pub(crate) fn round(value: f64) -> f64 {
     const EXACT: f64 = 4_503_599_627_370_496.0; // 2^52: from here on every float is whole
     if value.is_nan() || value.abs() >= EXACT {
