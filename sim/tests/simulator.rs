@@ -11,7 +11,7 @@ use ward_sim::generate;
 use ward_sim::invariants::{Invariant, Oracle};
 use ward_sim::scenario::Scenario;
 use ward_sim::shrink;
-use ward_sim::simulate::Engine;
+use ward_sim::simulate::{Checked, Engine};
 use ward_sim::trace;
 use ward_sim::world::{Record, Trace};
 
@@ -413,16 +413,12 @@ fn every_seeded_bug_is_caught_by_its_invariant() {
     }
 }
 
-/// I10's deadline: a write still running when the inactivity deadline passes completes
-/// (R20), and the run may end when it does; a run that goes on after that is a violation.
-#[test]
-fn a_stopped_run_may_wait_for_its_running_write_and_nothing_else() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../corpus/scenarios/fuzz/write-outlives-deadline.json"
-    );
-    let text = std::fs::read_to_string(path).expect("the scenario file");
-    let scenario = Scenario::from_json(&text, path).expect("a valid scenario");
+/// A corpus scenario that holds on the correct core: the scenario, its clean check, and an
+/// oracle of its own to judge altered copies of its trace.
+fn clean_corpus_run(file: &str) -> (Scenario, Checked, Oracle) {
+    let path = format!("{}/../corpus/scenarios/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("the scenario file");
+    let scenario = Scenario::from_json(&text, &path).expect("a valid scenario");
     let engine = Engine::new();
     let checked = engine.check(&scenario, FaultSet::EMPTY);
     assert!(
@@ -430,9 +426,17 @@ fn a_stopped_run_may_wait_for_its_running_write_and_nothing_else() {
         "{:?}",
         checked.verdict.violations
     );
+    let oracle = Oracle::new(Schemas::compile(engine.world().registry(true)));
+    (scenario, checked, oracle)
+}
+
+/// I10's deadline: a write still running when the inactivity deadline passes completes
+/// (R20), and the run may end when it does; a run that goes on after that is a violation.
+#[test]
+fn a_stopped_run_may_wait_for_its_running_write_and_nothing_else() {
+    let (scenario, checked, oracle) = clean_corpus_run("fuzz/write-outlives-deadline.json");
     assert!(checked.verdict.armed[Invariant::I10.index()] > 0);
 
-    let oracle = Oracle::new(Schemas::compile(engine.world().registry(true)));
     let mut trace = checked.trace.clone();
     let records = &mut trace.runs[0].records;
     let last = records
@@ -474,16 +478,7 @@ fn a_stopped_run_may_wait_for_its_running_write_and_nothing_else() {
 
 #[test]
 fn a_stopped_run_that_asks_the_provider_again_violates_i10() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../corpus/scenarios/fuzz/write-outlives-deadline.json"
-    );
-    let text = std::fs::read_to_string(path).expect("the scenario file");
-    let scenario = Scenario::from_json(&text, path).expect("a valid scenario");
-    let engine = Engine::new();
-    let checked = engine.check(&scenario, FaultSet::EMPTY);
-    assert!(checked.verdict.violations.is_empty());
-    let oracle = Oracle::new(Schemas::compile(engine.world().registry(true)));
+    let (scenario, checked, oracle) = clean_corpus_run("fuzz/write-outlives-deadline.json");
     let mut trace = checked.trace.clone();
     let request = trace.runs[0]
         .records
@@ -509,16 +504,7 @@ fn a_stopped_run_that_asks_the_provider_again_violates_i10() {
 fn a_write_offered_on_a_later_turn_of_a_read_only_run_is_caught() {
     // The checks of the offer look at each distinct tool list once; a list that changes on
     // a later turn is a new list and is checked.
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../corpus/scenarios/write-in-read-only.json"
-    );
-    let text = std::fs::read_to_string(path).expect("the scenario file");
-    let scenario = Scenario::from_json(&text, path).expect("a valid scenario");
-    let engine = Engine::new();
-    let checked = engine.check(&scenario, FaultSet::EMPTY);
-    assert!(checked.verdict.violations.is_empty());
-    let oracle = Oracle::new(Schemas::compile(engine.world().registry(true)));
+    let (scenario, checked, oracle) = clean_corpus_run("write-in-read-only.json");
     let mut trace = checked.trace.clone();
     let records = &mut trace.runs[0].records;
     let first_tools = records
