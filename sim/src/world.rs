@@ -646,7 +646,8 @@ struct SimStore {
 }
 
 /// The messages of a session store, in order; shared with the run's provider, which records
-/// a message it is sent that equals the stored one at the same place as that very copy.
+/// a message it is sent that is the [`same`] as the stored one at the same place as that very
+/// copy.
 type Stored = Arc<Mutex<Vec<Arc<Message>>>>;
 
 impl SessionStore for SimStore {
@@ -684,11 +685,7 @@ impl UserResponder for SimUser {
         _question: &'a str,
         _options: &'a [String],
     ) -> BoxFuture<'a, Option<String>> {
-        let next = self
-            .answers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop_front();
+        let next = lock(&self.answers).pop_front();
         Box::pin(async move {
             let answer = next?;
             if answer.delay_ms > 0 {

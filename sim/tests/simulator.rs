@@ -2,13 +2,16 @@
 //! digest that notices any change, shrinking, traces, and every seeded bug caught by the
 //! invariant the catalogue names.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 use ward_core::events::{Event, EventKind};
 use ward_core::fault::{Fault, FaultSet};
+use ward_core::session::Message;
 use ward_sim::campaign::{self, CampaignConfig};
 use ward_sim::catalogue::Schemas;
 use ward_sim::generate;
-use ward_sim::invariants::{Invariant, Oracle};
+use ward_sim::invariants::{Invariant, Oracle, Violation};
 use ward_sim::scenario::Scenario;
 use ward_sim::shrink;
 use ward_sim::simulate::{Checked, Engine};
@@ -430,6 +433,28 @@ fn clean_corpus_run(file: &str) -> (Scenario, Checked, Oracle) {
     (scenario, checked, oracle)
 }
 
+/// The first violation of `invariant` in the oracle's verdict on `trace`, which must say
+/// `phrase`.
+fn violation_saying(
+    oracle: &Oracle,
+    scenario: &Scenario,
+    trace: &Trace,
+    invariant: Invariant,
+    phrase: &str,
+) -> Violation {
+    let verdict = oracle.check(scenario, trace);
+    let violation = verdict
+        .first(invariant)
+        .unwrap_or_else(|| panic!("{invariant} misses the altered trace"))
+        .clone();
+    assert!(
+        violation.explanation.contains(phrase),
+        "{}",
+        violation.explanation
+    );
+    violation
+}
+
 /// I10's deadline: a write still running when the inactivity deadline passes completes
 /// (R20), and the run may end when it does; a run that goes on after that is a violation.
 #[test]
@@ -446,16 +471,13 @@ fn a_stopped_run_may_wait_for_its_running_write_and_nothing_else() {
     if let Record::Event(event) = &mut records[last] {
         event.time_ms += 5;
     }
-    let verdict = oracle.check(&scenario, &trace);
-    let violation = verdict
-        .first(Invariant::I10)
-        .expect("a run ending 5 ms after its write violates I10");
-    assert!(
-        violation
-            .explanation
-            .contains("inactivity deadline passed at 120000 ms"),
-        "{}",
-        violation.explanation
+    // A run ending 5 ms after its write.
+    violation_saying(
+        &oracle,
+        &scenario,
+        &trace,
+        Invariant::I10,
+        "inactivity deadline passed at 120000 ms",
     );
 
     // The same run, completed as if no deadline had passed.
@@ -465,14 +487,12 @@ fn a_stopped_run_may_wait_for_its_running_write_and_nothing_else() {
             text: "Done.".to_owned(),
         };
     }
-    let verdict = oracle.check(&scenario, &trace);
-    let violation = verdict
-        .first(Invariant::I10)
-        .expect("a run completing after its deadline violates I10");
-    assert!(
-        violation.explanation.contains("yet the run completed"),
-        "{}",
-        violation.explanation
+    violation_saying(
+        &oracle,
+        &scenario,
+        &trace,
+        Invariant::I10,
+        "yet the run completed",
     );
 }
 
@@ -489,14 +509,12 @@ fn a_stopped_run_that_asks_the_provider_again_violates_i10() {
         // The inactivity deadline passes at 120,000 ms; this request comes after it.
         *at_ms = 120_001;
     }
-    let verdict = oracle.check(&scenario, &trace);
-    let violation = verdict
-        .first(Invariant::I10)
-        .expect("a request after the stop violates I10");
-    assert!(
-        violation.explanation.contains("asked again at 120001 ms"),
-        "{}",
-        violation.explanation
+    violation_saying(
+        &oracle,
+        &scenario,
+        &trace,
+        Invariant::I10,
+        "asked again at 120001 ms",
     );
 }
 
@@ -536,4 +554,53 @@ fn a_write_offered_on_a_later_turn_of_a_read_only_run_is_caught() {
             .unwrap_or_else(|| panic!("{invariant} misses a write offered on turn 1"));
         assert_eq!(violation.turn, Some(1), "{violation}");
     }
+}
+
+#[test]
+fn a_message_shared_by_a_request_and_the_store_is_still_scanned_for_secrets() {
+    // The trace records a request's message that is the same as the store's as the store's
+    // own copy, and I8 scans each message once: the one scan must still happen.
+    let (scenario, checked, oracle) = clean_corpus_run("secrets-resent-on-turn-3.json");
+    let mut trace = checked.trace.clone();
+    let records = &mut trace.runs[0].records;
+    let stored: Vec<Arc<Message>> = records
+        .iter()
+        .filter_map(|record| match record {
+            Record::Append { message } => Some(Arc::clone(message)),
+            _ => None,
+        })
+        .collect();
+    let shared = records
+        .iter()
+        .filter_map(|record| match record {
+            Record::Request { appended, .. } => Some(appended),
+            _ => None,
+        })
+        .flatten()
+        .find(|message| stored.iter().any(|copy| Arc::ptr_eq(copy, message)))
+        .cloned()
+        .expect("a request message recorded as the store's copy");
+    let leak = Arc::new(Message::User {
+        text: "my key is prov-9Kx2LmQ7vZ4rT8wB".to_owned(),
+    });
+    for record in records.iter_mut() {
+        match record {
+            Record::Append { message } if Arc::ptr_eq(message, &shared) => {
+                *message = Arc::clone(&leak);
+            }
+            Record::Request { appended, .. } => {
+                for message in appended.iter_mut().filter(|m| Arc::ptr_eq(m, &shared)) {
+                    *message = Arc::clone(&leak);
+                }
+            }
+            _ => {}
+        }
+    }
+    violation_saying(
+        &oracle,
+        &scenario,
+        &trace,
+        Invariant::I8,
+        "a provider request carries secret text",
+    );
 }
