@@ -437,7 +437,10 @@ fn pane_rules_name_what_is_allowed() {
         (first["name"].as_str(), first["period"].as_u64()),
         (Some("MA"), Some(5))
     );
-    assert_eq!(first["values"].as_array().unwrap().len(), 3);
+    assert_eq!(first["columns"], json!(["time", "value"]));
+    let values = first["values"].as_array().unwrap();
+    assert_eq!(values.len(), 3);
+    assert!(values.iter().all(|row| row.as_array().unwrap().len() == 2));
 }
 
 #[test]
@@ -455,24 +458,20 @@ fn market_data_is_seeded_and_bounded() {
         ..Chart::new()
     };
     assert_ne!(first, other.ok("market_bars_query", query));
+    assert_eq!(
+        first["columns"],
+        json!(["time", "open", "high", "low", "close", "volume"])
+    );
     let bars = first["bars"].as_array().unwrap();
     assert_eq!(bars.len(), 100);
-    assert_eq!(bars.last().unwrap()["time"], "2025-12-31 15:00");
+    assert_eq!(bars.last().unwrap()[0], "2025-12-31 15:00");
     for bar in bars {
-        let (high, low) = (bar["high"].as_f64().unwrap(), bar["low"].as_f64().unwrap());
-        assert!(
-            high >= bar["open"]
-                .as_f64()
-                .unwrap()
-                .max(bar["close"].as_f64().unwrap())
-        );
-        assert!(
-            low <= bar["open"]
-                .as_f64()
-                .unwrap()
-                .min(bar["close"].as_f64().unwrap())
-        );
+        let cell = |column: usize| bar[column].as_f64().unwrap();
+        let (open, high, low, close) = (cell(1), cell(2), cell(3), cell(4));
+        assert!(high >= open.max(close));
+        assert!(low <= open.min(close));
         assert!(low > 0.0);
+        assert!(cell(5) >= 0.0);
     }
     let weekly = chart.ok(
         "market_bars_query",
@@ -483,7 +482,16 @@ fn market_data_is_seeded_and_bounded() {
         "market_timeshare_query",
         json!({"symbol": "AAPL", "tradingDate": "2025-06-02"}),
     );
-    assert_eq!(day["points"].as_array().unwrap().len(), 240);
+    assert_eq!(
+        day["columns"],
+        json!(["time", "price", "averagePrice", "volume"])
+    );
+    let points = day["points"].as_array().unwrap();
+    assert_eq!(points.len(), 240);
+    assert_eq!(
+        (&points[0][0], &points[239][0]),
+        (&json!("09:31"), &json!("15:00"))
+    );
     let weekend = chart.error(
         "market_timeshare_query",
         json!({"symbol": "AAPL", "tradingDate": "2025-06-01"}),
@@ -494,6 +502,7 @@ fn market_data_is_seeded_and_bounded() {
         json!({"symbol": "AAPL", "startDate": "2025-06-02", "endDate": "2025-06-06", "intervalMinutes": 60}),
     );
     assert_eq!(range["sessions"].as_array().unwrap().len(), 5);
+    assert_eq!(range["columns"], day["columns"]);
     assert_eq!(range["sessions"][0]["points"].as_array().unwrap().len(), 4);
     let long = chart.error(
         "market_timeshare_range_query",

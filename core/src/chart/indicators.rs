@@ -6,7 +6,7 @@
 //! and live on indicator sub-panes.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::market::Bar;
 
@@ -114,8 +114,10 @@ impl Indicator {
         }
     }
 
-    /// The indicator's values on `bars`, the last `limit` of them.
-    pub fn values(&self, bars: &[Bar], limit: usize) -> Vec<Value> {
+    /// The indicator's values on `bars`, the last `limit` of them, as a table: the column
+    /// names (`time`, then the indicator's fields) and one row per bar, in that order. A
+    /// field still warming up is `null`.
+    pub fn values(&self, bars: &[Bar], limit: usize) -> (Vec<&'static str>, Vec<Value>) {
         let period = self
             .period
             .or(self.name.default_period())
@@ -138,22 +140,24 @@ impl Indicator {
             IndicatorName::Cci => vec![("value", cci(bars, period))],
         };
         let skip = bars.len().saturating_sub(limit);
-        bars.iter()
+        let rows = bars
+            .iter()
             .enumerate()
             .skip(skip)
             .map(|(row, bar)| {
-                let mut point = Map::new();
-                point.insert("time".to_owned(), Value::String(bar.time.label()));
-                for (field, values) in &columns {
+                let mut cells = Vec::with_capacity(columns.len() + 1);
+                cells.push(Value::String(bar.time.label()));
+                for (_, values) in &columns {
                     let value = values.get(row).copied().flatten();
-                    point.insert(
-                        (*field).to_owned(),
-                        value.map_or(Value::Null, |value| json!(round4(value))),
-                    );
+                    cells.push(value.map_or(Value::Null, |value| json!(round4(value))));
                 }
-                Value::Object(point)
+                Value::Array(cells)
             })
-            .collect()
+            .collect();
+        let names = std::iter::once("time")
+            .chain(columns.iter().map(|(field, _)| *field))
+            .collect();
+        (names, rows)
     }
 }
 

@@ -310,14 +310,11 @@ impl BarTime {
     }
 }
 
-impl Serialize for BarTime {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.label())
-    }
-}
+/// The columns of a bar's row ([`Bar::row`]), in order.
+pub const BAR_COLUMNS: [&str; 6] = ["time", "open", "high", "low", "close", "volume"];
 
 /// One bar.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Bar {
     /// `YYYY-MM-DD` or `YYYY-MM-DD HH:MM`.
     pub time: BarTime,
@@ -332,8 +329,21 @@ pub struct Bar {
     /// Volume.
     pub volume: f64,
     /// The trading day the bar belongs to.
-    #[serde(skip)]
     pub day: Date,
+}
+
+impl Bar {
+    /// The bar as a table row, in the order of [`BAR_COLUMNS`].
+    pub fn row(&self) -> Value {
+        Value::Array(vec![
+            Value::String(self.time.label()),
+            Value::from(self.open),
+            Value::from(self.high),
+            Value::from(self.low),
+            Value::from(self.close),
+            Value::from(self.volume),
+        ])
+    }
 }
 
 /// The market: a seed and the embedded catalogue.

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use super::{data, date_schema, input, object, reader, symbol_schema};
 use crate::chart::calendar::{self, Date, FIRST_TRADING_DAY, LAST_TRADING_DAY};
 use crate::chart::market::{
-    ADJUSTMENT_NAMES, Adjustment, BARS_MAX, CATALOGUE, Instrument, PERIOD_NAMES, Period,
-    instrument_for, instrument_json, symbols,
+    ADJUSTMENT_NAMES, Adjustment, BAR_COLUMNS, BARS_MAX, Bar, CATALOGUE, Instrument, PERIOD_NAMES,
+    Period, instrument_for, instrument_json, symbols,
 };
 use crate::envelope::ToolError;
 use crate::registry::{RegistryBuilder, RegistryError};
@@ -38,7 +38,7 @@ pub(super) fn register(builder: &mut RegistryBuilder) -> Result<(), RegistryErro
         builder,
         "market_bars_query",
         "Query bars",
-        "Returns the latest OHLCV bars of an instrument, oldest first.",
+        "Returns the latest OHLCV bars of an instrument, oldest first, as a table: `columns` names the fields once and each bar is a row of values in that order.",
         object(
             json!({
                 "symbol": symbol_schema(),
@@ -54,7 +54,7 @@ pub(super) fn register(builder: &mut RegistryBuilder) -> Result<(), RegistryErro
         builder,
         "market_timeshare_query",
         "Query intraday prices",
-        "Returns one trading day's minute-by-minute prices, average price and volume (the last trading day when no date is given).",
+        "Returns one trading day's minute-by-minute prices, average price and volume (the last trading day when no date is given), as a table: `columns` names the fields once and each minute is a row.",
         object(
             json!({
                 "symbol": symbol_schema(),
@@ -69,7 +69,7 @@ pub(super) fn register(builder: &mut RegistryBuilder) -> Result<(), RegistryErro
         builder,
         "market_timeshare_range_query",
         "Query intraday prices over days",
-        "Returns intraday prices for up to 5 consecutive trading days, sampled every intervalMinutes (default 30).",
+        "Returns intraday prices for up to 5 consecutive trading days, sampled every intervalMinutes (default 30), as one table per day with the fields named once in `columns`.",
         object(
             json!({
                 "symbol": symbol_schema(),
@@ -171,7 +171,8 @@ fn market_bars_query(context: &ToolContext, raw: Value) -> Result<Value, ToolErr
         "symbol": instrument.symbol,
         "period": request.period,
         "adjustment": adjustment,
-        "bars": bars
+        "columns": BAR_COLUMNS,
+        "bars": bars.iter().map(Bar::row).collect::<Vec<_>>()
     }))
 }
 
@@ -206,16 +207,21 @@ fn market_timeshare_query(context: &ToolContext, raw: Value) -> Result<Value, To
     Ok(data([
         ("symbol", json!(instrument.symbol)),
         ("tradingDate", Value::String(day.to_string())),
+        ("columns", json!(POINT_COLUMNS)),
         ("points", Value::Array(points)),
     ]))
 }
 
+/// The columns of an intraday point's row ([`point`]), in order.
+const POINT_COLUMNS: [&str; 4] = ["time", "price", "averagePrice", "volume"];
+
+/// One intraday minute as a table row, in the order of [`POINT_COLUMNS`].
 fn point(minute: u32, price: f64, average: f64, volume: f64) -> Value {
-    data([
-        ("time", Value::String(calendar::session_minute(minute))),
-        ("price", Value::from(price)),
-        ("averagePrice", Value::from(average)),
-        ("volume", Value::from(volume)),
+    Value::Array(vec![
+        Value::String(calendar::session_minute(minute)),
+        Value::from(price),
+        Value::from(average),
+        Value::from(volume),
     ])
 }
 
@@ -274,6 +280,7 @@ fn market_timeshare_range_query(context: &ToolContext, raw: Value) -> Result<Val
     Ok(data([
         ("symbol", json!(instrument.symbol)),
         ("intervalMinutes", json!(interval)),
+        ("columns", json!(POINT_COLUMNS)),
         ("sessions", Value::Array(sessions)),
     ]))
 }

@@ -55,7 +55,7 @@ pub(super) fn register_reads(builder: &mut RegistryBuilder) -> Result<(), Regist
         builder,
         "indicators_query",
         "Query indicator values",
-        "Returns the latest values of every indicator on a pane, computed on the main series.",
+        "Returns the latest values of every indicator on a pane, computed on the main series; each indicator's values are a table with its fields named once in `columns` and one row per bar (`null` while warming up).",
         object(
             json!({"paneId": id_schema(), "limit": {"type": "integer", "minimum": 1, "maximum": INDICATOR_VALUES_MAX}}),
             &["paneId"],
@@ -104,10 +104,12 @@ fn indicators_query(context: &ToolContext, raw: Value) -> Result<Value, ToolErro
         .iter()
         .map(|indicator| {
             let indicator = indicator.normalised();
+            let (columns, rows) = indicator.values(&bars, limit);
             data([
                 ("name", json!(indicator.name)),
                 ("period", json!(indicator.period)),
-                ("values", Value::Array(indicator.values(&bars, limit))),
+                ("columns", json!(columns)),
+                ("values", Value::Array(rows)),
             ])
         })
         .collect();
