@@ -108,6 +108,14 @@ pub struct Generated {
     pub misbehaviours: Vec<u32>,
 }
 
+/// Appends `" {parts}."` to `prompt`: one more sentence of a generated prompt.
+fn push_sentence(prompt: &mut String, parts: &[&str]) {
+    prompt.reserve(2 + parts.iter().map(|part| part.len()).sum::<usize>());
+    prompt.push(' ');
+    parts.iter().for_each(|part| prompt.push_str(part));
+    prompt.push('.');
+}
+
 /// Generates the scenario of `seed` against the tools of `registry` (the registry with the
 /// opt-in tools; a scenario may leave them out).
 pub fn generate(seed: u64, registry: &Registry, bug: Option<Fault>) -> Generated {
@@ -277,7 +285,7 @@ impl<'r> Generator<'r> {
         if self.rng.percent(55) {
             for _ in 0..self.rng.range(1, 2) {
                 let secret = secrets::configured(&mut self.rng, &mut self.labels);
-                prompt.push_str(&format!(" My key is {}.", secret.value));
+                push_sentence(&mut prompt, &["My key is ", &secret.value]);
                 plan.configured.push(secret.label.clone());
                 self.secrets.push(secret);
             }
@@ -285,7 +293,7 @@ impl<'r> Generator<'r> {
         if self.rng.percent(25) {
             let (secret, planting) =
                 secrets::configured_touching_a_key(&mut self.rng, &mut self.labels);
-            prompt.push_str(&format!(" {}.", planting.text));
+            push_sentence(&mut prompt, &[&planting.text]);
             plan.configured.push(secret.label.clone());
             self.secrets.push(secret);
             self.secrets.extend(planting.parts);
@@ -293,7 +301,7 @@ impl<'r> Generator<'r> {
         if self.rng.percent(15) {
             let (first, second, text) =
                 secrets::overlapping_configured(&mut self.rng, &mut self.labels);
-            prompt.push_str(&format!(" {text}."));
+            push_sentence(&mut prompt, &[&text]);
             plan.configured.push(first.label.clone());
             plan.configured.push(second.label.clone());
             self.secrets.push(first);
@@ -307,7 +315,7 @@ impl<'r> Generator<'r> {
                     2 => secrets::home_path(&mut self.rng, &mut self.labels),
                     _ => secrets::url_password(&mut self.rng, &mut self.labels),
                 };
-                prompt.push_str(&format!(" {}.", planting.text));
+                push_sentence(&mut prompt, &[&planting.text]);
                 self.secrets.extend(planting.parts);
             }
         }
@@ -455,8 +463,11 @@ impl<'r> Generator<'r> {
     }
 
     fn next_id(&mut self, plan: &mut RunPlan) -> String {
-        let id = format!("call_{}", plan.next_id);
+        let number = itoa::Buffer::new().format(plan.next_id).to_owned();
         plan.next_id += 1;
+        let mut id = String::with_capacity("call_".len() + number.len());
+        id.push_str("call_");
+        id.push_str(&number);
         id
     }
 
