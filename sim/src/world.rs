@@ -17,6 +17,7 @@
 //!
 //! All of it lands in one [`Trace`] per run, in the order it happened.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -84,7 +85,7 @@ fn observed_registry(code_interpreter: bool) -> Registry {
     builder.wrap_bodies(|meta: &ToolMeta, inner| {
         Arc::new(ObservedBody {
             inner,
-            tool: meta.name().to_owned(),
+            tool: Arc::from(meta.name()),
         })
     });
     builder.build()
@@ -142,8 +143,8 @@ pub enum Record {
         index: usize,
         /// The call id, as the body sees it.
         call_id: String,
-        /// The tool.
-        tool: String,
+        /// The tool (shared with every record of its calls).
+        tool: Arc<str>,
         /// The input the body received.
         input: Value,
     },
@@ -156,11 +157,11 @@ pub enum Record {
         index: usize,
         /// The call id.
         call_id: String,
-        /// The tool.
-        tool: String,
+        /// The tool (shared with every record of its calls).
+        tool: Arc<str>,
         /// How the body ended: `ok`, the error code it returned, or `panic`. (Its data
         /// reaches the trace through `tool.finished`.)
-        outcome: String,
+        outcome: Cow<'static, str>,
     },
     /// A runtime event.
     Event(Event),
@@ -226,13 +227,18 @@ struct Recorder {
     epoch: Instant,
 }
 
+/// Room for the records of a typical run (the default profile averages about 50), so that
+/// recording seldom moves the records already kept.
+const RECORDS_EXPECTED: usize = 64;
+
 impl Recorder {
     fn new(session: usize, run: usize) -> Recorder {
         Recorder {
             inner: Arc::new(Mutex::new(RunTrace {
                 session,
                 run,
-                ..RunTrace::default()
+                records: Vec::with_capacity(RECORDS_EXPECTED),
+                start_error: None,
             })),
             epoch: Instant::now(),
         }
@@ -270,7 +276,7 @@ pub struct PlantedPanic;
 
 struct ObservedBody {
     inner: Arc<dyn ToolBody>,
-    tool: String,
+    tool: Arc<str>,
 }
 
 impl ToolBody for ObservedBody {
@@ -295,11 +301,11 @@ impl ToolBody for ObservedBody {
                 latency_ms: 0,
                 effect: Effect::None,
             };
-            let behaviour = world.behaviours.get(&self.tool).unwrap_or(&PLAIN);
+            let behaviour = world.behaviours.get(&*self.tool).unwrap_or(&PLAIN);
             if behaviour.latency_ms > 0 {
                 tokio::time::sleep(Duration::from_millis(behaviour.latency_ms)).await;
             }
-            let end = |outcome: String| {
+            let end = |outcome: Cow<'static, str>| {
                 recorder.record(Record::BodyEnd {
                     at_ms: recorder.now_ms(),
                     index: context.call_index(),
@@ -310,7 +316,7 @@ impl ToolBody for ObservedBody {
             };
             let result = match &behaviour.effect {
                 Effect::Panic => {
-                    end("panic".to_owned());
+                    end(Cow::Borrowed("panic"));
                     std::panic::resume_unwind(Box::new(PlantedPanic));
                 }
                 Effect::Fail => {
@@ -333,8 +339,8 @@ impl ToolBody for ObservedBody {
                 }
             };
             end(match &result {
-                Ok(_) => "ok".to_owned(),
-                Err(error) => error.code.clone(),
+                Ok(_) => Cow::Borrowed("ok"),
+                Err(error) => Cow::Owned(error.code.clone()),
             });
             result
         })

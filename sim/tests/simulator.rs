@@ -320,7 +320,7 @@ fn the_chrome_trace_matches_the_recorded_intervals() {
     assert!(!bodies.is_empty());
     for (tool, start, duration) in &bodies {
         assert!(
-            slices.iter().any(|slice| slice["name"] == *tool
+            slices.iter().any(|slice| slice["name"] == **tool
                 && slice["ts"] == *start
                 && slice["dur"] == *duration
                 && slice["tid"].as_u64() > Some(0)),
