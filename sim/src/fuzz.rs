@@ -39,6 +39,7 @@
 //! are smoke-tested on them.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use arbitrary::{Arbitrary, Unstructured};
 use serde_json::{Value, json};
@@ -441,7 +442,7 @@ impl FuzzScenario {
                     limits: LimitsScript::default(),
                     cancel_at_ms: None,
                     answers: Vec::new(),
-                    tools: BTreeMap::new(),
+                    tools: Arc::default(),
                     turns: Vec::new(),
                 }],
             });
@@ -604,7 +605,7 @@ impl Builder<'_> {
             limits,
             cancel_at_ms: run.cancel_at_ms.map(u64::from),
             answers,
-            tools,
+            tools: Arc::new(tools),
             turns,
         }
     }

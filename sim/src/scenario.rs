@@ -27,6 +27,7 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use ward_core::driver::Limits;
@@ -143,11 +144,16 @@ pub struct RunScript {
     /// The user's answers to `ask_user`, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub answers: Vec<Answer>,
-    /// Behaviour of tool bodies, by tool name.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub tools: BTreeMap<String, ToolBehaviour>,
+    /// Behaviour of tool bodies, by tool name. Shared with the bodies of every execution of
+    /// the run (a campaign executes a script more than once); edit it with `Arc::make_mut`.
+    #[serde(default, skip_serializing_if = "no_behaviours")]
+    pub tools: Arc<BTreeMap<String, ToolBehaviour>>,
     /// The provider's script: one step per provider request.
     pub turns: Vec<Turn>,
+}
+
+fn no_behaviours(tools: &Arc<BTreeMap<String, ToolBehaviour>>) -> bool {
+    tools.is_empty()
 }
 
 /// Limits of a run; each missing one takes its default.
@@ -486,7 +492,7 @@ impl Scenario {
                 if let Err(error) = run.limits.resolve().check() {
                     return Err(invalid(format!("{at}/limits"), error.to_string()));
                 }
-                for (tool, behaviour) in &run.tools {
+                for (tool, behaviour) in run.tools.iter() {
                     if let Effect::LeakSecret { label } = &behaviour.effect {
                         if self.secret(label).is_none() {
                             return Err(invalid(

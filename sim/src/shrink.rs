@@ -6,6 +6,8 @@
 //! nothing or the budget of executions runs out. Each candidate is an ordinary scenario, so
 //! every step is checked by the same execution and oracles as the original.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::invariants::Invariant;
@@ -260,7 +262,7 @@ fn remove_behaviour(scenario: &mut Scenario, index: usize) -> bool {
     let Some(name) = run.tools.keys().nth(position).cloned() else {
         return false;
     };
-    run.tools.remove(&name);
+    Arc::make_mut(&mut run.tools).remove(&name);
     true
 }
 
@@ -268,7 +270,7 @@ fn zero_latency(scenario: &mut Scenario, index: usize) -> bool {
     let Some((run, position)) = nth_in_runs(scenario, index, |run| run.tools.len()) else {
         return false;
     };
-    let Some(behaviour) = run.tools.values_mut().nth(position) else {
+    let Some(behaviour) = Arc::make_mut(&mut run.tools).values_mut().nth(position) else {
         return false;
     };
     if behaviour.latency_ms == 0 {

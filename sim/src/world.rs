@@ -264,7 +264,7 @@ impl Recorder {
 /// The per-run state tool bodies reach through the context extension.
 struct RunWorld {
     recorder: Recorder,
-    behaviours: BTreeMap<String, ToolBehaviour>,
+    behaviours: Arc<BTreeMap<String, ToolBehaviour>>,
     /// The scenario's secret values by label, shared by its runs.
     secrets: Arc<BTreeMap<String, String>>,
 }
@@ -801,7 +801,7 @@ async fn execute_run(
         }),
         extension: Some(Arc::new(RunWorld {
             recorder: recorder.clone(),
-            behaviours: script.tools.clone(),
+            behaviours: Arc::clone(&script.tools),
             secrets: Arc::clone(secrets),
         })),
     };

@@ -17,6 +17,7 @@ pub mod args;
 pub mod secrets;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use ward_core::fault::Fault;
@@ -269,7 +270,7 @@ impl<'r> Generator<'r> {
             limits: plan.limits,
             cancel_at_ms,
             answers: plan.answers,
-            tools: plan.tools,
+            tools: Arc::new(plan.tools),
             turns,
         }
     }
