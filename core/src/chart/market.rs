@@ -379,6 +379,7 @@ impl Market {
             Some(minutes) => f64::from(minutes) / f64::from(SESSION_MINUTES),
             None => period.volatility_scale().powi(2),
         };
+        let stock = instrument.kind == "stock";
         let mut close = instrument.base_price;
         times
             .into_iter()
@@ -388,7 +389,11 @@ impl Market {
                 let high = open.max(close) * (1.0 + 0.5 * volatility * unit(&mut generator));
                 let low = open.min(close) * (1.0 - 0.5 * volatility * unit(&mut generator));
                 let volume = instrument.base_volume * volume_scale * (0.5 + unit(&mut generator));
-                let factor = adjustment_factor(instrument, adjustment, day);
+                let factor = if stock {
+                    adjustment_factor(adjustment, day)
+                } else {
+                    1.0
+                };
                 Bar {
                     time,
                     open: cents(open * factor),
@@ -438,10 +443,9 @@ impl Market {
     }
 }
 
-fn adjustment_factor(instrument: &Instrument, adjustment: Adjustment, day: Date) -> f64 {
-    if instrument.kind != "stock" {
-        return 1.0;
-    }
+/// The price factor of `adjustment` on `day`, for a stock (other kinds are never adjusted:
+/// [`Market::bars`] asks only for stocks, deciding once per series rather than per bar).
+fn adjustment_factor(adjustment: Adjustment, day: Date) -> f64 {
     match adjustment {
         Adjustment::None => 1.0,
         Adjustment::Qfq | Adjustment::Splits if day < SPLIT_DAY => 0.5,
