@@ -343,7 +343,7 @@ impl<S: SessionStore> Session<S> {
             .store
             .load(run.session_id)
             .into_iter()
-            .map(|message| guard.message(message))
+            .map(|message| guard.shared_message(message))
             .collect();
         run.log.emit(EventKind::RunStarted {
             read_only: input.read_only,
@@ -367,15 +367,18 @@ impl<S: SessionStore> Session<S> {
         } else {
             redacted_prompt.clone()
         };
-        run.store.append(
-            run.session_id,
-            &Message::User {
-                text: redacted_prompt.clone(),
-            },
-        );
-        run.transcript.push(Message::User {
-            text: prompt_in_transcript,
+        let stored_prompt = Arc::new(Message::User {
+            text: redacted_prompt.clone(),
         });
+        run.store.append(run.session_id, &stored_prompt);
+        run.transcript
+            .push(if prompt_in_transcript == redacted_prompt {
+                stored_prompt
+            } else {
+                Arc::new(Message::User {
+                    text: prompt_in_transcript,
+                })
+            });
         run.log.emit(EventKind::UserMessageCreated {
             text: redacted_prompt.clone(),
         });
@@ -411,11 +414,15 @@ impl<S: SessionStore> Session<S> {
         };
 
         for turn in 0..=TURNS_HARD_MAX {
-            let transcript: Cow<'_, [Message]> =
+            let transcript: Cow<'_, [Arc<Message>]> =
                 if turn == 0 && crate::fault!(options.faults, Fault::RedactFirstTurnOnly) {
                     let mut first = run.transcript.clone();
-                    if let Some(Message::User { text }) = first.last_mut() {
-                        text.clone_from(&redacted_prompt);
+                    if let Some(last) = first.last_mut()
+                        && matches!(**last, Message::User { .. })
+                    {
+                        *last = Arc::new(Message::User {
+                            text: redacted_prompt.clone(),
+                        });
                     }
                     Cow::Owned(first)
                 } else {
@@ -521,7 +528,7 @@ impl Watch<'_> {
 async fn ask<P: Provider + ?Sized>(
     provider: &mut P,
     system_prompt: &str,
-    transcript: &[Message],
+    transcript: &[Arc<Message>],
     tools: &[&ToolMeta],
     turn: u32,
     limits: &Limits,
@@ -565,7 +572,7 @@ struct Run<'r, S: SessionStore> {
     session_id: &'r str,
     store: &'r mut S,
     log: EventLog<'r>,
-    transcript: Vec<Message>,
+    transcript: Vec<Arc<Message>>,
     guard: &'r SecretGuard,
     faults: FaultSet,
     batches: u32,
@@ -575,6 +582,7 @@ struct Run<'r, S: SessionStore> {
 impl<S: SessionStore> Run<'_, S> {
     /// Appends an already guarded message to the transcript and the store.
     fn enter(&mut self, message: Message) {
+        let message = Arc::new(message);
         self.store.append(self.session_id, &message);
         self.transcript.push(message);
     }

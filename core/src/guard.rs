@@ -205,6 +205,35 @@ impl SecretGuard {
         }
     }
 
+    /// A shared transcript message with every text guarded: the very same message when it
+    /// carries nothing to redact.
+    pub fn shared_message(&self, message: Arc<Message>) -> Arc<Message> {
+        if !self.is_active() || !self.touches_message(&message) {
+            return message;
+        }
+        Arc::new(self.message(Arc::unwrap_or_clone(message)))
+    }
+
+    /// Whether any text of `message` has anything to redact.
+    fn touches_message(&self, message: &Message) -> bool {
+        match message {
+            Message::User { text } => self.touches(text),
+            Message::Assistant { text, calls } => {
+                self.touches(text)
+                    || calls.iter().any(|call| {
+                        [&call.id, &call.name, &call.arguments]
+                            .into_iter()
+                            .any(|text| self.touches(text))
+                    })
+            }
+            Message::Tool {
+                call_id,
+                name,
+                result,
+            } => self.touches(call_id) || self.touches(name) || self.touches_result(result),
+        }
+    }
+
     /// A transcript message with every text guarded.
     pub fn message(&self, message: Message) -> Message {
         if !self.is_active() {

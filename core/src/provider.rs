@@ -5,6 +5,8 @@
 //! typed [`ProviderError`]. The driver applies the request timeout, the retries of
 //! retryable errors and the backoff; a provider only answers.
 
+use std::sync::Arc;
+
 use futures::future::BoxFuture;
 
 use crate::envelope::ToolError;
@@ -16,8 +18,9 @@ use crate::tool::{ToolCall, ToolMeta};
 pub struct ProviderRequest<'a> {
     /// The system prompt.
     pub system_prompt: &'a str,
-    /// The transcript so far: redacted and guarded.
-    pub transcript: &'a [Message],
+    /// The transcript so far: redacted and guarded. Each message is the very one the session
+    /// store keeps (shared, never copied per request).
+    pub transcript: &'a [Arc<Message>],
     /// The tools offered in this run, in registration order.
     pub tools: &'a [&'a ToolMeta],
     /// The turn, from 0.

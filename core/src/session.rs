@@ -6,6 +6,7 @@
 //! the store never holds the raw prompt.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -41,17 +42,21 @@ pub enum Message {
 }
 
 /// Where sessions are kept between runs.
+///
+/// Messages are shared: the store keeps the very message the run's transcript holds and
+/// sends to the provider, so entering a message copies nothing. A message never changes
+/// once entered.
 pub trait SessionStore: Send {
     /// The transcript of `session_id` so far (empty for a new session).
-    fn load(&self, session_id: &str) -> Vec<Message>;
+    fn load(&self, session_id: &str) -> Vec<Arc<Message>>;
     /// Appends one message to `session_id`.
-    fn append(&mut self, session_id: &str, message: &Message);
+    fn append(&mut self, session_id: &str, message: &Arc<Message>);
 }
 
 /// A session store in memory.
 #[derive(Clone, Debug, Default)]
 pub struct MemoryStore {
-    sessions: BTreeMap<String, Vec<Message>>,
+    sessions: BTreeMap<String, Vec<Arc<Message>>>,
 }
 
 impl MemoryStore {
@@ -61,20 +66,20 @@ impl MemoryStore {
     }
 
     /// The messages of `session_id`.
-    pub fn messages(&self, session_id: &str) -> &[Message] {
+    pub fn messages(&self, session_id: &str) -> &[Arc<Message>] {
         self.sessions.get(session_id).map_or(&[], Vec::as_slice)
     }
 }
 
 impl SessionStore for MemoryStore {
-    fn load(&self, session_id: &str) -> Vec<Message> {
+    fn load(&self, session_id: &str) -> Vec<Arc<Message>> {
         self.messages(session_id).to_vec()
     }
 
-    fn append(&mut self, session_id: &str, message: &Message) {
+    fn append(&mut self, session_id: &str, message: &Arc<Message>) {
         self.sessions
             .entry(session_id.to_owned())
             .or_default()
-            .push(message.clone());
+            .push(Arc::clone(message));
     }
 }

@@ -722,7 +722,7 @@ async fn read_only_never_leaks_between_runs_of_a_session() {
             .contains(&"settings_update".to_owned());
         assert_eq!(offers_writes, !read_only);
         let messages = session.store().messages("session-1");
-        let last = messages.iter().rev().find_map(|message| match message {
+        let last = messages.iter().rev().find_map(|message| match &**message {
             Message::Tool { result, .. } => Some(result.clone()),
             _ => None,
         });
@@ -734,7 +734,7 @@ async fn read_only_never_leaks_between_runs_of_a_session() {
             .store()
             .messages("session-1")
             .iter()
-            .filter(|m| matches!(m, Message::User { .. }))
+            .filter(|m| matches!(&***m, Message::User { .. }))
             .count(),
         3
     );

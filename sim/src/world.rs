@@ -30,7 +30,7 @@ use ward_core::chart::tools::{CatalogueOptions, register_tools};
 use ward_core::chart::{ChartState, SharedChart};
 use ward_core::deadline::CancelToken;
 use ward_core::driver::{RunOptions, Session, StartRunInput};
-use ward_core::envelope::{Outcome, ToolError};
+use ward_core::envelope::ToolError;
 use ward_core::events::{Event, EventKind, EventSink};
 use ward_core::fault::FaultSet;
 use ward_core::provider::{Provider, ProviderError, ProviderReply, ProviderRequest};
@@ -377,12 +377,10 @@ struct SimProvider<'s> {
     last_system_prompt: String,
     last_tools: Vec<String>,
     last_transcript: Vec<Arc<Message>>,
-    /// The session store's messages.
-    stored: Stored,
 }
 
 impl<'s> SimProvider<'s> {
-    fn new(turns: &'s [Turn], recorder: Recorder, stored: Stored) -> SimProvider<'s> {
+    fn new(turns: &'s [Turn], recorder: Recorder) -> SimProvider<'s> {
         SimProvider {
             steps: turns.iter(),
             sent: Vec::new(),
@@ -390,7 +388,6 @@ impl<'s> SimProvider<'s> {
             last_system_prompt: String::new(),
             last_tools: Vec::new(),
             last_transcript: Vec::new(),
-            stored,
         }
     }
 
@@ -416,25 +413,17 @@ impl<'s> SimProvider<'s> {
         if let Some(names) = &tools {
             names.clone_into(&mut self.last_tools);
         }
+        // The runtime sends the very messages it keeps: the previous request's messages that
+        // start this one are those same messages, and the rest are recorded as they are
+        // shared (with the store, when it keeps them), one copy in the trace that the oracle
+        // looks at once.
         let kept = request
             .transcript
             .iter()
-            .zip(self.last_transcript.iter().map(|message| &**message))
-            .take_while(|(sent, previous)| same(sent, previous))
+            .zip(&self.last_transcript)
+            .take_while(|(sent, previous)| Arc::ptr_eq(sent, previous))
             .count();
-        // A message the store holds at the same place is recorded as the store's own copy:
-        // one copy in the trace, which the oracle looks at once. Sameness is checked, so a
-        // request that differs from the store keeps its own copy.
-        let stored = lock(&self.stored);
-        let appended: Vec<Arc<Message>> = request.transcript[kept..]
-            .iter()
-            .zip(kept..)
-            .map(|(sent, place)| match stored.get(place) {
-                Some(copy) if same(copy, sent) => Arc::clone(copy),
-                _ => Arc::new(sent.clone()),
-            })
-            .collect();
-        drop(stored);
+        let appended: Vec<Arc<Message>> = request.transcript[kept..].to_vec();
         self.last_transcript.truncate(kept);
         self.last_transcript.extend(appended.iter().cloned());
         self.recorder.record(Record::Request {
@@ -446,40 +435,6 @@ impl<'s> SimProvider<'s> {
             kept,
             appended,
         });
-    }
-}
-
-/// Whether two messages are the same to the last bit: equal texts, and result data that is
-/// one shared value. (Equality of JSON values is not enough: `0.0 == -0.0`, yet the two are
-/// different data, which the trace must not confuse.) The runtime hands one result to the
-/// transcript and the store, so data the provider was sent again is the very same value.
-fn same(a: &Message, b: &Message) -> bool {
-    match (a, b) {
-        (
-            Message::Tool {
-                call_id,
-                name,
-                result,
-            },
-            Message::Tool {
-                call_id: other_id,
-                name: other_name,
-                result: other,
-            },
-        ) => {
-            let outcomes = match (&result.outcome, &other.outcome) {
-                (Outcome::Success(data), Outcome::Success(other_data)) => {
-                    Arc::ptr_eq(data, other_data)
-                }
-                (Outcome::Failure(error), Outcome::Failure(other_error)) => error == other_error,
-                _ => false,
-            };
-            call_id == other_id
-                && name == other_name
-                && result.state_changed == other.state_changed
-                && outcomes
-        }
-        _ => a == b,
     }
 }
 
@@ -557,9 +512,10 @@ struct Sent {
 }
 
 /// The calls a reaction adds, decided only by what the provider received.
-fn react(reaction: Reaction, transcript: &[Message], sent: &[Sent]) -> Vec<CallScript> {
+fn react(reaction: Reaction, transcript: &[Arc<Message>], sent: &[Sent]) -> Vec<CallScript> {
     let last_results = transcript
         .iter()
+        .map(|message| &**message)
         .rev()
         .take_while(|message| matches!(message, Message::Tool { .. }))
         .collect::<Vec<_>>();
@@ -647,31 +603,22 @@ impl EventSink for SimEvents {
 /// The session store of a simulated session: keeps its messages and records every append
 /// (one copy, shared by both).
 struct SimStore {
-    messages: Stored,
+    messages: Vec<Arc<Message>>,
     recorder: Option<Recorder>,
 }
 
-/// The messages of a session store, in order; shared with the run's provider, which records
-/// a message it is sent that is the [`same`] as the stored one at the same place as that very
-/// copy.
-type Stored = Arc<Mutex<Vec<Arc<Message>>>>;
-
 impl SessionStore for SimStore {
-    fn load(&self, _session_id: &str) -> Vec<Message> {
-        lock(&self.messages)
-            .iter()
-            .map(|message| Message::clone(message))
-            .collect()
+    fn load(&self, _session_id: &str) -> Vec<Arc<Message>> {
+        self.messages.clone()
     }
 
-    fn append(&mut self, _session_id: &str, message: &Message) {
-        let message = Arc::new(message.clone());
+    fn append(&mut self, _session_id: &str, message: &Arc<Message>) {
         if let Some(recorder) = &self.recorder {
             recorder.record(Record::Append {
-                message: Arc::clone(&message),
+                message: Arc::clone(message),
             });
         }
-        lock(&self.messages).push(message);
+        self.messages.push(Arc::clone(message));
     }
 }
 
@@ -731,7 +678,7 @@ async fn execute_async(world: &World, scenario: &Scenario, faults: FaultSet) -> 
     for (session_index, session_script) in scenario.sessions.iter().enumerate() {
         let chart = SharedChart::new(scenario.chart_seed);
         let store = SimStore {
-            messages: Stored::default(),
+            messages: Vec::new(),
             recorder: None,
         };
         let mut session = Session::new(
@@ -785,8 +732,7 @@ async fn execute_run(
             .collect(),
         limits: script.limits.resolve(),
     };
-    let stored = Arc::clone(&session.store().messages);
-    let mut provider = SimProvider::new(&script.turns, recorder.clone(), stored);
+    let mut provider = SimProvider::new(&script.turns, recorder.clone());
     let mut events = SimEvents {
         recorder: recorder.clone(),
         chart: session.chart().clone(),
@@ -839,27 +785,6 @@ fn session_store_recorder(session: &mut Session<SimStore>, recorder: Option<Reco
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn messages_are_the_same_only_with_the_same_result_data() {
-        use ward_core::envelope::ToolResult;
-        let tool = |result: ToolResult| Message::Tool {
-            call_id: "call_1".to_owned(),
-            name: "panes_list".to_owned(),
-            result,
-        };
-        let shared = tool(ToolResult::success(serde_json::json!({"x": 0.0}), false));
-        assert!(same(&shared, &shared.clone()));
-        // Equal as JSON values (0.0 == -0.0), yet different data.
-        let other = tool(ToolResult::success(serde_json::json!({"x": -0.0}), false));
-        assert_eq!(shared, other);
-        assert!(!same(&shared, &other));
-        let user = Message::User {
-            text: "hi".to_owned(),
-        };
-        assert!(same(&user, &user.clone()));
-        assert!(!same(&user, &shared));
-    }
 
     #[test]
     fn injections_round_trip() {

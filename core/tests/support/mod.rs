@@ -109,7 +109,11 @@ impl Provider for ScriptedProvider {
                 .iter()
                 .map(|meta| meta.name().to_owned())
                 .collect(),
-            transcript: request.transcript.to_vec(),
+            transcript: request
+                .transcript
+                .iter()
+                .map(|m| Message::clone(m))
+                .collect(),
         });
         Box::pin(async move {
             loop {
@@ -316,12 +320,12 @@ pub fn check_event_stream(events: &[Event]) {
 }
 
 /// The results of the tool messages that follow the assistant message of `turn`.
-pub fn results_of_turn(messages: &[Message], turn: usize) -> Vec<(String, ToolResult)> {
+pub fn results_of_turn(messages: &[Arc<Message>], turn: usize) -> Vec<(String, ToolResult)> {
     let mut turns_seen = 0;
     let mut collecting = false;
     let mut results = Vec::new();
     for message in messages {
-        match message {
+        match &**message {
             Message::Assistant { .. } => {
                 collecting = turns_seen == turn;
                 turns_seen += 1;
