@@ -46,7 +46,7 @@ impl Provider for OneBatch {
         Box::pin(async move {
             Ok(ProviderReply {
                 text: String::new(),
-                calls,
+                calls: calls.into(),
             })
         })
     }

@@ -445,32 +445,30 @@ impl<S: SessionStore> Session<S> {
             };
             activity.reset();
             let text = guard.string(reply.text);
-            let guarded_calls: Vec<ToolCall> = reply
-                .calls
-                .iter()
-                .cloned()
-                .map(|call| guard.call(call))
-                .collect();
+            // The calls as the model sent them run the batch (the guard judges their raw
+            // input); their guarded form, the same calls when clean, is entered and announced.
+            let calls = reply.calls;
+            let guarded_calls = guard.calls(&calls);
             run.enter(Message::Assistant {
                 text: text.clone(),
-                calls: guarded_calls.clone(),
+                calls: Arc::clone(&guarded_calls),
             });
             run.log.emit(EventKind::AssistantMessageCompleted {
                 turn,
                 text: text.clone(),
                 calls: guarded_calls,
             });
-            if reply.calls.is_empty() {
+            if calls.is_empty() {
                 return Ok(run.end(RunOutcome::Completed { text }));
             }
             if run.batches >= turns_max {
-                run.abort_unstarted(&reply.calls);
+                run.abort_unstarted(&calls);
                 return Ok(run.end(RunOutcome::Failed {
                     error: tool_loop_limit(limits.turns_max),
                 }));
             }
             let (results, stopped) = {
-                let batch = schedule::run_batch(&batch_run, &reply.calls, &mut run.log);
+                let batch = schedule::run_batch(&batch_run, &calls, &mut run.log);
                 tokio::pin!(batch);
                 tokio::select! {
                     biased;

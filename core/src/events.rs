@@ -10,6 +10,8 @@
 //! Calls that are never taken up — past the batch cap, past the turn limit, or after the
 //! run was stopped — get a `tool.finished` without a `tool.started`.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
@@ -54,8 +56,8 @@ pub enum EventKind {
         turn: u32,
         /// The reply's text.
         text: String,
-        /// Its calls.
-        calls: Vec<ToolCall>,
+        /// Its calls (shared with the transcript's message).
+        calls: Arc<[ToolCall]>,
     },
     /// The entry point took a call up.
     #[serde(rename = "tool.started", rename_all = "camelCase")]

@@ -205,6 +205,20 @@ impl SecretGuard {
         }
     }
 
+    /// Calls with their ids, names and argument texts guarded: the very same calls when none
+    /// carries anything to redact.
+    pub fn calls(&self, calls: &Arc<[ToolCall]>) -> Arc<[ToolCall]> {
+        let touched = |call: &ToolCall| {
+            [&call.id, &call.name, &call.arguments]
+                .into_iter()
+                .any(|text| self.touches(text))
+        };
+        if !self.is_active() || !calls.iter().any(touched) {
+            return Arc::clone(calls);
+        }
+        calls.iter().cloned().map(|call| self.call(call)).collect()
+    }
+
     /// A shared transcript message with every text guarded: the very same message when it
     /// carries nothing to redact.
     pub fn shared_message(&self, message: Arc<Message>) -> Arc<Message> {
@@ -245,7 +259,7 @@ impl SecretGuard {
             },
             Message::Assistant { text, calls } => Message::Assistant {
                 text: self.string(text),
-                calls: calls.into_iter().map(|call| self.call(call)).collect(),
+                calls: self.calls(&calls),
             },
             Message::Tool {
                 call_id,

@@ -34,8 +34,10 @@ pub struct ProviderRequest<'a> {
 pub struct ProviderReply {
     /// The reply's text.
     pub text: String,
-    /// The tool calls of one batch; none ends the run.
-    pub calls: Vec<ToolCall>,
+    /// The tool calls of one batch; none ends the run. Shared: the runtime keeps them as
+    /// they are (the transcript holds their guarded form, the same calls when clean), so a
+    /// provider that also keeps them copies nothing.
+    pub calls: Arc<[ToolCall]>,
 }
 
 /// How a provider request failed (R21).

@@ -26,8 +26,9 @@ pub enum Message {
     Assistant {
         /// The reply's text.
         text: String,
-        /// The calls, as sent (ids, names and argument text guarded).
-        calls: Vec<ToolCall>,
+        /// The calls, as sent (ids, names and argument text guarded); shared with the
+        /// `assistant.message.completed` event that announced them.
+        calls: Arc<[ToolCall]>,
     },
     /// The result of one call.
     #[serde(rename_all = "camelCase")]

@@ -129,8 +129,8 @@ pub enum Record {
         attempt: u32,
         /// The reply's text.
         text: String,
-        /// Its calls.
-        calls: Vec<ToolCall>,
+        /// Its calls (shared with the reply the runtime received).
+        calls: Arc<[ToolCall]>,
         /// The provider error instead, as a code.
         error: Option<String>,
     },
@@ -472,7 +472,7 @@ impl Provider for SimProvider<'_> {
                     turn,
                     attempt,
                     text: String::new(),
-                    calls: Vec::new(),
+                    calls: Arc::default(),
                     error: Some(failure.kind.to_core().code().to_owned()),
                 });
                 let mut error =
@@ -480,7 +480,7 @@ impl Provider for SimProvider<'_> {
                 error.retry_after_ms = failure.retry_after_ms;
                 return Err(error);
             }
-            let calls: Vec<ToolCall> = calls
+            let calls: Arc<[ToolCall]> = calls
                 .into_iter()
                 .map(|call| ToolCall {
                     id: call.id,
@@ -493,7 +493,7 @@ impl Provider for SimProvider<'_> {
                 turn,
                 attempt,
                 text: step.text.clone(),
-                calls: calls.clone(),
+                calls: Arc::clone(&calls),
                 error: None,
             });
             Ok(ProviderReply {

@@ -113,17 +113,17 @@ fn event_mutations(event: &Event) -> Vec<Event> {
             if !calls.is_empty() {
                 with(&|event| {
                     if let EventKind::AssistantMessageCompleted { calls, .. } = &mut event.kind {
-                        calls[0].id.push('x')
+                        Arc::make_mut(calls)[0].id.push('x')
                     }
                 });
                 with(&|event| {
                     if let EventKind::AssistantMessageCompleted { calls, .. } = &mut event.kind {
-                        calls[0].name.push('x')
+                        Arc::make_mut(calls)[0].name.push('x')
                     }
                 });
                 with(&|event| {
                     if let EventKind::AssistantMessageCompleted { calls, .. } = &mut event.kind {
-                        calls[0].arguments.push(' ')
+                        Arc::make_mut(calls)[0].arguments.push(' ')
                     }
                 });
             }

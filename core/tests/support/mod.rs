@@ -40,14 +40,14 @@ pub enum Step {
 pub fn reply(calls: Vec<ToolCall>) -> Step {
     Step::Reply(ProviderReply {
         text: String::new(),
-        calls,
+        calls: calls.into(),
     })
 }
 
 pub fn say(text: &str) -> Step {
     Step::Reply(ProviderReply {
         text: text.to_owned(),
-        calls: Vec::new(),
+        calls: Arc::default(),
     })
 }
 
@@ -120,14 +120,14 @@ impl Provider for ScriptedProvider {
                 if let Some(calls) = &self.endless {
                     return Ok(ProviderReply {
                         text: String::new(),
-                        calls: calls.clone(),
+                        calls: calls.as_slice().into(),
                     });
                 }
                 match self.steps.pop_front() {
                     None => {
                         return Ok(ProviderReply {
                             text: "done".to_owned(),
-                            calls: Vec::new(),
+                            calls: Arc::default(),
                         });
                     }
                     Some(Step::Delay(ms)) => tokio::time::sleep(Duration::from_millis(ms)).await,
