@@ -228,14 +228,14 @@ impl ToolError {
 
 /// The outcome of one call.
 ///
-/// Data is shared (`Arc`): a result is never changed once made, and it is handed to the
-/// transcript, the session store and the event stream, so each gets it without a copy.
+/// Data and errors are shared (`Arc`): a result is never changed once made, and it is handed
+/// to the transcript, the session store and the event stream, so each gets it without a copy.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
     /// The tool ran and returned data.
     Success(Arc<Value>),
     /// The call was refused or failed.
-    Failure(ToolError),
+    Failure(Arc<ToolError>),
 }
 
 /// The envelope of one call (SPEC §4).
@@ -259,7 +259,7 @@ impl ToolResult {
     /// A failure; failures never change state.
     pub fn failure(error: ToolError) -> ToolResult {
         ToolResult {
-            outcome: Outcome::Failure(error),
+            outcome: Outcome::Failure(Arc::new(error)),
             state_changed: false,
         }
     }
@@ -329,7 +329,7 @@ impl<'de> Deserialize<'de> for ToolResult {
         let raw = Raw::deserialize(deserializer)?;
         let outcome = match (raw.success, raw.data, raw.error) {
             (true, data, None) => Outcome::Success(Arc::new(data.unwrap_or(Value::Null))),
-            (false, None, Some(error)) => Outcome::Failure(error),
+            (false, None, Some(error)) => Outcome::Failure(Arc::new(error)),
             _ => {
                 return Err(serde::de::Error::custom(
                     "an envelope holds `data` on success and `error` on failure",

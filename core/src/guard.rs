@@ -183,7 +183,9 @@ impl SecretGuard {
             Outcome::Success(data) => {
                 Outcome::Success(Arc::new(self.value(Arc::unwrap_or_clone(data))))
             }
-            Outcome::Failure(error) => Outcome::Failure(self.error(error)),
+            Outcome::Failure(error) => {
+                Outcome::Failure(Arc::new(self.error(Arc::unwrap_or_clone(error))))
+            }
         };
         ToolResult {
             outcome,

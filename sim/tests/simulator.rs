@@ -172,7 +172,9 @@ fn event_mutations(event: &Event) -> Vec<Event> {
                         ward_core::envelope::Outcome::Success(data) => {
                             *data = std::sync::Arc::new(Value::String(format!("{data}x")))
                         }
-                        ward_core::envelope::Outcome::Failure(error) => error.message.push('x'),
+                        ward_core::envelope::Outcome::Failure(error) => {
+                            Arc::make_mut(error).message.push('x')
+                        }
                     }
                 }
             });
