@@ -347,7 +347,7 @@ impl<S: SessionStore> Session<S> {
             .collect();
         run.log.emit(EventKind::RunStarted {
             read_only: input.read_only,
-            tools: listed_names(&offered_names, options.faults),
+            tools: listed_names(&offered_meta, options.faults),
         });
 
         // Every rule on the original prompt in one pass (R15, R29), then the guard, which also
@@ -492,12 +492,13 @@ impl<S: SessionStore> Session<S> {
 }
 
 /// The tool names for `run.started`, in registration order.
-fn listed_names(names: &[&str], faults: FaultSet) -> Vec<String> {
+fn listed_names(tools: &[&ToolMeta], faults: FaultSet) -> Vec<Arc<str>> {
+    let names = tools.iter().map(|tool| tool.shared_name());
     if crate::fault!(faults, Fault::NondeterministicOrder) {
-        let shuffled: HashSet<&str> = names.iter().copied().collect();
-        return shuffled.into_iter().map(str::to_owned).collect();
+        let shuffled: HashSet<&Arc<str>> = names.collect();
+        return shuffled.into_iter().cloned().collect();
     }
-    names.iter().map(|&name| name.to_owned()).collect()
+    names.cloned().collect()
 }
 
 /// Waits for whatever stops a run first.

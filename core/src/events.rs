@@ -40,8 +40,8 @@ pub enum EventKind {
     RunStarted {
         /// Whether the run is read-only.
         read_only: bool,
-        /// The tools offered, in order.
-        tools: Vec<String>,
+        /// The tools offered, in order (the registry's shared names).
+        tools: Vec<Arc<str>>,
     },
     /// The user's message, redacted, entered the transcript.
     #[serde(rename = "user.message.created")]

@@ -85,7 +85,7 @@ pub struct ToolSpec {
 /// A registered tool's frozen metadata (R1). Nothing can change it once registered.
 #[derive(Debug)]
 pub struct ToolMeta {
-    name: String,
+    name: Arc<str>,
     label: String,
     description: String,
     parameters: Value,
@@ -96,7 +96,7 @@ pub struct ToolMeta {
 impl ToolMeta {
     pub(crate) fn freeze(spec: ToolSpec) -> ToolMeta {
         ToolMeta {
-            name: spec.name,
+            name: Arc::from(spec.name),
             label: spec.label,
             description: spec.description,
             parameters: spec.parameters,
@@ -107,6 +107,11 @@ impl ToolMeta {
 
     /// The tool's name.
     pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The tool's name, shared: every run that lists the tool holds this one string.
+    pub fn shared_name(&self) -> &Arc<str> {
         &self.name
     }
 

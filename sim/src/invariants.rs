@@ -13,6 +13,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -362,7 +363,7 @@ impl<'a> Checks<'a, '_> {
         }
         self.arm(Invariant::I1);
         for request in self.view.new_offers() {
-            let writes: Vec<&String> = request
+            let writes: Vec<&Arc<str>> = request
                 .tools
                 .iter()
                 .filter(|name| catalogue::entry(name).is_none_or(|entry| !entry.read_only))
@@ -470,7 +471,7 @@ impl<'a> Checks<'a, '_> {
             if let Some(name) = request
                 .tools
                 .iter()
-                .find(|name| disabled.contains(name.as_str()))
+                .find(|name| disabled.contains(&***name))
             {
                 let explanation = format!("switched-off tool {name} was offered");
                 return self.violate(Invariant::I3, Some(request.turn), None, explanation);
@@ -1100,7 +1101,7 @@ impl<'a> Checks<'a, '_> {
         let view = self.view;
         for request in view.new_offers() {
             self.arm(Invariant::I13);
-            let mut offered: Vec<&str> = request.tools.iter().map(String::as_str).collect();
+            let mut offered: Vec<&str> = request.tools.iter().map(|name| &**name).collect();
             offered.sort_unstable();
             offered.dedup();
             if !offered.iter().eq(self.expected_offer.iter()) {

@@ -27,7 +27,7 @@ pub struct RequestView<'a> {
     /// Whether the system prompt differs from the previous request's.
     pub new_system_prompt: bool,
     /// The offered tools.
-    pub tools: &'a [String],
+    pub tools: &'a [Arc<str>],
     /// The messages that differ from the previous request's transcript; the rest were
     /// seen, identical, in an earlier request.
     pub appended: &'a [Arc<Message>],
@@ -163,7 +163,7 @@ impl<'a> RunView<'a> {
             undone: Vec::new(),
         };
         let mut open_starts: BTreeMap<(usize, &str), usize> = BTreeMap::new();
-        let (mut system_prompt, mut offered): (&str, &[String]) = ("", &[]);
+        let (mut system_prompt, mut offered): (&str, &[Arc<str>]) = ("", &[]);
         for record in &trace.records {
             let batch = view.batches.len().checked_sub(1);
             match record {
@@ -285,7 +285,7 @@ impl<'a> RunView<'a> {
     /// The requests whose tool list differs from the previous request's (the first one
     /// included): a check of the offer needs to look at each list once.
     pub fn new_offers(&self) -> impl Iterator<Item = &RequestView<'a>> {
-        let mut previous: Option<&[String]> = None;
+        let mut previous: Option<&[Arc<str>]> = None;
         self.requests.iter().filter(move |request| {
             let same = previous
                 .is_some_and(|tools| std::ptr::eq(tools, request.tools) || tools == request.tools);

@@ -112,7 +112,7 @@ pub enum Record {
         system_prompt: Option<String>,
         /// The offered tools, when they differ from the previous request's.
         #[serde(skip_serializing_if = "Option::is_none")]
-        tools: Option<Vec<String>>,
+        tools: Option<Vec<Arc<str>>>,
         /// How many messages of the previous request's transcript start this one.
         kept: usize,
         /// The messages that follow them.
@@ -375,7 +375,7 @@ struct SimProvider<'s> {
     recorder: Recorder,
     /// The previous request, to record each request as a change of it.
     last_system_prompt: String,
-    last_tools: Vec<String>,
+    last_tools: Vec<Arc<str>>,
     last_transcript: Vec<Arc<Message>>,
 }
 
@@ -402,12 +402,12 @@ impl<'s> SimProvider<'s> {
                 .tools
                 .iter()
                 .zip(&self.last_tools)
-                .all(|(meta, name)| meta.name() == name);
+                .all(|(meta, name)| meta.name() == &**name);
         let tools = (!same_tools).then(|| {
             request
                 .tools
                 .iter()
-                .map(|meta| meta.name().to_owned())
+                .map(|meta| Arc::clone(meta.shared_name()))
                 .collect::<Vec<_>>()
         });
         if let Some(names) = &tools {

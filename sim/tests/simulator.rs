@@ -87,7 +87,7 @@ fn event_mutations(event: &Event) -> Vec<Event> {
             if !tools.is_empty() {
                 with(&|event| {
                     if let EventKind::RunStarted { tools, .. } = &mut event.kind {
-                        tools[0].push('x')
+                        tools[0] = format!("{}x", tools[0]).into()
                     }
                 });
             }
@@ -546,7 +546,7 @@ fn a_write_offered_on_a_later_turn_of_a_read_only_run_is_caught() {
     if let Record::Request { tools, turn, .. } = &mut records[second] {
         assert_eq!(*turn, 1);
         let mut widened = first_tools;
-        widened.push("drawings_clear".to_owned());
+        widened.push(Arc::from("drawings_clear"));
         *tools = Some(widened);
     }
     let verdict = oracle.check(&scenario, &trace);
