@@ -370,7 +370,7 @@ fn find_injection(text: &str) -> Option<(String, String)> {
 /// the script runs out.
 struct SimProvider<'s> {
     steps: std::slice::Iter<'s, Turn>,
-    /// Every call sent so far (id, tool, fix), to find the fixes of refused calls.
+    /// Every batch sent so far, with the fix of each call, to find the fixes of refused calls.
     sent: Vec<Sent>,
     recorder: Recorder,
     /// The previous request, to record each request as a change of it.
@@ -451,15 +451,26 @@ impl Provider for SimProvider<'_> {
     ) -> BoxFuture<'a, Result<ProviderReply, ProviderError>> {
         self.record_request(&request);
         let step = self.steps.next().unwrap_or(&DONE);
-        let mut calls: Vec<CallScript> = step.calls.clone();
+        let mut scripts: Vec<CallScript> = step.calls.clone();
         for reaction in &step.react {
-            calls.extend(react(*reaction, request.transcript, &self.sent));
+            scripts.extend(react(*reaction, request.transcript, &self.sent));
         }
-        self.sent.extend(calls.iter().map(|call| Sent {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            fix: call.fix.clone(),
-        }));
+        let mut fixes = Vec::with_capacity(scripts.len());
+        let calls: Arc<[ToolCall]> = scripts
+            .into_iter()
+            .map(|call| {
+                fixes.push(call.fix);
+                ToolCall {
+                    id: call.id,
+                    name: call.name,
+                    arguments: call.arguments,
+                }
+            })
+            .collect();
+        self.sent.push(Sent {
+            calls: Arc::clone(&calls),
+            fixes,
+        });
         let (turn, attempt) = (request.turn, request.attempt);
         Box::pin(async move {
             if step.delay_ms > 0 {
@@ -480,14 +491,6 @@ impl Provider for SimProvider<'_> {
                 error.retry_after_ms = failure.retry_after_ms;
                 return Err(error);
             }
-            let calls: Arc<[ToolCall]> = calls
-                .into_iter()
-                .map(|call| ToolCall {
-                    id: call.id,
-                    name: call.name,
-                    arguments: call.arguments,
-                })
-                .collect();
             self.recorder.record(Record::Reply {
                 at_ms,
                 turn,
@@ -504,11 +507,11 @@ impl Provider for SimProvider<'_> {
     }
 }
 
-/// What the provider remembers of a call it sent.
+/// What the provider remembers of a batch it sent: the calls (shared with the reply) and
+/// the fix of each.
 struct Sent {
-    id: String,
-    name: String,
-    fix: Option<String>,
+    calls: Arc<[ToolCall]>,
+    fixes: Vec<Option<String>>,
 }
 
 /// The calls a reaction adds, decided only by what the provider received.
@@ -537,8 +540,9 @@ fn react(reaction: Reaction, transcript: &[Arc<Message>], sent: &[Sent]) -> Vec<
                 let fix = sent
                     .iter()
                     .rev()
-                    .find(|call| &call.id == call_id && &call.name == name);
-                if let Some(fix) = fix.and_then(|call| call.fix.clone()) {
+                    .flat_map(|batch| batch.calls.iter().zip(&batch.fixes).rev())
+                    .find(|(call, _)| &call.id == call_id && &call.name == name);
+                if let Some(fix) = fix.and_then(|(_, fix)| fix.clone()) {
                     calls.push(CallScript {
                         id: format!("{call_id}-fix"),
                         name: name.clone(),
