@@ -605,8 +605,8 @@ impl<S: SessionStore> Run<'_, S> {
             .map(|(index, call)| {
                 let result = CallResult {
                     index,
-                    call_id: self.guard.text(&call.id).into_owned(),
-                    name: self.guard.text(&call.name).into_owned(),
+                    call_id: Arc::from(self.guard.text(&call.id)),
+                    name: Arc::from(self.guard.text(&call.name)),
                     result: ToolResult::failure(ToolError::aborted()),
                 };
                 self.log.emit(EventKind::ToolFinished {

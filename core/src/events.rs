@@ -65,19 +65,19 @@ pub enum EventKind {
         /// The call's position in its batch.
         index: usize,
         /// Its id.
-        call_id: String,
+        call_id: Arc<str>,
         /// The tool it names.
-        name: String,
+        name: Arc<str>,
     },
     /// A call has its result.
     #[serde(rename = "tool.finished", rename_all = "camelCase")]
     ToolFinished {
         /// The call's position in its batch.
         index: usize,
-        /// Its id.
-        call_id: String,
-        /// The tool it names.
-        name: String,
+        /// Its id (shared with the transcript's message).
+        call_id: Arc<str>,
+        /// The tool it names (shared with the transcript's message).
+        name: Arc<str>,
         /// The envelope.
         result: ToolResult,
     },

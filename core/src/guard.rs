@@ -95,6 +95,14 @@ impl SecretGuard {
         }
     }
 
+    /// A shared string, redacted when it carries a value: the very same string when clean.
+    pub fn shared(&self, text: Arc<str>) -> Arc<str> {
+        match self.text(&text) {
+            Cow::Borrowed(_) => text,
+            Cow::Owned(redacted) => Arc::from(redacted),
+        }
+    }
+
     /// Whether `text` carries a whole configured value (`SECRET_IN_INPUT`).
     pub fn finds_in(&self, text: &str) -> bool {
         self.redactor
@@ -268,8 +276,8 @@ impl SecretGuard {
                 name,
                 result,
             } => Message::Tool {
-                call_id: self.string(call_id),
-                name: self.string(name),
+                call_id: self.shared(call_id),
+                name: self.shared(name),
                 result: self.result(result),
             },
         }

@@ -66,9 +66,9 @@ pub struct CallResult {
     /// The call's position in its batch.
     pub index: usize,
     /// The call's id, guarded.
-    pub call_id: String,
+    pub call_id: Arc<str>,
     /// The tool it named, guarded.
-    pub name: String,
+    pub name: Arc<str>,
     /// The envelope, guarded.
     pub result: ToolResult,
 }
@@ -108,8 +108,8 @@ impl BatchRun<'_> {
     ) -> CallResult {
         let finished = CallResult {
             index,
-            call_id: self.guard.text(&call.id).into_owned(),
-            name: self.guard.text(&call.name).into_owned(),
+            call_id: Arc::from(self.guard.text(&call.id)),
+            name: Arc::from(self.guard.text(&call.name)),
             result: self.guard.result(result),
         };
         log.emit(EventKind::ToolFinished {
@@ -124,8 +124,8 @@ impl BatchRun<'_> {
     fn started(&self, log: &mut EventLog<'_>, index: usize, call: &ToolCall) {
         log.emit(EventKind::ToolStarted {
             index,
-            call_id: self.guard.text(&call.id).into_owned(),
-            name: self.guard.text(&call.name).into_owned(),
+            call_id: Arc::from(self.guard.text(&call.id)),
+            name: Arc::from(self.guard.text(&call.name)),
         });
     }
 

@@ -33,10 +33,10 @@ pub enum Message {
     /// The result of one call.
     #[serde(rename_all = "camelCase")]
     Tool {
-        /// The call's id.
-        call_id: String,
-        /// The tool the call named.
-        name: String,
+        /// The call's id (shared with the `tool.finished` event).
+        call_id: Arc<str>,
+        /// The tool the call named (shared with the `tool.finished` event).
+        name: Arc<str>,
         /// The envelope.
         result: ToolResult,
     },

@@ -196,7 +196,7 @@ async fn parallel_results_come_back_in_call_order_whatever_order_they_finish_in(
     let order: Vec<&str> = second
         .iter()
         .filter_map(|message| match message {
-            Message::Tool { call_id, .. } => Some(call_id.as_str()),
+            Message::Tool { call_id, .. } => Some(&**call_id),
             _ => None,
         })
         .collect();

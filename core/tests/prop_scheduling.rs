@@ -431,7 +431,7 @@ fn check_batch(batch: &Batch, faults: FaultSet) -> Result<(), TestCaseError> {
     for event in &events {
         if let EventKind::ToolFinished { index, call_id, .. } = &event.kind {
             finished.push(*index);
-            prop_assert_eq!(call_id, &calls[*index].id);
+            prop_assert_eq!(&**call_id, calls[*index].id.as_str());
             if let Some(interval) = intervals.iter().find(|interval| interval.index == *index) {
                 prop_assert_eq!(
                     Some(event.time_ms),

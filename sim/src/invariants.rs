@@ -627,7 +627,7 @@ impl<'a> Checks<'a, '_> {
             let results: Vec<&str> = appends[position + 1..]
                 .iter()
                 .map_while(|message| match message {
-                    Message::Tool { call_id, .. } => Some(call_id.as_str()),
+                    Message::Tool { call_id, .. } => Some(&**call_id),
                     _ => None,
                 })
                 .collect();

@@ -541,11 +541,11 @@ fn react(reaction: Reaction, transcript: &[Arc<Message>], sent: &[Sent]) -> Vec<
                     .iter()
                     .rev()
                     .flat_map(|batch| batch.calls.iter().zip(&batch.fixes).rev())
-                    .find(|(call, _)| &call.id == call_id && &call.name == name);
+                    .find(|(call, _)| *call.id == **call_id && *call.name == **name);
                 if let Some(fix) = fix.and_then(|(_, fix)| fix.clone()) {
                     calls.push(CallScript {
                         id: format!("{call_id}-fix"),
-                        name: name.clone(),
+                        name: name.to_string(),
                         arguments: fix,
                         fix: None,
                     });

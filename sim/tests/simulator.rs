@@ -136,12 +136,12 @@ fn event_mutations(event: &Event) -> Vec<Event> {
             });
             with(&|event| {
                 if let EventKind::ToolStarted { call_id, .. } = &mut event.kind {
-                    call_id.push('x')
+                    *call_id = format!("{call_id}x").into()
                 }
             });
             with(&|event| {
                 if let EventKind::ToolStarted { name, .. } = &mut event.kind {
-                    name.push('x')
+                    *name = format!("{name}x").into()
                 }
             });
         }
@@ -153,12 +153,12 @@ fn event_mutations(event: &Event) -> Vec<Event> {
             });
             with(&|event| {
                 if let EventKind::ToolFinished { call_id, .. } = &mut event.kind {
-                    call_id.push('x')
+                    *call_id = format!("{call_id}x").into()
                 }
             });
             with(&|event| {
                 if let EventKind::ToolFinished { name, .. } = &mut event.kind {
-                    name.push('x')
+                    *name = format!("{name}x").into()
                 }
             });
             with(&|event| {

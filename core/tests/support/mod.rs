@@ -332,7 +332,7 @@ pub fn results_of_turn(messages: &[Arc<Message>], turn: usize) -> Vec<(String, T
             }
             Message::Tool {
                 call_id, result, ..
-            } if collecting => results.push((call_id.clone(), result.clone())),
+            } if collecting => results.push((call_id.to_string(), result.clone())),
             _ => {}
         }
     }
@@ -351,7 +351,7 @@ pub fn finished(events: &[Event]) -> Vec<(usize, String, String)> {
                 ..
             } => Some((
                 *index,
-                call_id.clone(),
+                call_id.to_string(),
                 result.error_code().unwrap_or("OK").to_owned(),
             )),
             _ => None,
