@@ -87,13 +87,23 @@ pub(crate) struct BatchRun<'a> {
 }
 
 impl BatchRun<'_> {
-    fn context(&self, index: usize, call: &ToolCall) -> ToolContext {
+    /// The guarded id and name of `call`, made once per call and shared by its events, its
+    /// body's context and its result.
+    fn label(&self, call: &ToolCall) -> Label {
+        Label {
+            id: Arc::from(self.guard.text(&call.id)),
+            name: Arc::from(self.guard.text(&call.name)),
+        }
+    }
+
+    /// The context of an admitted call: its guarded id, and the registered name it named.
+    fn context(&self, index: usize, label: &Label, tool_name: &Arc<str>) -> ToolContext {
         ToolContext {
             chart: self.chart.clone(),
             user: Arc::clone(self.user),
             activity: self.activity.clone(),
-            call_id: self.guard.text(&call.id).into_owned(),
-            tool_name: call.name.clone(),
+            call_id: Arc::clone(&label.id),
+            tool_name: Arc::clone(tool_name),
             call_index: index,
             extension: self.extension.clone(),
         }
@@ -103,13 +113,13 @@ impl BatchRun<'_> {
         &self,
         log: &mut EventLog<'_>,
         index: usize,
-        call: &ToolCall,
+        label: &Label,
         result: ToolResult,
     ) -> CallResult {
         let finished = CallResult {
             index,
-            call_id: Arc::from(self.guard.text(&call.id)),
-            name: Arc::from(self.guard.text(&call.name)),
+            call_id: Arc::clone(&label.id),
+            name: Arc::clone(&label.name),
             result: self.guard.result(result),
         };
         log.emit(EventKind::ToolFinished {
@@ -121,11 +131,11 @@ impl BatchRun<'_> {
         finished
     }
 
-    fn started(&self, log: &mut EventLog<'_>, index: usize, call: &ToolCall) {
+    fn started(&self, log: &mut EventLog<'_>, index: usize, label: &Label) {
         log.emit(EventKind::ToolStarted {
             index,
-            call_id: Arc::from(self.guard.text(&call.id)),
-            name: Arc::from(self.guard.text(&call.name)),
+            call_id: Arc::clone(&label.id),
+            name: Arc::clone(&label.name),
         });
     }
 
@@ -145,6 +155,12 @@ impl BatchRun<'_> {
     }
 }
 
+/// A call's guarded id and tool name.
+struct Label {
+    id: Arc<str>,
+    name: Arc<str>,
+}
+
 /// Runs one batch; returns one result per call, in the order sent (R17).
 pub(crate) async fn run_batch(
     run: &BatchRun<'_>,
@@ -155,6 +171,7 @@ pub(crate) async fn run_batch(
     let mut results: Vec<Option<CallResult>> = vec![None; calls.len()];
     let mut completion_order = Vec::with_capacity(calls.len());
     let mut ids = CallIds::default();
+    let labels: Vec<Label> = calls.iter().map(|call| run.label(call)).collect();
     if sequential {
         for (index, call) in calls.iter().enumerate() {
             let result = if index >= run.calls_per_batch_max {
@@ -164,16 +181,20 @@ pub(crate) async fn run_batch(
             {
                 ToolResult::failure(ToolError::aborted())
             } else {
-                run.started(log, index, call);
+                run.started(log, index, &labels[index]);
                 let result = match run.registry.admit(&run.scope, &mut ids, call) {
-                    Ok(admitted) => run.run_admitted(admitted, &run.context(index, call)).await,
+                    Ok(admitted) => {
+                        let name = Arc::clone(admitted.tool().meta().shared_name());
+                        let context = run.context(index, &labels[index], &name);
+                        run.run_admitted(admitted, &context).await
+                    }
                     Err(error) => ToolResult::failure(error),
                 };
                 run.activity.reset();
                 result
             };
             completion_order.push(index);
-            results[index] = Some(run.finished(log, index, call, result));
+            results[index] = Some(run.finished(log, index, &labels[index], result));
         }
     } else {
         let mut refused = Vec::new();
@@ -186,10 +207,11 @@ pub(crate) async fn run_batch(
                 ));
                 continue;
             }
-            run.started(log, index, call);
+            run.started(log, index, &labels[index]);
             match run.registry.admit(&run.scope, &mut ids, call) {
                 Ok(admitted) => {
-                    let context = run.context(index, call);
+                    let name = Arc::clone(admitted.tool().meta().shared_name());
+                    let context = run.context(index, &labels[index], &name);
                     running.push(async move {
                         let result = run.run_admitted(admitted, &context).await;
                         (index, result)
@@ -200,12 +222,12 @@ pub(crate) async fn run_batch(
         }
         for (index, result) in refused {
             completion_order.push(index);
-            results[index] = Some(run.finished(log, index, &calls[index], result));
+            results[index] = Some(run.finished(log, index, &labels[index], result));
         }
         while let Some((index, result)) = running.next().await {
             run.activity.reset();
             completion_order.push(index);
-            results[index] = Some(run.finished(log, index, &calls[index], result));
+            results[index] = Some(run.finished(log, index, &labels[index], result));
         }
     }
     let mut results: Vec<CallResult> = results.into_iter().flatten().collect();

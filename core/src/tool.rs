@@ -222,8 +222,8 @@ pub struct ToolContext {
     pub(crate) chart: SharedChart,
     pub(crate) user: Arc<dyn UserResponder>,
     pub(crate) activity: Activity,
-    pub(crate) call_id: String,
-    pub(crate) tool_name: String,
+    pub(crate) call_id: Arc<str>,
+    pub(crate) tool_name: Arc<str>,
     pub(crate) call_index: usize,
     pub(crate) extension: Option<Arc<dyn Any + Send + Sync>>,
 }
@@ -246,8 +246,8 @@ impl ToolContext {
             chart,
             user: Arc::new(NoUser),
             activity: Activity::new(std::time::Duration::from_secs(86_400)),
-            call_id: call.id.clone(),
-            tool_name: call.name.clone(),
+            call_id: Arc::from(call.id.as_str()),
+            tool_name: Arc::from(call.name.as_str()),
             call_index: 0,
             extension: None,
         }
