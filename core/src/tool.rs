@@ -263,6 +263,11 @@ impl ToolContext {
         &self.call_id
     }
 
+    /// The id of the call being run, shared with the call's events and result.
+    pub fn shared_call_id(&self) -> &Arc<str> {
+        &self.call_id
+    }
+
     /// The name of the tool being run.
     pub fn tool_name(&self) -> &str {
         &self.tool_name

@@ -224,7 +224,7 @@ impl<'a> RunView<'a> {
                     input,
                 } => {
                     let Some(batch) = batch else { continue };
-                    open_starts.insert((*index, call_id.as_str()), view.bodies.len());
+                    open_starts.insert((*index, &**call_id), view.bodies.len());
                     view.batches[batch].bodies.push(view.bodies.len());
                     view.bodies.push(BodyView {
                         batch,
@@ -242,7 +242,7 @@ impl<'a> RunView<'a> {
                     call_id,
                     ..
                 } => {
-                    if let Some(body) = open_starts.remove(&(*index, call_id.as_str())) {
+                    if let Some(body) = open_starts.remove(&(*index, &**call_id)) {
                         view.bodies[body].end_ms = Some(*at_ms);
                     }
                 }

@@ -142,7 +142,7 @@ pub enum Record {
         /// The call's position in its batch.
         index: usize,
         /// The call id, as the body sees it.
-        call_id: String,
+        call_id: Arc<str>,
         /// The tool (shared with every record of its calls).
         tool: Arc<str>,
         /// The input the body received.
@@ -156,7 +156,7 @@ pub enum Record {
         /// The call's position in its batch.
         index: usize,
         /// The call id.
-        call_id: String,
+        call_id: Arc<str>,
         /// The tool (shared with every record of its calls).
         tool: Arc<str>,
         /// How the body ended: `ok`, the error code it returned, or `panic`. (Its data
@@ -293,7 +293,7 @@ impl ToolBody for ObservedBody {
             recorder.record(Record::BodyStart {
                 at_ms: recorder.now_ms(),
                 index: context.call_index(),
-                call_id: context.call_id().to_owned(),
+                call_id: Arc::clone(context.shared_call_id()),
                 tool: self.tool.clone(),
                 input: input.clone(),
             });
@@ -309,7 +309,7 @@ impl ToolBody for ObservedBody {
                 recorder.record(Record::BodyEnd {
                     at_ms: recorder.now_ms(),
                     index: context.call_index(),
-                    call_id: context.call_id().to_owned(),
+                    call_id: Arc::clone(context.shared_call_id()),
                     tool: self.tool.clone(),
                     outcome,
                 });
