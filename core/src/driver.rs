@@ -373,7 +373,7 @@ impl<S: SessionStore> Session<S> {
         run.store.append(run.session_id, &stored_prompt);
         run.transcript
             .push(if prompt_in_transcript == redacted_prompt {
-                stored_prompt
+                Arc::clone(&stored_prompt)
             } else {
                 Arc::new(Message::User {
                     text: prompt_in_transcript,
@@ -416,13 +416,11 @@ impl<S: SessionStore> Session<S> {
         for turn in 0..=TURNS_HARD_MAX {
             let transcript: Cow<'_, [Arc<Message>]> =
                 if turn == 0 && crate::fault!(options.faults, Fault::RedactFirstTurnOnly) {
+                    // The first request shows the store's redacted prompt; later ones resend
+                    // the raw one the transcript kept.
                     let mut first = run.transcript.clone();
-                    if let Some(last) = first.last_mut()
-                        && matches!(**last, Message::User { .. })
-                    {
-                        *last = Arc::new(Message::User {
-                            text: redacted_prompt.clone(),
-                        });
+                    if let Some(last) = first.last_mut() {
+                        *last = Arc::clone(&stored_prompt);
                     }
                     Cow::Owned(first)
                 } else {

@@ -18,8 +18,9 @@ use crate::tool::{ToolCall, ToolMeta};
 pub struct ProviderRequest<'a> {
     /// The system prompt.
     pub system_prompt: &'a str,
-    /// The transcript so far: redacted and guarded. Each message is the very one the session
-    /// store keeps (shared, never copied per request).
+    /// The transcript so far: redacted and guarded. Each message is the very one the run's
+    /// transcript holds (shared, never copied per request): the session store's own, except
+    /// a loaded message the guard had to redact for this run.
     pub transcript: &'a [Arc<Message>],
     /// The tools offered in this run, in registration order.
     pub tools: &'a [&'a ToolMeta],

@@ -44,9 +44,10 @@ pub enum Message {
 
 /// Where sessions are kept between runs.
 ///
-/// Messages are shared: the store keeps the very message the run's transcript holds and
-/// sends to the provider, so entering a message copies nothing. A message never changes
-/// once entered.
+/// Messages are shared: the store keeps the very message a run enters into its transcript
+/// and sends to the provider, so entering a message copies nothing. A message never changes
+/// once entered. (A loaded message the guard has to redact for a later run reaches that
+/// run's transcript as a redacted copy.)
 pub trait SessionStore: Send {
     /// The transcript of `session_id` so far (empty for a new session).
     fn load(&self, session_id: &str) -> Vec<Arc<Message>>;

@@ -28,8 +28,8 @@ pub struct RequestView<'a> {
     pub new_system_prompt: bool,
     /// The offered tools.
     pub tools: &'a [Arc<str>],
-    /// The messages that differ from the previous request's transcript; the rest were
-    /// seen, identical, in an earlier request.
+    /// The messages after those this request shares with the previous request's transcript
+    /// (the very same messages, seen in an earlier request).
     pub appended: &'a [Arc<Message>],
 }
 

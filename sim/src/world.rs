@@ -85,7 +85,7 @@ fn observed_registry(code_interpreter: bool) -> Registry {
     builder.wrap_bodies(|meta: &ToolMeta, inner| {
         Arc::new(ObservedBody {
             inner,
-            tool: Arc::from(meta.name()),
+            tool: Arc::clone(meta.shared_name()),
         })
     });
     builder.build()
