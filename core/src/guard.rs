@@ -500,6 +500,58 @@ mod tests {
     }
 
     #[test]
+    fn shared_records_come_back_as_themselves_when_clean_and_redacted_otherwise() {
+        let guard = SecretGuard::new([KEY]).unwrap();
+        let call = |id: &str, arguments: &str| ToolCall {
+            id: id.to_owned(),
+            name: "web_search".to_owned(),
+            arguments: arguments.to_owned(),
+        };
+        let clean: Arc<[ToolCall]> = vec![call("call_1", r#"{"query":"moutai"}"#)].into();
+        assert!(Arc::ptr_eq(&guard.calls(&clean), &clean));
+        let leaky: Arc<[ToolCall]> = vec![
+            call("call_1", r#"{"query":"moutai"}"#),
+            call(&format!("id-{KEY}"), &format!(r#"{{"query":"{KEY}"}}"#)),
+        ]
+        .into();
+        let guarded = guard.calls(&leaky);
+        assert!(!Arc::ptr_eq(&guarded, &leaky));
+        assert_eq!(guarded[0], leaky[0]);
+        assert_eq!(guarded[1].id, "id-[REDACTED]");
+        assert_eq!(guarded[1].arguments, r#"{"query":"[REDACTED]"}"#);
+
+        let name: Arc<str> = Arc::from("panes_list");
+        assert!(Arc::ptr_eq(&guard.shared(Arc::clone(&name)), &name));
+        assert_eq!(&*guard.shared(Arc::from(KEY)), "[REDACTED]");
+
+        let tool = |call_id: &str, data: Value| {
+            Arc::new(Message::Tool {
+                call_id: Arc::from(call_id),
+                name: Arc::clone(&name),
+                result: ToolResult::success(data, false),
+            })
+        };
+        let kept = tool("call_1", json!({"rows": [["2025-06-02", 1.5]]}));
+        assert!(Arc::ptr_eq(&guard.shared_message(Arc::clone(&kept)), &kept));
+        for leaked in [
+            tool(&format!("call-{KEY}"), json!({})),
+            tool("call_1", json!({"note": KEY})),
+            Arc::new(Message::Assistant {
+                text: String::new(),
+                calls: Arc::clone(&leaky),
+            }),
+            Arc::new(Message::User {
+                text: format!("my key is {KEY}"),
+            }),
+        ] {
+            let guarded = guard.shared_message(Arc::clone(&leaked));
+            assert!(!Arc::ptr_eq(&guarded, &leaked));
+            let text = serde_json::to_string(&*guarded).unwrap();
+            assert!(!text.contains(KEY), "{text}");
+        }
+    }
+
+    #[test]
     fn values_are_redacted_in_strings_keys_and_nested_data() {
         let guard = SecretGuard::new([KEY]).unwrap();
         let value = json!({"note": format!("key={KEY}!"), KEY: [KEY, 1], "[REDACTED]": true});
