@@ -218,15 +218,17 @@ impl SecretGuard {
     /// Calls with their ids, names and argument texts guarded: the very same calls when none
     /// carries anything to redact.
     pub fn calls(&self, calls: &Arc<[ToolCall]>) -> Arc<[ToolCall]> {
-        let touched = |call: &ToolCall| {
-            [&call.id, &call.name, &call.arguments]
-                .into_iter()
-                .any(|text| self.touches(text))
-        };
-        if !self.is_active() || !calls.iter().any(touched) {
+        if !self.is_active() || !calls.iter().any(|call| self.touches_call(call)) {
             return Arc::clone(calls);
         }
         calls.iter().cloned().map(|call| self.call(call)).collect()
+    }
+
+    /// Whether the id, name or argument text of `call` has anything to redact.
+    fn touches_call(&self, call: &ToolCall) -> bool {
+        [&call.id, &call.name, &call.arguments]
+            .into_iter()
+            .any(|text| self.touches(text))
     }
 
     /// A shared transcript message with every text guarded: the very same message when it
@@ -243,12 +245,7 @@ impl SecretGuard {
         match message {
             Message::User { text } => self.touches(text),
             Message::Assistant { text, calls } => {
-                self.touches(text)
-                    || calls.iter().any(|call| {
-                        [&call.id, &call.name, &call.arguments]
-                            .into_iter()
-                            .any(|text| self.touches(text))
-                    })
+                self.touches(text) || calls.iter().any(|call| self.touches_call(call))
             }
             Message::Tool {
                 call_id,

@@ -560,8 +560,8 @@ fn a_write_offered_on_a_later_turn_of_a_read_only_run_is_caught() {
 
 #[test]
 fn a_message_shared_by_a_request_and_the_store_is_still_scanned_for_secrets() {
-    // The trace records a request's message that is the same as the store's as the store's
-    // own copy, and I8 scans each message once: the one scan must still happen.
+    // The trace records a request's message as the very message the store keeps, and I8
+    // scans each message once: the one scan must still happen.
     let (scenario, checked, oracle) = clean_corpus_run("secrets-resent-on-turn-3.json");
     let mut trace = checked.trace.clone();
     let records = &mut trace.runs[0].records;
