@@ -315,8 +315,8 @@ impl<S: SessionStore> Session<S> {
         options: RunOptions,
     ) -> Result<RunReport, StartError> {
         input.limits.check()?;
-        let guard = SecretGuard::new(&input.secrets)?;
         let redactor = Redactor::new(&input.secrets)?.with_faults(options.faults);
+        let guard = SecretGuard::for_redactor(&redactor);
         let policy = RunPolicy {
             read_only: input.read_only,
             disabled: input.disabled_tools.clone(),

@@ -58,6 +58,18 @@ impl SecretGuard {
         })
     }
 
+    /// The guard for the values `redactor` is configured with, sharing its compiled values:
+    /// the same guard as [`SecretGuard::new`] of those values, without compiling them again.
+    pub fn for_redactor(redactor: &Redactor) -> SecretGuard {
+        if redactor.values().is_empty() {
+            return SecretGuard::default();
+        }
+        SecretGuard {
+            redactor: Some(redactor.values_only_of()),
+            fragments: Some(Arc::new(Fragments::new(redactor.values().iter().cloned()))),
+        }
+    }
+
     /// Whether the guard checks anything.
     pub fn is_active(&self) -> bool {
         self.redactor.is_some()
@@ -590,6 +602,26 @@ mod tests {
             format!("{padding} [REDACTED] {padding} [REDACTED] {padding}")
         );
         assert!(matches!(guard.text(&padding), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_guard_for_a_redactor_is_the_guard_of_its_values() {
+        let secrets = [KEY, "search-key-0123456789", "pa\u{200B}ss-word-42"];
+        let shared = SecretGuard::for_redactor(&Redactor::new(secrets).unwrap());
+        let own = SecretGuard::new(secrets).unwrap();
+        assert!(shared.is_active());
+        for text in [
+            format!("a {KEY} b"),
+            "tail: 9f8e7d6c5b4a, key-0123456 and pass-word-42".to_owned(),
+            "search-key-0123456789search-key-0123456789".to_owned(),
+            "nothing to see".to_owned(),
+        ] {
+            assert_eq!(shared.text(&text), own.text(&text), "{text}");
+            assert_eq!(shared.finds_in(&text), own.finds_in(&text), "{text}");
+        }
+        assert_eq!(shared.text("x pass-word-42 y"), "x [REDACTED] y");
+        let none = SecretGuard::for_redactor(&Redactor::new(Vec::<String>::new()).unwrap());
+        assert!(!none.is_active());
     }
 
     #[test]

@@ -20,6 +20,8 @@
 //!   formed again by a placeholder and the text beside it, so redacting twice would differ
 //!   from redacting once (R29 (d)).
 
+use std::sync::Arc;
+
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use memchr::memmem::Finder;
 
@@ -48,12 +50,13 @@ const FINDERS_MAX: usize = 4;
 /// re-reads up to a value's length).
 const FINDER_VALUE_LEN_MAX: usize = 256;
 
-/// The configured values and their matcher.
+/// The configured values and their matcher. Cloning shares them: a run's prompt redactor
+/// and its guard search the same compiled values.
 #[derive(Clone, Debug)]
 pub(crate) struct ExactValues {
     /// The values (invisible characters removed), sorted and without duplicates.
-    values: Vec<String>,
-    matcher: Option<Matcher>,
+    values: Arc<[String]>,
+    matcher: Option<Arc<Matcher>>,
 }
 
 #[derive(Clone, Debug)]
@@ -82,7 +85,7 @@ impl ExactValues {
         values.dedup();
         if values.is_empty() {
             return Ok(ExactValues {
-                values,
+                values: values.into(),
                 matcher: None,
             });
         }
@@ -96,8 +99,8 @@ impl ExactValues {
                 .map(|value| Finder::new(value.as_bytes()).into_owned())
                 .collect();
             return Ok(ExactValues {
-                matcher: Some(Matcher::Finders(finders)),
-                values,
+                matcher: Some(Arc::new(Matcher::Finders(finders))),
+                values: values.into(),
             });
         }
         let automaton = AhoCorasick::builder()
@@ -108,8 +111,8 @@ impl ExactValues {
                 message: error.to_string(),
             })?;
         Ok(ExactValues {
-            matcher: Some(Matcher::Automaton(automaton)),
-            values,
+            matcher: Some(Arc::new(Matcher::Automaton(automaton))),
+            values: values.into(),
         })
     }
 
@@ -125,7 +128,7 @@ impl ExactValues {
 
     /// Every occurrence of every value in `text`, merged: sorted, disjoint, non-touching.
     pub(crate) fn find(&self, text: &[u8], work: &mut Work) -> Vec<Span> {
-        match &self.matcher {
+        match self.matcher.as_deref() {
             None => Vec::new(),
             Some(Matcher::Finders(finders)) => {
                 let mut spans = Vec::new();
@@ -277,11 +280,14 @@ mod tests {
             "xxxxxxxx",
         ];
         assert!(matches!(
-            ExactValues::new(values).expect("valid").matcher,
+            ExactValues::new(values).expect("valid").matcher.as_deref(),
             Some(Matcher::Automaton(_))
         ));
         assert!(matches!(
-            ExactValues::new(&values[..2]).expect("valid").matcher,
+            ExactValues::new(&values[..2])
+                .expect("valid")
+                .matcher
+                .as_deref(),
             Some(Matcher::Finders(_))
         ));
         assert_eq!(

@@ -289,6 +289,23 @@ impl Redactor {
         })
     }
 
+    /// Only the exact-value rule of this redactor, sharing its compiled values (a run's guard
+    /// and its prompt redactor search the same values; building them once per run is enough).
+    pub(crate) fn values_only_of(&self) -> Redactor {
+        Redactor {
+            values: self.values.clone(),
+            anchors: None,
+            woven: Arc::new(OnceLock::new()),
+            faults: FaultSet::EMPTY,
+        }
+    }
+
+    /// The configured values, invisible format characters removed, sorted, without
+    /// duplicates.
+    pub(crate) fn values(&self) -> &[String] {
+        self.values.values()
+    }
+
     /// This redactor with seeded bugs switched on (SPEC §11; the simulator's only). Without
     /// the `fault-injection` feature every fault check is `false`, so this changes nothing.
     #[must_use]
