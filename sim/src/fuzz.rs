@@ -575,7 +575,7 @@ impl Builder<'_> {
                 FuzzDelay::Long => limits.resolve().inactivity_timeout_ms + 1,
                 latency => latency.ms(),
             };
-            tools.insert(pick.name().to_owned(), ToolBehaviour { latency_ms, effect });
+            tools.insert(Arc::from(pick.name()), ToolBehaviour { latency_ms, effect });
         }
         let answers = run
             .answers

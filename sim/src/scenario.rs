@@ -147,12 +147,12 @@ pub struct RunScript {
     /// Behaviour of tool bodies, by tool name. Shared with the bodies of every execution of
     /// the run (a campaign executes a script more than once); edit it with `Arc::make_mut`.
     #[serde(default, skip_serializing_if = "no_behaviours")]
-    pub tools: Arc<BTreeMap<String, ToolBehaviour>>,
+    pub tools: Arc<BTreeMap<Arc<str>, ToolBehaviour>>,
     /// The provider's script: one step per provider request.
     pub turns: Vec<Turn>,
 }
 
-fn no_behaviours(tools: &Arc<BTreeMap<String, ToolBehaviour>>) -> bool {
+fn no_behaviours(tools: &Arc<BTreeMap<Arc<str>, ToolBehaviour>>) -> bool {
     tools.is_empty()
 }
 

@@ -11,11 +11,13 @@ use crate::scenario::Scenario;
 use crate::trace;
 use crate::world::{self, Record, Trace, World};
 
-/// What a worker keeps between scenarios: the wrapped registries and the oracle's schemas.
+/// What a worker keeps between scenarios: the wrapped registries, the oracle's schemas and
+/// the generation plan.
 #[derive(Debug)]
 pub struct Engine {
     world: World,
     oracle: Oracle,
+    plan: generate::Plan,
 }
 
 impl Default for Engine {
@@ -81,11 +83,21 @@ pub fn is_rerun(seed: u64, every: u64) -> bool {
 }
 
 impl Engine {
-    /// Builds the registries and compiles the oracle's schemas.
+    /// Builds the registries, compiles the oracle's schemas and plans generation.
     pub fn new() -> Engine {
         let world = World::new();
         let oracle = Oracle::new(Schemas::compile(world.registry(true)));
-        Engine { world, oracle }
+        let plan = generate::Plan::new(world.registry(true));
+        Engine {
+            world,
+            oracle,
+            plan,
+        }
+    }
+
+    /// The scenario of `seed`, generated against the world's tools.
+    pub fn generate(&self, seed: u64, bug: Option<Fault>) -> generate::Generated {
+        self.plan.generate(seed, bug)
     }
 
     /// Executes and checks `scenario` with `faults` on.
@@ -112,7 +124,7 @@ impl Engine {
     /// Generates, executes and checks `seed`; reruns it when `rerun` and reports a digest
     /// mismatch as an I11 violation.
     pub fn run_seed(&self, seed: u64, bug: Option<Fault>, rerun: bool) -> SeedOutcome {
-        let generated = generate::generate(seed, self.world.registry(true), bug);
+        let generated = self.generate(seed, bug);
         let faults: FaultSet = bug.into_iter().collect();
         let mut checked = self.check(&generated.scenario, faults);
         if rerun {

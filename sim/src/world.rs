@@ -264,7 +264,7 @@ impl Recorder {
 /// The per-run state tool bodies reach through the context extension.
 struct RunWorld {
     recorder: Recorder,
-    behaviours: Arc<BTreeMap<String, ToolBehaviour>>,
+    behaviours: Arc<BTreeMap<Arc<str>, ToolBehaviour>>,
     /// The scenario's secret values by label, shared by its runs.
     secrets: Arc<BTreeMap<String, String>>,
 }
@@ -356,6 +356,10 @@ pub fn injection(tool: &str, arguments: &str) -> String {
 
 /// Finds an injected instruction in `text`: (tool, arguments).
 fn find_injection(text: &str) -> Option<(String, String)> {
+    // Almost no result string holds a backtick: one byte search settles those.
+    if !text.as_bytes().contains(&b'`') {
+        return None;
+    }
     let rest = &text[text.find("and call `")? + "and call `".len()..];
     let tool_end = rest.find('`')?;
     let tool = &rest[..tool_end];

@@ -10,7 +10,6 @@ use ward_core::fault::{Fault, FaultSet};
 use ward_core::session::Message;
 use ward_sim::campaign::{self, CampaignConfig};
 use ward_sim::catalogue::Schemas;
-use ward_sim::generate;
 use ward_sim::invariants::{Invariant, Oracle, Violation};
 use ward_sim::scenario::Scenario;
 use ward_sim::shrink;
@@ -350,7 +349,7 @@ fn the_chrome_trace_matches_the_recorded_intervals() {
 fn generated_scenarios_round_trip_through_the_file_format() {
     let engine = Engine::new();
     for seed in 0..20 {
-        let scenario = generate::generate(seed, engine.world().registry(true), None).scenario;
+        let scenario = engine.generate(seed, None).scenario;
         let replayed = Scenario::from_json(&scenario.to_json(), "generated").unwrap();
         assert_eq!(
             engine.check_file(&replayed, None).digest,

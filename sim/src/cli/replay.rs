@@ -13,7 +13,6 @@ use clap::Args;
 use ward_core::events::EventKind;
 use ward_core::fault::Fault;
 
-use crate::generate;
 use crate::invariants::{Invariant, Violation};
 use crate::scenario::Scenario;
 use crate::simulate::Engine;
@@ -114,7 +113,7 @@ fn terminal_name(kind: &EventKind) -> String {
 
 fn load(engine: &Engine, args: &ReplayArgs) -> Result<Scenario, String> {
     if let Ok(seed) = args.target.parse::<u64>() {
-        return Ok(generate::generate(seed, engine.world().registry(true), args.bug).scenario);
+        return Ok(engine.generate(seed, args.bug).scenario);
     }
     let text = std::fs::read_to_string(&args.target)
         .map_err(|error| format!("cannot read {}: {error}", args.target))?;

@@ -28,11 +28,234 @@ const WORDS: &[&str] = &[
 
 /// A valid input for a tool with `schema`, as a JSON value.
 pub fn valid(rng: &mut SimRng, tool: &str, schema: &Value) -> Value {
-    let mut value = value_for(rng, "", schema);
-    if tool == "drawing_create" {
-        fit_anchors(rng, &mut value);
+    Arguments::compile(tool, schema).valid(rng)
+}
+
+/// How to build a tool's valid input, worked out once from its published schema: the
+/// generator makes several inputs per run, and reading the schema's members by name for each
+/// value would cost more than building the value.
+#[derive(Clone, Debug)]
+pub struct Arguments {
+    shape: Shape,
+    /// `drawing_create`: the anchor count follows the drawing kind.
+    fits_anchors: bool,
+}
+
+impl Arguments {
+    /// The plan of `tool`'s input with `schema`.
+    pub fn compile(tool: &str, schema: &Value) -> Arguments {
+        Arguments {
+            shape: Shape::compile("", schema),
+            fits_anchors: tool == "drawing_create",
+        }
     }
-    value
+
+    /// A valid input.
+    pub fn valid(&self, rng: &mut SimRng) -> Value {
+        let mut value = self.shape.value(rng);
+        if self.fits_anchors {
+            fit_anchors(rng, &mut value);
+        }
+        value
+    }
+}
+
+/// A schema as the generator reads it. Each value is drawn as the schema reads: `enum` first,
+/// then `type` (a missing or non-string `type` gives `null`).
+#[derive(Clone, Debug)]
+enum Shape {
+    Enum(Vec<Value>),
+    Object {
+        /// In the schema's key order.
+        properties: Vec<Property>,
+        properties_min: usize,
+    },
+    Array {
+        minimum: u64,
+        maximum: u64,
+        /// `None`: no `items`, the empty schema, which gives `null`.
+        items: Option<Box<Shape>>,
+    },
+    String {
+        kind: Text,
+        length_max: usize,
+    },
+    Integer {
+        minimum: u64,
+        maximum: u64,
+    },
+    Number,
+    Boolean,
+    Null,
+}
+
+#[derive(Clone, Debug)]
+struct Property {
+    name: String,
+    shape: Shape,
+    required: bool,
+    /// Percent chance that an optional property is given.
+    wanted: u64,
+}
+
+/// What a string holds, by the name of the member it stands for.
+#[derive(Clone, Copy, Debug)]
+enum Text {
+    Pane,
+    Drawing,
+    Comparison,
+    Symbol,
+    Date,
+    Code,
+    Question,
+    Words,
+}
+
+impl Text {
+    fn for_member(name: &str) -> Text {
+        match name {
+            "paneId" | "sourcePaneId" | "targetPaneId" => Text::Pane,
+            "drawingId" => Text::Drawing,
+            "comparisonId" => Text::Comparison,
+            "symbol" => Text::Symbol,
+            "tradingDate" | "startDate" | "endDate" => Text::Date,
+            "code" => Text::Code,
+            "question" => Text::Question,
+            _ => Text::Words,
+        }
+    }
+
+    fn draw(self, rng: &mut SimRng) -> String {
+        match self {
+            Text::Pane => (*rng.pick(PANES)).to_owned(),
+            Text::Drawing => format!("drawing-{}", rng.range(3, 8)),
+            Text::Comparison => format!("comparison-{}", rng.range(3, 8)),
+            Text::Symbol => (*rng.pick(SYMBOLS)).to_owned(),
+            Text::Date => date(rng),
+            Text::Code => "print(sum(range(10)))".to_owned(),
+            Text::Question => "Which pane should I use?".to_owned(),
+            Text::Words => {
+                let (first, second) = (*rng.pick(WORDS), *rng.pick(WORDS));
+                let mut text = String::with_capacity(first.len() + 1 + second.len());
+                text.push_str(first);
+                text.push(' ');
+                text.push_str(second);
+                text
+            }
+        }
+    }
+}
+
+impl Shape {
+    /// The shape of `schema`, standing for member `name` (`""` at the top).
+    fn compile(name: &str, schema: &Value) -> Shape {
+        if let Some(options) = schema.get("enum").and_then(Value::as_array) {
+            return Shape::Enum(options.clone());
+        }
+        let bound = |key: &str| schema.get(key).and_then(Value::as_u64);
+        match schema.get("type").and_then(Value::as_str) {
+            Some("object") => {
+                let required: Vec<&str> = schema
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|names| names.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                let properties = schema
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .into_iter()
+                    .flatten()
+                    .map(|(name, property)| Property {
+                        name: name.clone(),
+                        shape: Shape::compile(name, property),
+                        required: required.contains(&name.as_str()),
+                        wanted: if name == "limit" { 95 } else { 40 },
+                    })
+                    .collect();
+                Shape::Object {
+                    properties,
+                    properties_min: bound("minProperties").unwrap_or(0) as usize,
+                }
+            }
+            Some("array") => {
+                let minimum = bound("minItems").unwrap_or(0);
+                let maximum = bound("maxItems").unwrap_or(3).min(minimum.max(1) + 2);
+                Shape::Array {
+                    minimum,
+                    maximum: maximum.max(minimum),
+                    items: schema
+                        .get("items")
+                        .map(|items| Box::new(Shape::compile(name, items))),
+                }
+            }
+            Some("string") => Shape::String {
+                kind: Text::for_member(name),
+                length_max: bound("maxLength").unwrap_or(200) as usize,
+            },
+            Some("integer") => {
+                let minimum = bound("minimum").unwrap_or(0);
+                Shape::Integer {
+                    minimum,
+                    maximum: bound("maximum").unwrap_or(100).min(minimum + 120),
+                }
+            }
+            Some("number") => Shape::Number,
+            Some("boolean") => Shape::Boolean,
+            _ => Shape::Null,
+        }
+    }
+
+    fn value(&self, rng: &mut SimRng) -> Value {
+        match self {
+            Shape::Enum(options) => rng.pick(options).clone(),
+            Shape::Object {
+                properties,
+                properties_min,
+            } => {
+                let mut object = Map::new();
+                for property in properties {
+                    if property.required || rng.percent(property.wanted) {
+                        object.insert(property.name.clone(), property.shape.value(rng));
+                    }
+                }
+                for property in properties {
+                    if object.len() >= *properties_min {
+                        break;
+                    }
+                    if !object.contains_key(&property.name) {
+                        object.insert(property.name.clone(), property.shape.value(rng));
+                    }
+                }
+                Value::Object(object)
+            }
+            Shape::Array {
+                minimum,
+                maximum,
+                items,
+            } => {
+                let count = rng.range(*minimum, *maximum);
+                Value::Array(
+                    (0..count)
+                        .map(|_| match items {
+                            Some(items) => items.value(rng),
+                            None => Value::Null,
+                        })
+                        .collect(),
+                )
+            }
+            Shape::String { kind, length_max } => {
+                let mut text = kind.draw(rng);
+                if let Some((cut, _)) = text.char_indices().nth((*length_max).max(1)) {
+                    text.truncate(cut);
+                }
+                Value::String(text)
+            }
+            Shape::Integer { minimum, maximum } => Value::from(rng.range(*minimum, *maximum)),
+            Shape::Number => Value::from(rng.range(1, 3000) as f64 + 0.25),
+            Shape::Boolean => Value::Bool(rng.percent(50)),
+            Shape::Null => Value::Null,
+        }
+    }
 }
 
 /// Anchor counts by drawing kind, as the tool's description states them.
@@ -55,101 +278,6 @@ fn date(rng: &mut SimRng) -> String {
     // Weekdays of 2025-06, inside the loaded range.
     let day = *rng.pick(&[2, 3, 4, 5, 6, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20]);
     format!("2025-06-{day:02}")
-}
-
-fn value_for(rng: &mut SimRng, name: &str, schema: &Value) -> Value {
-    if let Some(options) = schema.get("enum").and_then(Value::as_array) {
-        return rng.pick(options).clone();
-    }
-    match schema.get("type").and_then(Value::as_str) {
-        Some("object") => object_for(rng, schema),
-        Some("array") => {
-            let minimum = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0);
-            let maximum = schema
-                .get("maxItems")
-                .and_then(Value::as_u64)
-                .unwrap_or(3)
-                .min(minimum.max(1) + 2);
-            let count = rng.range(minimum, maximum.max(minimum));
-            // No `items` is the empty schema, which gives `null`.
-            Value::Array(
-                (0..count)
-                    .map(|_| match schema.get("items") {
-                        Some(items) => value_for(rng, name, items),
-                        None => Value::Null,
-                    })
-                    .collect(),
-            )
-        }
-        Some("string") => Value::String(string_for(rng, name, schema)),
-        Some("integer") => {
-            let minimum = schema.get("minimum").and_then(Value::as_u64).unwrap_or(0);
-            let maximum = schema
-                .get("maximum")
-                .and_then(Value::as_u64)
-                .unwrap_or(100)
-                .min(minimum + 120);
-            json!(rng.range(minimum, maximum))
-        }
-        Some("number") => json!(rng.range(1, 3000) as f64 + 0.25),
-        Some("boolean") => json!(rng.percent(50)),
-        _ => Value::Null,
-    }
-}
-
-fn string_for(rng: &mut SimRng, name: &str, schema: &Value) -> String {
-    let text = match name {
-        "paneId" | "sourcePaneId" | "targetPaneId" => (*rng.pick(PANES)).to_owned(),
-        "drawingId" => format!("drawing-{}", rng.range(3, 8)),
-        "comparisonId" => format!("comparison-{}", rng.range(3, 8)),
-        "symbol" => (*rng.pick(SYMBOLS)).to_owned(),
-        "tradingDate" | "startDate" | "endDate" => date(rng),
-        "code" => "print(sum(range(10)))".to_owned(),
-        "question" => "Which pane should I use?".to_owned(),
-        _ => format!("{} {}", rng.pick(WORDS), rng.pick(WORDS)),
-    };
-    let maximum = schema
-        .get("maxLength")
-        .and_then(Value::as_u64)
-        .unwrap_or(200) as usize;
-    let mut text = text;
-    if let Some((cut, _)) = text.char_indices().nth(maximum.max(1)) {
-        text.truncate(cut);
-    }
-    text
-}
-
-fn object_for(rng: &mut SimRng, schema: &Value) -> Value {
-    let empty = Map::new();
-    let properties = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let properties_min = schema
-        .get("minProperties")
-        .and_then(Value::as_u64)
-        .unwrap_or(0) as usize;
-    let mut object = Map::new();
-    for (name, property) in properties {
-        let wanted = if name == "limit" { 95 } else { 40 };
-        if required.contains(&name.as_str()) || rng.percent(wanted) {
-            object.insert(name.clone(), value_for(rng, name, property));
-        }
-    }
-    for (name, property) in properties {
-        if object.len() >= properties_min {
-            break;
-        }
-        if !object.contains_key(name) {
-            object.insert(name.clone(), value_for(rng, name, property));
-        }
-    }
-    Value::Object(object)
 }
 
 /// A value no schema accepts in its place and no message may quote: distinctive, so an

@@ -118,79 +118,148 @@ fn push_sentence(prompt: &mut String, parts: &[&str]) {
 }
 
 /// Generates the scenario of `seed` against the tools of `registry` (the registry with the
-/// opt-in tools; a scenario may leave them out).
+/// opt-in tools; a scenario may leave them out). Campaigns build the [`Plan`] once and call
+/// [`Plan::generate`].
 pub fn generate(seed: u64, registry: &Registry, bug: Option<Fault>) -> Generated {
-    let mut rng = SimRng::new(seed);
-    let swarm = Swarm::draw(&mut rng);
-    let mut generator = Generator {
-        rng,
-        swarm,
-        counts: vec![0; Misbehaviour::ALL.len()],
-        labels: Labels::default(),
-        secrets: Vec::new(),
-        registry,
-        code_interpreter: false,
-        registered: Vec::new(),
-        reads: Vec::new(),
-        writes: Vec::new(),
-    };
-    generator.code_interpreter = generator.rng.percent(20);
-    generator.registered = registry
-        .tools()
-        .filter(|tool| generator.code_interpreter || tool.name() != "code_interpreter")
-        .map(|tool| (tool.name().to_owned(), tool.meta().is_read_only()))
-        .collect();
-    let (reads, writes): (Vec<_>, Vec<_>) =
-        generator.registered.iter().partition(|(_, reads)| *reads);
-    generator.reads = reads.into_iter().map(|(name, _)| name.clone()).collect();
-    generator.writes = writes.into_iter().map(|(name, _)| name.clone()).collect();
-    let sessions_count = if generator.rng.percent(15) { 2 } else { 1 };
-    let sessions = (0..sessions_count).map(|_| generator.session()).collect();
-    Generated {
-        scenario: Scenario {
-            version: SCENARIO_VERSION,
-            seed: Some(seed),
-            description: None,
-            bug: bug.map(|fault| fault.name().to_owned()),
-            chart_seed: seed % 1000,
-            code_interpreter: generator.code_interpreter,
-            secrets: generator.secrets,
-            sessions,
-            expect: None,
-        },
-        misbehaviours: generator.counts,
+    Plan::new(registry).generate(seed, bug)
+}
+
+/// What generation reads from a registry, worked out once rather than per seed: the tools
+/// with whether each only reads (with and without the opt-in `code_interpreter`), and each
+/// tool's published schema and argument plan.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// By whether the scenario registers `code_interpreter`.
+    catalogues: [Catalogue; 2],
+    /// Each tool's schema and argument plan, by name.
+    arguments: BTreeMap<Arc<str>, (Value, args::Arguments)>,
+}
+
+/// The tools one kind of scenario registers.
+#[derive(Clone, Debug)]
+struct Catalogue {
+    /// In registry order, with whether each only reads.
+    registered: Vec<(Arc<str>, bool)>,
+    /// Their names: those that only read, and those that change something.
+    reads: Vec<Arc<str>>,
+    writes: Vec<Arc<str>>,
+}
+
+impl Catalogue {
+    fn new(registry: &Registry, code_interpreter: bool) -> Catalogue {
+        let registered: Vec<(Arc<str>, bool)> = registry
+            .tools()
+            .filter(|tool| code_interpreter || tool.name() != "code_interpreter")
+            .map(|tool| {
+                (
+                    Arc::clone(tool.meta().shared_name()),
+                    tool.meta().is_read_only(),
+                )
+            })
+            .collect();
+        let names = |reads: bool| {
+            registered
+                .iter()
+                .filter(|(_, only_reads)| *only_reads == reads)
+                .map(|(name, _)| Arc::clone(name))
+                .collect()
+        };
+        Catalogue {
+            reads: names(true),
+            writes: names(false),
+            registered,
+        }
     }
 }
 
-struct Generator<'r> {
+impl Plan {
+    /// The plan of `registry` (the registry with the opt-in tools).
+    pub fn new(registry: &Registry) -> Plan {
+        Plan {
+            catalogues: [
+                Catalogue::new(registry, false),
+                Catalogue::new(registry, true),
+            ],
+            arguments: registry
+                .tools()
+                .map(|tool| {
+                    let schema = tool.meta().parameters();
+                    (
+                        Arc::clone(tool.meta().shared_name()),
+                        (
+                            schema.clone(),
+                            args::Arguments::compile(tool.name(), schema),
+                        ),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// Generates the scenario of `seed`.
+    pub fn generate(&self, seed: u64, bug: Option<Fault>) -> Generated {
+        let mut rng = SimRng::new(seed);
+        let swarm = Swarm::draw(&mut rng);
+        let code_interpreter = rng.percent(20);
+        let catalogue = &self.catalogues[usize::from(code_interpreter)];
+        let mut generator = Generator {
+            rng,
+            swarm,
+            counts: vec![0; Misbehaviour::ALL.len()],
+            labels: Labels::default(),
+            secrets: Vec::new(),
+            plan: self,
+            registered: &catalogue.registered,
+            reads: &catalogue.reads,
+            writes: &catalogue.writes,
+        };
+        let sessions_count = if generator.rng.percent(15) { 2 } else { 1 };
+        let sessions = (0..sessions_count).map(|_| generator.session()).collect();
+        Generated {
+            scenario: Scenario {
+                version: SCENARIO_VERSION,
+                seed: Some(seed),
+                description: None,
+                bug: bug.map(|fault| fault.name().to_owned()),
+                chart_seed: seed % 1000,
+                code_interpreter,
+                secrets: generator.secrets,
+                sessions,
+                expect: None,
+            },
+            misbehaviours: generator.counts,
+        }
+    }
+}
+
+struct Generator<'p> {
     rng: SimRng,
     swarm: Swarm,
     counts: Vec<u32>,
     labels: Labels,
     secrets: Vec<PlantedSecret>,
-    registry: &'r Registry,
-    code_interpreter: bool,
+    plan: &'p Plan,
     /// The tools the scenario registers, with whether each only reads.
-    registered: Vec<(String, bool)>,
+    registered: &'p [(Arc<str>, bool)],
     /// Their names: those that only read, and those that change something.
-    reads: Vec<String>,
-    writes: Vec<String>,
+    reads: &'p [Arc<str>],
+    writes: &'p [Arc<str>],
 }
 
 /// The state of one run being generated.
-struct RunPlan {
+struct RunPlan<'p> {
     read_only: bool,
     disabled: Vec<String>,
     configured: Vec<String>,
     /// The offered tools, with whether each only reads.
-    offered: Vec<(String, bool)>,
+    offered: Vec<&'p (Arc<str>, bool)>,
     limits: LimitsScript,
     answers: Vec<Answer>,
-    tools: BTreeMap<String, ToolBehaviour>,
+    tools: BTreeMap<Arc<str>, ToolBehaviour>,
     next_id: u32,
 }
 
-impl<'r> Generator<'r> {
+impl<'p> Generator<'p> {
     /// Whether `misbehaviour` fires at this decision point; counts it when it does.
     fn fire(&mut self, misbehaviour: Misbehaviour) -> bool {
         let rate = self.swarm.rate(misbehaviour);
@@ -225,7 +294,7 @@ impl<'r> Generator<'r> {
         let mut disabled = Vec::new();
         if self.rng.percent(20) || self.fire(Misbehaviour::NotOffered) {
             for _ in 0..self.rng.range(1, 2) {
-                disabled.push(self.rng.pick(&self.registered).0.clone());
+                disabled.push(self.rng.pick(self.registered).0.to_string());
             }
             if self.rng.percent(20) {
                 disabled.push("legacy_export".to_owned());
@@ -233,11 +302,12 @@ impl<'r> Generator<'r> {
             disabled.sort();
             disabled.dedup();
         }
-        let offered: Vec<(String, bool)> = self
+        let offered: Vec<&'p (Arc<str>, bool)> = self
             .registered
             .iter()
-            .filter(|(name, reads)| (!read_only || *reads) && !disabled.contains(name))
-            .cloned()
+            .filter(|(name, reads)| {
+                (!read_only || *reads) && !disabled.iter().any(|off| **off == **name)
+            })
             .collect();
         let mut plan = RunPlan {
             read_only,
@@ -276,7 +346,7 @@ impl<'r> Generator<'r> {
     }
 
     /// The prompt, with planted secrets and the run's configured values in it.
-    fn prompt(&mut self, plan: &mut RunPlan) -> String {
+    fn prompt(&mut self, plan: &mut RunPlan<'p>) -> String {
         let mut prompt = String::from(*self.rng.pick(&[
             "Draw the recent support level and compare it with the index.",
             "Explain the basic concepts of this chart.",
@@ -323,7 +393,7 @@ impl<'r> Generator<'r> {
         prompt
     }
 
-    fn limits(&mut self, plan: &mut RunPlan) {
+    fn limits(&mut self, plan: &mut RunPlan<'p>) {
         if self.fire(Misbehaviour::EndlessLoop) {
             plan.limits.turns_max = Some(self.rng.range(1, 4) as u32);
         }
@@ -332,11 +402,11 @@ impl<'r> Generator<'r> {
         }
     }
 
-    fn behaviours(&mut self, plan: &mut RunPlan) {
-        for (name, _) in &self.registered {
+    fn behaviours(&mut self, plan: &mut RunPlan<'p>) {
+        for (name, _) in self.registered {
             if self.rng.percent(60) {
                 plan.tools.insert(
-                    name.clone(),
+                    Arc::clone(name),
                     ToolBehaviour {
                         latency_ms: self.rng.range(1, 40),
                         effect: Effect::None,
@@ -346,7 +416,7 @@ impl<'r> Generator<'r> {
         }
         if self.fire(Misbehaviour::ToolFaults) {
             for _ in 0..self.rng.range(1, 2) {
-                let name = self.rng.pick(&self.registered).0.clone();
+                let name = Arc::clone(&self.rng.pick(self.registered).0);
                 let effect = match self.rng.below(3) {
                     0 => Effect::Fail,
                     1 => Effect::Panic,
@@ -367,18 +437,18 @@ impl<'r> Generator<'r> {
                     "settings_update",
                     "drawing_create",
                 ]);
-                plan.tools.entry((*write).to_owned()).or_default().effect = Effect::Fail;
+                plan.tools.entry(Arc::from(*write)).or_default().effect = Effect::Fail;
             }
         }
         if self.fire(Misbehaviour::SlowTools) {
             let timeout = self.rng.range(1_000, 3_000);
             plan.limits.inactivity_timeout_ms = Some(timeout);
-            let slow = self.rng.pick(&self.reads).clone();
+            let slow = Arc::clone(self.rng.pick(self.reads));
             plan.tools.entry(slow).or_default().latency_ms = timeout + self.rng.range(1, 2_000);
         }
         if self.fire(Misbehaviour::FollowInjection) {
-            let carrier =
-                (*self.rng.pick(&["web_search", "panes_list", "settings_get"])).to_owned();
+            let carrier: Arc<str> =
+                Arc::from(*self.rng.pick(&["web_search", "panes_list", "settings_get"]));
             let target = if plan.disabled.is_empty() || self.rng.percent(60) {
                 (*self.rng.pick(&[
                     "drawings_clear",
@@ -397,7 +467,7 @@ impl<'r> Generator<'r> {
         }
     }
 
-    fn turns(&mut self, plan: &mut RunPlan) -> Vec<Turn> {
+    fn turns(&mut self, plan: &mut RunPlan<'p>) -> Vec<Turn> {
         let turns_max = plan.limits.turns_max.unwrap_or(8) as u64;
         let call_turns = if plan.limits.turns_max.is_some() {
             turns_max + self.rng.range(1, 2)
@@ -463,7 +533,7 @@ impl<'r> Generator<'r> {
         }
     }
 
-    fn next_id(&mut self, plan: &mut RunPlan) -> String {
+    fn next_id(&mut self, plan: &mut RunPlan<'p>) -> String {
         let number = itoa::Buffer::new().format(plan.next_id).to_owned();
         plan.next_id += 1;
         let mut id = String::with_capacity("call_".len() + number.len());
@@ -473,7 +543,7 @@ impl<'r> Generator<'r> {
     }
 
     /// One batch of calls, and the reactions its results call for next turn.
-    fn batch(&mut self, plan: &mut RunPlan) -> (Vec<CallScript>, Vec<Reaction>) {
+    fn batch(&mut self, plan: &mut RunPlan<'p>) -> (Vec<CallScript>, Vec<Reaction>) {
         let size = match plan.limits.calls_per_batch_max {
             Some(cap) if self.rng.percent(70) => cap as u64 + self.rng.range(1, 3),
             _ => self.rng.range(1, 4),
@@ -489,7 +559,7 @@ impl<'r> Generator<'r> {
             calls.insert(0, read);
             if !plan.read_only || self.rng.percent(50) {
                 let sequential = if self.rng.percent(70) {
-                    self.rng.pick(&self.writes).clone()
+                    self.rng.pick(self.writes).to_string()
                 } else {
                     "ask_user".to_owned()
                 };
@@ -520,21 +590,21 @@ impl<'r> Generator<'r> {
     }
 
     /// A call to a tool offered in the run, with valid arguments.
-    fn plausible(&mut self, plan: &mut RunPlan, reads_only: bool) -> CallScript {
+    fn plausible(&mut self, plan: &mut RunPlan<'p>, reads_only: bool) -> CallScript {
         self.plausible_with_value(plan, reads_only).0
     }
 
     /// [`plausible`](Self::plausible), with its arguments as a value.
     fn plausible_with_value(
         &mut self,
-        plan: &mut RunPlan,
+        plan: &mut RunPlan<'p>,
         reads_only: bool,
     ) -> (CallScript, Value) {
         let candidates: Vec<&str> = plan
             .offered
             .iter()
-            .filter(|(name, reads)| (!reads_only || *reads) && name != "ask_user")
-            .map(|(name, _)| name.as_str())
+            .filter(|(name, reads)| (!reads_only || *reads) && &**name != "ask_user")
+            .map(|(name, _)| &**name)
             .collect();
         let name = match candidates.is_empty() {
             true => "panes_list".to_owned(),
@@ -543,11 +613,11 @@ impl<'r> Generator<'r> {
         self.call_with_value(plan, &name)
     }
 
-    fn call_to(&mut self, plan: &mut RunPlan, name: &str) -> CallScript {
+    fn call_to(&mut self, plan: &mut RunPlan<'p>, name: &str) -> CallScript {
         self.call_with_value(plan, name).0
     }
 
-    fn call_with_value(&mut self, plan: &mut RunPlan, name: &str) -> (CallScript, Value) {
+    fn call_with_value(&mut self, plan: &mut RunPlan<'p>, name: &str) -> (CallScript, Value) {
         let value = self.valid_value(name);
         if name == "ask_user" {
             let delay_ms = if self.rng.percent(20) {
@@ -568,26 +638,26 @@ impl<'r> Generator<'r> {
     }
 
     fn valid_value(&mut self, name: &str) -> Value {
-        match self.registry.get(name) {
-            Some(tool) => args::valid(&mut self.rng, name, tool.meta().parameters()),
+        match self.plan.arguments.get(name) {
+            Some((_, arguments)) => arguments.valid(&mut self.rng),
             None => json!({}),
         }
     }
 
     /// The published schema of `name` (an empty schema for an unknown name).
-    fn schema(&self, name: &str) -> &'r Value {
+    fn schema(&self, name: &str) -> &'p Value {
         static EMPTY: Value = Value::Null;
-        let registry: &'r Registry = self.registry;
-        registry
+        let plan: &'p Plan = self.plan;
+        plan.arguments
             .get(name)
-            .map_or(&EMPTY, |tool| tool.meta().parameters())
+            .map_or(&EMPTY, |(schema, _)| schema)
     }
 
     /// One call: plausible, or misbehaving as the swarm decides.
-    fn call(&mut self, plan: &mut RunPlan, reactions: &mut Vec<Reaction>) -> CallScript {
+    fn call(&mut self, plan: &mut RunPlan<'p>, reactions: &mut Vec<Reaction>) -> CallScript {
         if self.fire(Misbehaviour::NotOffered) {
             let name = match self.rng.below(3) {
-                0 => self.rng.pick(&self.writes).clone(),
+                0 => self.rng.pick(self.writes).to_string(),
                 1 if !plan.disabled.is_empty() => self.rng.pick(&plan.disabled).clone(),
                 _ => (*self
                     .rng
@@ -597,7 +667,7 @@ impl<'r> Generator<'r> {
             return self.call_to(plan, &name);
         }
         let asks = self.rng.percent(8) || self.fire(Misbehaviour::AskUser);
-        if asks && plan.offered.iter().any(|(name, _)| name == "ask_user") {
+        if asks && plan.offered.iter().any(|(name, _)| &**name == "ask_user") {
             return self.call_to(plan, "ask_user");
         }
         let reads_only = plan.read_only || self.rng.percent(45);
