@@ -2,7 +2,10 @@
 //!
 //! - [`digest`]: a fixed hash (XXH3-64, the same on every platform and every run; never
 //!   `DefaultHasher`) over every boundary record of every run, in order. Two executions of a
-//!   scenario are identical exactly when their digests are (I11).
+//!   scenario are identical exactly when their digests are (I11). The digest reads contents
+//!   only: a record that several places share (a message, a list of calls, result data, a
+//!   chart state) is hashed once and its content hash fed at each place, so sharing a record
+//!   or holding equal copies gives the same digest.
 //! - [`write_jsonl`]: `--trace F.jsonl`, one boundary record per line.
 //! - [`chrome_trace`]: `--chrome-trace F.json`, the Trace Event Format that Perfetto and
 //!   `chrome://tracing` open: one process per run, provider turns as slices on the
@@ -30,9 +33,8 @@ pub fn digest(trace: &Trace) -> u64 {
     let mut digester = Digester {
         hasher: Xxh3::new(),
         buffer: Vec::with_capacity(DIGEST_BUFFER_BYTES),
-        last_state: None,
-        data_hashes: BTreeMap::new(),
-        scratch: Vec::new(),
+        shared: BTreeMap::new(),
+        depth: 0,
     };
     for run in &trace.runs {
         digester.u64(run.session as u64);
@@ -58,14 +60,16 @@ const DIGEST_BUFFER_BYTES: usize = 64 * 1024;
 struct Digester {
     hasher: Xxh3,
     buffer: Vec<u8>,
-    /// The last chart state hashed: a snapshot that is the very same state is not hashed again.
-    last_state: Option<Arc<ChartState>>,
-    /// Content hashes of result data already hashed, by address: one result reaches the
-    /// transcript, the store and the events as the same shared value, hashed once. Only the
-    /// content hash enters the digest, never an address.
-    data_hashes: BTreeMap<usize, u64>,
-    /// Where result data is written to be hashed on its own (kept between results).
-    scratch: Vec<u8>,
+    /// Content hashes of shared records already hashed, by address. One message reaches a
+    /// request and the store, one list of calls the reply, the transcript and the events, one
+    /// result's data the transcript, the store and the events, one chart state every snapshot
+    /// until the next change: each is hashed once, and its content hash is fed wherever it
+    /// occurs. Only content hashes enter the digest, never an
+    /// address; the trace keeps every record alive, so no two records share an address.
+    shared: BTreeMap<usize, u64>,
+    /// How many shared records are being hashed: their bytes stay in the buffer until each is
+    /// hashed on its own.
+    depth: u32,
 }
 
 /// Writes `value` as the digest reads it: a tag per node, lengths before strings, arrays and
@@ -115,14 +119,35 @@ impl Digester {
     }
 
     fn bytes(&mut self, bytes: &[u8]) {
-        if self.buffer.len() + bytes.len() > DIGEST_BUFFER_BYTES {
-            self.flush();
+        if self.depth == 0 {
+            if self.buffer.len() + bytes.len() > DIGEST_BUFFER_BYTES {
+                self.flush();
+            }
+            if bytes.len() > DIGEST_BUFFER_BYTES {
+                self.hasher.update(bytes);
+                return;
+            }
         }
-        if bytes.len() > DIGEST_BUFFER_BYTES {
-            self.hasher.update(bytes);
-        } else {
-            self.buffer.extend_from_slice(bytes);
-        }
+        self.buffer.extend_from_slice(bytes);
+    }
+
+    /// Feeds the content hash of what `write` feeds, hashing it only the first time the
+    /// record at `address` comes by.
+    fn shared(&mut self, address: usize, write: impl FnOnce(&mut Digester)) {
+        let hash = match self.shared.get(&address) {
+            Some(hash) => *hash,
+            None => {
+                let start = self.buffer.len();
+                self.depth += 1;
+                write(self);
+                self.depth -= 1;
+                let hash = xxh3_64(&self.buffer[start..]);
+                self.buffer.truncate(start);
+                self.shared.insert(address, hash);
+                hash
+            }
+        };
+        self.u64(hash);
     }
 
     fn u64(&mut self, value: u64) {
@@ -140,18 +165,20 @@ impl Digester {
 
     fn value(&mut self, value: &Value) {
         write_value(&mut self.buffer, value);
-        if self.buffer.len() > DIGEST_BUFFER_BYTES {
+        if self.depth == 0 && self.buffer.len() > DIGEST_BUFFER_BYTES {
             self.flush();
         }
     }
 
-    fn calls(&mut self, calls: &[ToolCall]) {
-        self.u64(calls.len() as u64);
-        for call in calls {
-            self.str(&call.id);
-            self.str(&call.name);
-            self.str(&call.arguments);
-        }
+    fn calls(&mut self, calls: &Arc<[ToolCall]>) {
+        self.shared(Arc::as_ptr(calls).cast::<u8>() as usize, |digester| {
+            digester.u64(calls.len() as u64);
+            for call in calls.iter() {
+                digester.str(&call.id);
+                digester.str(&call.name);
+                digester.str(&call.arguments);
+            }
+        });
     }
 
     fn error(&mut self, error: &ToolError) {
@@ -170,18 +197,7 @@ impl Digester {
         match &result.outcome {
             Outcome::Success(data) => {
                 self.tag(1);
-                let address = Arc::as_ptr(data) as usize;
-                let hash = match self.data_hashes.get(&address) {
-                    Some(hash) => *hash,
-                    None => {
-                        self.scratch.clear();
-                        write_value(&mut self.scratch, data);
-                        let hash = xxh3_64(&self.scratch);
-                        self.data_hashes.insert(address, hash);
-                        hash
-                    }
-                };
-                self.u64(hash);
+                self.shared(Arc::as_ptr(data) as usize, |digester| digester.value(data));
             }
             Outcome::Failure(error) => {
                 self.tag(0);
@@ -190,7 +206,13 @@ impl Digester {
         }
     }
 
-    fn message(&mut self, message: &Message) {
+    fn message(&mut self, message: &Arc<Message>) {
+        self.shared(Arc::as_ptr(message) as usize, |digester| {
+            digester.message_fields(message);
+        });
+    }
+
+    fn message_fields(&mut self, message: &Message) {
         match message {
             Message::User { text } => {
                 self.tag(1);
@@ -269,17 +291,10 @@ impl Digester {
     }
 
     fn state(&mut self, state: &Arc<ChartState>) {
-        if self
-            .last_state
-            .as_ref()
-            .is_some_and(|last| Arc::ptr_eq(last, state))
-        {
-            self.tag(0);
-            return;
-        }
-        self.tag(1);
-        let _ = serde_json::to_writer(&mut self.buffer, &**state);
-        self.last_state = Some(Arc::clone(state));
+        self.shared(Arc::as_ptr(state) as usize, |digester| {
+            // Serialising plain chart data cannot fail.
+            let _ = serde_json::to_writer(&mut digester.buffer, &**state);
+        });
     }
 
     fn record(&mut self, record: &Record) {

@@ -5,9 +5,11 @@
 use std::sync::Arc;
 
 use serde_json::Value;
+use ward_core::envelope::{Outcome, ToolResult};
 use ward_core::events::{Event, EventKind};
 use ward_core::fault::{Fault, FaultSet};
 use ward_core::session::Message;
+use ward_core::tool::ToolCall;
 use ward_sim::campaign::{self, CampaignConfig};
 use ward_sim::catalogue::Schemas;
 use ward_sim::invariants::{Invariant, Oracle, Violation};
@@ -235,6 +237,82 @@ fn changing_any_one_field_of_any_event_changes_the_digest() {
         checked_events > 100,
         "only {checked_events} events were checked"
     );
+}
+
+/// Calls, result data, errors and messages copied into records of their own.
+fn unshared_calls(calls: &Arc<[ToolCall]>) -> Arc<[ToolCall]> {
+    calls.iter().cloned().collect()
+}
+
+fn unshared_result(result: &ToolResult) -> ToolResult {
+    let outcome = match &result.outcome {
+        Outcome::Success(data) => Outcome::Success(Arc::new((**data).clone())),
+        Outcome::Failure(error) => Outcome::Failure(Arc::new((**error).clone())),
+    };
+    ToolResult {
+        outcome,
+        state_changed: result.state_changed,
+    }
+}
+
+fn unshared_message(message: &Message) -> Arc<Message> {
+    Arc::new(match message {
+        Message::User { text } => Message::User { text: text.clone() },
+        Message::Assistant { text, calls } => Message::Assistant {
+            text: text.clone(),
+            calls: unshared_calls(calls),
+        },
+        Message::Tool {
+            call_id,
+            name,
+            result,
+        } => Message::Tool {
+            call_id: call_id.clone(),
+            name: name.clone(),
+            result: unshared_result(result),
+        },
+    })
+}
+
+#[test]
+fn the_digest_reads_contents_not_which_records_are_shared() {
+    let engine = Engine::new();
+    let mut shared_records = 0;
+    for seed in 0..8 {
+        let outcome = engine.run_seed(seed, None, false);
+        let mut trace: Trace = outcome.checked.trace.clone();
+        for run in &mut trace.runs {
+            for record in &mut run.records {
+                match record {
+                    Record::Request { appended, .. } => {
+                        for message in appended.iter_mut() {
+                            *message = unshared_message(message);
+                        }
+                    }
+                    Record::Reply { calls, .. } => *calls = unshared_calls(calls),
+                    Record::Append { message } => *message = unshared_message(message),
+                    Record::Snapshot { state, .. } | Record::Undo { state } => {
+                        *state = Arc::new((**state).clone());
+                    }
+                    Record::Event(event) => match &mut event.kind {
+                        EventKind::AssistantMessageCompleted { calls, .. } => {
+                            *calls = unshared_calls(calls);
+                        }
+                        EventKind::ToolFinished { result, .. } => *result = unshared_result(result),
+                        _ => continue,
+                    },
+                    _ => continue,
+                }
+                shared_records += 1;
+            }
+        }
+        assert_eq!(
+            trace::digest(&trace),
+            outcome.checked.digest,
+            "seed {seed}: copying shared records changed the digest"
+        );
+    }
+    assert!(shared_records > 100, "only {shared_records} records copied");
 }
 
 #[test]
