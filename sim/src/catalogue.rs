@@ -85,6 +85,16 @@ pub const TABLE: &[Entry] = &[
     },
 ];
 
+/// The table's rows in name order (worked out once).
+pub fn by_name() -> &'static [Entry] {
+    static SORTED: std::sync::OnceLock<Vec<Entry>> = std::sync::OnceLock::new();
+    SORTED.get_or_init(|| {
+        let mut rows = TABLE.to_vec();
+        rows.sort_unstable_by_key(|entry| entry.name);
+        rows
+    })
+}
+
 /// The table's row for `name`.
 pub fn entry(name: &str) -> Option<&'static Entry> {
     TABLE.iter().find(|entry| entry.name == name)

@@ -292,7 +292,8 @@ impl<'a> Checks<'a, '_> {
     /// The tools the oracle expects this run to be offered, by its own table.
     fn offer_by_table(&self) -> BTreeSet<&'static str> {
         let script = self.view.script;
-        catalogue::TABLE
+        // In name order, so that the set is built without sorting.
+        catalogue::by_name()
             .iter()
             .filter(|entry| !entry.opt_in || self.code_interpreter())
             .filter(|entry| !script.read_only || entry.read_only)

@@ -302,26 +302,31 @@ pub fn invalid(rng: &mut SimRng, valid: &Value, schema: &Value, errors: usize) -
         .get("properties")
         .and_then(Value::as_object)
         .unwrap_or(&empty);
+    // A member present now, drawn as `rng.pick` draws from the list of keys.
+    let pick = |rng: &mut SimRng, object: &Map<String, Value>| {
+        let index = rng.below(object.len() as u64) as usize;
+        object.keys().nth(index).cloned().unwrap_or_default()
+    };
     for error in 0..errors {
-        let present: Vec<String> = object.keys().cloned().collect();
+        let present = !object.is_empty();
         match rng.below(4) {
-            0 if !present.is_empty() => {
-                let key = rng.pick(&present).clone();
+            0 if present => {
+                let key = pick(rng, object);
                 let wrong = match object[&key] {
                     Value::String(_) => json!(rng.range(10_000_000, 99_999_999)),
                     _ => json!(format!("zq{}", token(rng, 8))),
                 };
                 object.insert(key, wrong);
             }
-            1 if !present.is_empty() => {
-                let key = rng.pick(&present).clone();
+            1 if present => {
+                let key = pick(rng, object);
                 // A property the schema does not describe is judged as the empty schema.
                 const UNDESCRIBED: Value = Value::Null;
                 let property = properties.get(&key).unwrap_or(&UNDESCRIBED);
                 object.insert(key, out_of_range(rng, property));
             }
-            2 if !present.is_empty() && rng.percent(50) => {
-                let key = rng.pick(&present).clone();
+            2 if present && rng.percent(50) => {
+                let key = pick(rng, object);
                 object.remove(&key);
             }
             _ => {

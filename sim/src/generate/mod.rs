@@ -403,17 +403,21 @@ impl<'p> Generator<'p> {
     }
 
     fn behaviours(&mut self, plan: &mut RunPlan<'p>) {
+        // Drawn in registry order and built in one go (the map sorts them once).
+        let mut plain = Vec::with_capacity(self.registered.len());
         for (name, _) in self.registered {
             if self.rng.percent(60) {
-                plan.tools.insert(
+                plain.push((
                     Arc::clone(name),
                     ToolBehaviour {
                         latency_ms: self.rng.range(1, 40),
                         effect: Effect::None,
                     },
-                );
+                ));
             }
         }
+        debug_assert!(plan.tools.is_empty());
+        plan.tools = plain.into_iter().collect();
         if self.fire(Misbehaviour::ToolFaults) {
             for _ in 0..self.rng.range(1, 2) {
                 let name = Arc::clone(&self.rng.pick(self.registered).0);
