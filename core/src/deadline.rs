@@ -204,6 +204,10 @@ impl Activity {
     }
 
     /// Resolves when the run has been inactive for the whole timeout.
+    ///
+    /// Activity can only move the deadline later, so the watch sleeps until the deadline as
+    /// it stands and then looks again, instead of waking at every reset (a batch resets it
+    /// once per finished call). While paused it waits for the pause to end.
     pub async fn expired(&self) {
         loop {
             let changed = self.inner.changed.notified();
@@ -213,14 +217,7 @@ impl Activity {
             match idle {
                 None => changed.await,
                 Some(idle) if idle >= self.inner.timeout => return,
-                Some(idle) => {
-                    let remaining = self.inner.timeout - idle;
-                    tokio::select! {
-                        biased;
-                        () = tokio::time::sleep(remaining) => {}
-                        () = &mut changed => {}
-                    }
-                }
+                Some(idle) => tokio::time::sleep(self.inner.timeout - idle).await,
             }
         }
     }
