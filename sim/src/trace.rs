@@ -54,6 +54,9 @@ pub fn digest(trace: &Trace) -> u64 {
 /// more than the hashing itself.
 const DIGEST_BUFFER_BYTES: usize = 64 * 1024;
 
+/// Texts longer than this are fed to the digest as their length and their own hash.
+const BIG_TEXT_BYTES: usize = DIGEST_BUFFER_BYTES;
+
 /// Feeds every field of a record to the hash, each with its length or a tag, so that
 /// different records never feed the same bytes. Faster than hashing a serialised form, which
 /// matters at tens of thousands of runs per second.
@@ -109,7 +112,11 @@ fn write_value(out: &mut Vec<u8>, value: &Value) {
 
 fn write_str(out: &mut Vec<u8>, text: &str) {
     out.extend_from_slice(&(text.len() as u64).to_le_bytes());
-    out.extend_from_slice(text.as_bytes());
+    if text.len() > BIG_TEXT_BYTES {
+        out.extend_from_slice(&xxh3_64(text.as_bytes()).to_le_bytes());
+    } else {
+        out.extend_from_slice(text.as_bytes());
+    }
 }
 
 impl Digester {
@@ -118,15 +125,10 @@ impl Digester {
         self.buffer.clear();
     }
 
+    /// Feeds a field of at most [`BIG_TEXT_BYTES`] (longer texts go through [`Self::str`]).
     fn bytes(&mut self, bytes: &[u8]) {
-        if self.depth == 0 {
-            if self.buffer.len() + bytes.len() > DIGEST_BUFFER_BYTES {
-                self.flush();
-            }
-            if bytes.len() > DIGEST_BUFFER_BYTES {
-                self.hasher.update(bytes);
-                return;
-            }
+        if self.depth == 0 && self.buffer.len() + bytes.len() > DIGEST_BUFFER_BYTES {
+            self.flush();
         }
         self.buffer.extend_from_slice(bytes);
     }
@@ -160,7 +162,13 @@ impl Digester {
 
     fn str(&mut self, text: &str) {
         self.u64(text.len() as u64);
-        self.bytes(text.as_bytes());
+        if text.len() > BIG_TEXT_BYTES {
+            // A huge text (an oversized argument) is fed as its own hash: never copied into
+            // the buffer, and the same wherever it stands.
+            self.u64(xxh3_64(text.as_bytes()));
+        } else {
+            self.bytes(text.as_bytes());
+        }
     }
 
     fn value(&mut self, value: &Value) {
