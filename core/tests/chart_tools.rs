@@ -444,6 +444,31 @@ fn pane_rules_name_what_is_allowed() {
 }
 
 #[test]
+fn indicators_see_their_whole_window_for_every_value_a_query_returns() {
+    let chart = Chart::new();
+    chart.ok(
+        "pane_create",
+        json!({"indicators": [{"name": "CCI", "period": 250}, {"name": "KDJ", "period": 250}]}),
+    );
+    let pane = chart.ok("panes_list", json!({}))["panes"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["id"]
+        .clone();
+    let indicators = chart.ok("indicators_query", json!({"paneId": pane, "limit": 100}));
+    for indicator in indicators["indicators"].as_array().unwrap() {
+        let values = indicator["values"].as_array().unwrap();
+        assert_eq!(values.len(), 100);
+        assert!(
+            values.iter().all(|row| row[1].is_number()),
+            "{}: a value still warming up",
+            indicator["name"]
+        );
+    }
+}
+
+#[test]
 fn market_data_is_seeded_and_bounded() {
     let chart = Chart::new();
     let query = json!({"symbol": "600519.SH", "period": "5min", "adjustment": "qfq", "limit": 100});

@@ -19,6 +19,14 @@ use crate::tool::ToolContext;
 
 /// The most values per indicator one query returns.
 const INDICATOR_VALUES_MAX: usize = 100;
+/// The bars indicators are computed on: the last 350 of the chart's series, as a chart
+/// computes its indicators on the bars it has loaded. With them every value a query can
+/// return (the last 100) of every windowed indicator (a window of at most
+/// [`INDICATOR_PERIOD_MAX`] = 250 bars) sees its whole window; recursive ones (EMA, MACD,
+/// RSI) start from the first of them. Fewer bars than [`BARS_MAX`] also keeps the query
+/// cheap: the series is generated for every query.
+const INDICATOR_BARS: usize = INDICATOR_VALUES_MAX + INDICATOR_PERIOD_MAX as usize;
+const _: () = assert!(INDICATOR_BARS <= BARS_MAX);
 const HEIGHT_MIN: u32 = 10;
 const HEIGHT_MAX: u32 = 60;
 
@@ -55,7 +63,7 @@ pub(super) fn register_reads(builder: &mut RegistryBuilder) -> Result<(), Regist
         builder,
         "indicators_query",
         "Query indicator values",
-        "Returns the latest values of every indicator on a pane, computed on the main series; each indicator's values are a table with its fields named once in `columns` and one row per bar (`null` while warming up).",
+        "Returns the latest values of every indicator on a pane, computed on the last 350 bars of the main series; each indicator's values are a table with its fields named once in `columns` and one row per bar (`null` while warming up).",
         object(
             json!({"paneId": id_schema(), "limit": {"type": "integer", "minimum": 1, "maximum": INDICATOR_VALUES_MAX}}),
             &["paneId"],
@@ -97,7 +105,7 @@ fn indicators_query(context: &ToolContext, raw: Value) -> Result<Value, ToolErro
     let bars = context
         .chart()
         .market()
-        .bars(instrument, period, Adjustment::None, BARS_MAX);
+        .bars(instrument, period, Adjustment::None, INDICATOR_BARS);
     let limit = query.limit.unwrap_or(10).min(INDICATOR_VALUES_MAX);
     let indicators: Vec<Value> = pane
         .indicators
