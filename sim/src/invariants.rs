@@ -184,7 +184,7 @@ impl Oracle {
                 let mut checks = Checks {
                     oracle: self,
                     facts: Vec::new(),
-                    expected_offer: BTreeSet::new(),
+                    expected_offer: Vec::new(),
                     scenario,
                     view: &view,
                     violations: &mut verdict.violations,
@@ -235,7 +235,8 @@ struct Checks<'a, 'v> {
     /// What the oracle knows of each call of each batch, worked out once per run.
     facts: Vec<Vec<CallFacts>>,
     /// The tools the oracle expects the run to be offered, by its own table.
-    expected_offer: BTreeSet<&'static str>,
+    /// The tools the policy allows, in name order.
+    expected_offer: Vec<&'static str>,
     scenario: &'a Scenario,
     view: &'v RunView<'a>,
     violations: &'v mut Vec<Violation>,
@@ -290,9 +291,8 @@ impl<'a> Checks<'a, '_> {
     }
 
     /// The tools the oracle expects this run to be offered, by its own table.
-    fn offer_by_table(&self) -> BTreeSet<&'static str> {
+    fn offer_by_table(&self) -> Vec<&'static str> {
         let script = self.view.script;
-        // In name order, so that the set is built without sorting.
         catalogue::by_name()
             .iter()
             .filter(|entry| !entry.opt_in || self.code_interpreter())
@@ -334,7 +334,10 @@ impl<'a> Checks<'a, '_> {
                 CallFacts {
                     id_ok,
                     within_cap: index < self.view.limits.calls_per_batch_max as usize,
-                    offered: self.expected_offer.contains(call.name.as_str()),
+                    offered: self
+                        .expected_offer
+                        .binary_search(&call.name.as_str())
+                        .is_ok(),
                     registered,
                     destructive,
                     valid_input: registered
@@ -1095,6 +1098,26 @@ impl<'a> Checks<'a, '_> {
         }
     }
 
+    /// Whether the names of `tools` are, as a set, the expected offer (each expected tool at
+    /// least once, nothing else).
+    fn offers_exactly_the_expected(&self, tools: &[Arc<str>]) -> bool {
+        let expected = &self.expected_offer;
+        if expected.len() > 64 {
+            let mut offered: Vec<&str> = tools.iter().map(|name| &**name).collect();
+            offered.sort_unstable();
+            offered.dedup();
+            return offered == *expected;
+        }
+        let mut seen = 0u64;
+        for name in tools {
+            match expected.binary_search(&&**name) {
+                Ok(rank) => seen |= 1 << rank,
+                Err(_) => return false,
+            }
+        }
+        seen.count_ones() as usize == expected.len()
+    }
+
     /// I13. What is allowed is allowed: the offer is exactly the registered tools the policy
     /// allows; a valid call to an offered tool reaches its body; a run whose provider stops
     /// calling tools ends `run.completed`.
@@ -1102,10 +1125,9 @@ impl<'a> Checks<'a, '_> {
         let view = self.view;
         for request in view.new_offers() {
             self.arm(Invariant::I13);
-            let mut offered: Vec<&str> = request.tools.iter().map(|name| &**name).collect();
-            offered.sort_unstable();
-            offered.dedup();
-            if !offered.iter().eq(self.expected_offer.iter()) {
+            if !self.offers_exactly_the_expected(request.tools) {
+                let mut offered: Vec<&str> = request.tools.iter().map(|name| &**name).collect();
+                offered.sort_unstable();
                 let missing: Vec<&&str> = self
                     .expected_offer
                     .iter()
