@@ -1,9 +1,10 @@
 //! Running a scenario against the reference core, deterministically (SPEC §10), and
 //! recording everything at the runtime's boundaries.
 //!
-//! Each scenario runs on its own tokio current-thread runtime whose clock starts paused, so
-//! time only moves when every task waits (auto-advance), and every interleaving is decided by
-//! the code, not the machine. The core's batches run inside its driver task; the only other
+//! Each scenario runs on a tokio current-thread runtime whose clock is paused (one per
+//! thread, reused from scenario to scenario; see [`execute`]), so time only moves when every
+//! task waits (auto-advance), and every interleaving is decided by the code, not the
+//! machine. The core's batches run inside its driver task; the only other
 //! tasks are the scripted user's and the cancel timer, both on the same thread.
 //!
 //! The simulator sees the runtime only where SPEC §9 allows:
@@ -18,6 +19,7 @@
 //! All of it lands in one [`Trace`] per run, in the order it happened.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -662,15 +664,30 @@ impl UserResponder for SimUser {
 }
 
 /// Runs `scenario` against the core with `faults` on, deterministically.
+///
+/// Each thread keeps one runtime for the scenarios it runs, instead of building one per
+/// scenario. Nothing carries over from one scenario to the next: a scenario spawns no task
+/// and leaves no timer behind (its futures, and their sleeps, are dropped when it ends), and
+/// every time it records is measured from its own start. The paused clock only ever
+/// advances to a timer's deadline, in whole milliseconds from the runtime's start, so every
+/// scenario starts on a millisecond boundary as it would on a fresh runtime.
 pub fn execute(world: &World, scenario: &Scenario, faults: FaultSet) -> Trace {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build();
-    let Ok(runtime) = runtime else {
+    thread_local! {
+        static RUNTIME: RefCell<Option<tokio::runtime::Runtime>> = const { RefCell::new(None) };
+    }
+    let runtime = RUNTIME.with(|cell| cell.borrow_mut().take()).or_else(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .ok()
+    });
+    let Some(runtime) = runtime else {
         return Trace::default();
     };
-    runtime.block_on(execute_async(world, scenario, faults))
+    let trace = runtime.block_on(execute_async(world, scenario, faults));
+    RUNTIME.with(|cell| *cell.borrow_mut() = Some(runtime));
+    trace
 }
 
 async fn execute_async(world: &World, scenario: &Scenario, faults: FaultSet) -> Trace {
