@@ -1,6 +1,6 @@
 //! Campaigns (SPEC §10, §12): many seeds, checked in parallel, reported in seed order.
 //!
-//! `jobs` worker threads each own an [`Engine`] (and so a tokio runtime per scenario) and
+//! `jobs` worker threads each own an [`Engine`] (and a paused-clock tokio runtime) and
 //! take seeds in small chunks from a shared counter; results are merged in seed order, so
 //! the report and its `traceDigest` do not depend on `jobs`. The campaign digest combines the
 //! seeds' trace digests with XOR (each first mixed with its seed), so the digests of the
