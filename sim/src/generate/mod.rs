@@ -201,7 +201,7 @@ impl Plan {
         let mut rng = SimRng::new(seed);
         let swarm = Swarm::draw(&mut rng);
         let code_interpreter = rng.percent(20);
-        let catalogue = &self.catalogues[usize::from(code_interpreter)];
+        let catalogue: &Catalogue = &self.catalogues[usize::from(code_interpreter)];
         let mut generator = Generator {
             rng,
             swarm,
@@ -209,9 +209,7 @@ impl Plan {
             labels: Labels::default(),
             secrets: Vec::new(),
             plan: self,
-            registered: &catalogue.registered,
-            reads: &catalogue.reads,
-            writes: &catalogue.writes,
+            catalogue,
         };
         let sessions_count = if generator.rng.percent(15) { 2 } else { 1 };
         let sessions = (0..sessions_count).map(|_| generator.session()).collect();
@@ -239,11 +237,8 @@ struct Generator<'p> {
     labels: Labels,
     secrets: Vec<PlantedSecret>,
     plan: &'p Plan,
-    /// The tools the scenario registers, with whether each only reads.
-    registered: &'p [(Arc<str>, bool)],
-    /// Their names: those that only read, and those that change something.
-    reads: &'p [Arc<str>],
-    writes: &'p [Arc<str>],
+    /// The tools the scenario registers.
+    catalogue: &'p Catalogue,
 }
 
 /// The state of one run being generated.
@@ -294,7 +289,7 @@ impl<'p> Generator<'p> {
         let mut disabled = Vec::new();
         if self.rng.percent(20) || self.fire(Misbehaviour::NotOffered) {
             for _ in 0..self.rng.range(1, 2) {
-                disabled.push(self.rng.pick(self.registered).0.to_string());
+                disabled.push(self.rng.pick(&self.catalogue.registered).0.to_string());
             }
             if self.rng.percent(20) {
                 disabled.push("legacy_export".to_owned());
@@ -302,7 +297,8 @@ impl<'p> Generator<'p> {
             disabled.sort();
             disabled.dedup();
         }
-        let offered: Vec<&'p (Arc<str>, bool)> = self
+        let catalogue: &'p Catalogue = self.catalogue;
+        let offered: Vec<&'p (Arc<str>, bool)> = catalogue
             .registered
             .iter()
             .filter(|(name, reads)| {
@@ -404,8 +400,9 @@ impl<'p> Generator<'p> {
 
     fn behaviours(&mut self, plan: &mut RunPlan<'p>) {
         // Drawn in registry order and built in one go (the map sorts them once).
-        let mut plain = Vec::with_capacity(self.registered.len());
-        for (name, _) in self.registered {
+        let registered = &self.catalogue.registered;
+        let mut plain = Vec::with_capacity(registered.len());
+        for (name, _) in registered {
             if self.rng.percent(60) {
                 plain.push((
                     Arc::clone(name),
@@ -420,7 +417,7 @@ impl<'p> Generator<'p> {
         plan.tools = plain.into_iter().collect();
         if self.fire(Misbehaviour::ToolFaults) {
             for _ in 0..self.rng.range(1, 2) {
-                let name = Arc::clone(&self.rng.pick(self.registered).0);
+                let name = Arc::clone(&self.rng.pick(&self.catalogue.registered).0);
                 let effect = match self.rng.below(3) {
                     0 => Effect::Fail,
                     1 => Effect::Panic,
@@ -447,7 +444,7 @@ impl<'p> Generator<'p> {
         if self.fire(Misbehaviour::SlowTools) {
             let timeout = self.rng.range(1_000, 3_000);
             plan.limits.inactivity_timeout_ms = Some(timeout);
-            let slow = Arc::clone(self.rng.pick(self.reads));
+            let slow = Arc::clone(self.rng.pick(&self.catalogue.reads));
             plan.tools.entry(slow).or_default().latency_ms = timeout + self.rng.range(1, 2_000);
         }
         if self.fire(Misbehaviour::FollowInjection) {
@@ -563,7 +560,7 @@ impl<'p> Generator<'p> {
             calls.insert(0, read);
             if !plan.read_only || self.rng.percent(50) {
                 let sequential = if self.rng.percent(70) {
-                    self.rng.pick(self.writes).to_string()
+                    self.rng.pick(&self.catalogue.writes).to_string()
                 } else {
                     "ask_user".to_owned()
                 };
@@ -665,7 +662,7 @@ impl<'p> Generator<'p> {
     fn call(&mut self, plan: &mut RunPlan<'p>, reactions: &mut Vec<Reaction>) -> CallScript {
         if self.fire(Misbehaviour::NotOffered) {
             let name = match self.rng.below(3) {
-                0 => self.rng.pick(self.writes).to_string(),
+                0 => self.rng.pick(&self.catalogue.writes).to_string(),
                 1 if !plan.disabled.is_empty() => self.rng.pick(&plan.disabled).clone(),
                 _ => (*self
                     .rng
