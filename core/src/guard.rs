@@ -43,23 +43,11 @@ impl SecretGuard {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let secrets: Vec<S> = secrets.into_iter().collect();
-        if secrets.is_empty() {
-            return Ok(SecretGuard::default());
-        }
-        let redactor = Redactor::values_only(&secrets)?;
-        Ok(SecretGuard {
-            redactor: Some(redactor),
-            fragments: Some(Arc::new(Fragments::new(
-                secrets
-                    .iter()
-                    .map(|secret| crate::redact::strip_invisible(secret.as_ref())),
-            ))),
-        })
+        Ok(SecretGuard::for_redactor(&Redactor::values_only(secrets)?))
     }
 
-    /// The guard for the values `redactor` is configured with, sharing its compiled values:
-    /// the same guard as [`SecretGuard::new`] of those values, without compiling them again.
+    /// The guard for the values `redactor` is configured with, sharing its compiled values (a
+    /// run's prompt redactor and its guard search the same values).
     pub fn for_redactor(redactor: &Redactor) -> SecretGuard {
         if redactor.values().is_empty() {
             return SecretGuard::default();

@@ -234,8 +234,7 @@ struct Checks<'a, 'v> {
     oracle: &'a Oracle,
     /// What the oracle knows of each call of each batch, worked out once per run.
     facts: Vec<Vec<CallFacts>>,
-    /// The tools the oracle expects the run to be offered, by its own table.
-    /// The tools the policy allows, in name order.
+    /// The tools the oracle expects the run to be offered, by its own table, in name order.
     expected_offer: Vec<&'static str>,
     scenario: &'a Scenario,
     view: &'v RunView<'a>,

@@ -60,6 +60,17 @@ impl SimRng {
         &items[self.below(items.len() as u64) as usize]
     }
 
+    /// One of `items`, drawn as [`pick`](Self::pick) draws from the same items in a slice,
+    /// without collecting them; `None`, and no draw, when there are none.
+    pub fn pick_from<I: Iterator + Clone>(&mut self, items: I) -> Option<I::Item> {
+        let count = items.clone().count();
+        if count == 0 {
+            return None;
+        }
+        let index = self.below(count as u64) as usize;
+        items.into_iter().nth(index)
+    }
+
     /// A string of `length` characters drawn from `alphabet`.
     pub fn string(&mut self, alphabet: &[u8], length: usize) -> String {
         let mut text = String::with_capacity(length);

@@ -67,8 +67,9 @@ struct Digester {
     /// request and the store, one list of calls the reply, the transcript and the events, one
     /// result's data the transcript, the store and the events, one chart state every snapshot
     /// until the next change: each is hashed once, and its content hash is fed wherever it
-    /// occurs. Only content hashes enter the digest, never an
-    /// address; the trace keeps every record alive, so no two records share an address.
+    /// occurs. Only content hashes enter the digest, never an address: the trace keeps every
+    /// record alive, so one address holds one record of one kind (or, for an empty list of
+    /// calls, possibly a shared empty one, equal all the same).
     shared: BTreeMap<usize, u64>,
     /// How many shared records are being hashed: their bytes stay in the buffer until each is
     /// hashed on its own.
@@ -110,6 +111,8 @@ fn write_value(out: &mut Vec<u8>, value: &Value) {
     }
 }
 
+/// Writes `text` with its length before it; a huge text (an oversized argument) as its own
+/// hash, never copied, the same wherever it stands.
 fn write_str(out: &mut Vec<u8>, text: &str) {
     out.extend_from_slice(&(text.len() as u64).to_le_bytes());
     if text.len() > BIG_TEXT_BYTES {
@@ -125,12 +128,17 @@ impl Digester {
         self.buffer.clear();
     }
 
-    /// Feeds a field of at most [`BIG_TEXT_BYTES`] (longer texts go through [`Self::str`]).
-    fn bytes(&mut self, bytes: &[u8]) {
-        if self.depth == 0 && self.buffer.len() + bytes.len() > DIGEST_BUFFER_BYTES {
+    /// Hashes the buffer once it is full, unless a shared record is being hashed (its bytes
+    /// must stay together). Where the hasher's input is cut does not change the hash.
+    fn flush_if_full(&mut self) {
+        if self.depth == 0 && self.buffer.len() > DIGEST_BUFFER_BYTES {
             self.flush();
         }
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
         self.buffer.extend_from_slice(bytes);
+        self.flush_if_full();
     }
 
     /// Feeds the content hash of what `write` feeds, hashing it only the first time the
@@ -161,21 +169,13 @@ impl Digester {
     }
 
     fn str(&mut self, text: &str) {
-        self.u64(text.len() as u64);
-        if text.len() > BIG_TEXT_BYTES {
-            // A huge text (an oversized argument) is fed as its own hash: never copied into
-            // the buffer, and the same wherever it stands.
-            self.u64(xxh3_64(text.as_bytes()));
-        } else {
-            self.bytes(text.as_bytes());
-        }
+        write_str(&mut self.buffer, text);
+        self.flush_if_full();
     }
 
     fn value(&mut self, value: &Value) {
         write_value(&mut self.buffer, value);
-        if self.depth == 0 && self.buffer.len() > DIGEST_BUFFER_BYTES {
-            self.flush();
-        }
+        self.flush_if_full();
     }
 
     fn calls(&mut self, calls: &Arc<[ToolCall]>) {

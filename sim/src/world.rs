@@ -4,8 +4,8 @@
 //! Each scenario runs on a tokio current-thread runtime whose clock is paused (one per
 //! thread, reused from scenario to scenario; see [`execute`]), so time only moves when every
 //! task waits (auto-advance), and every interleaving is decided by the code, not the
-//! machine. The core's batches run inside its driver task; the only other
-//! tasks are the scripted user's and the cancel timer, both on the same thread.
+//! machine. The core's batches, the scripted user and the cancel timer are all futures of
+//! the one task the runtime drives: a scenario spawns no task.
 //!
 //! The simulator sees the runtime only where SPEC §9 allows:
 //!

@@ -316,6 +316,33 @@ fn the_digest_reads_contents_not_which_records_are_shared() {
 }
 
 #[test]
+fn a_scenario_traces_the_same_whatever_its_thread_ran_before() {
+    // Each thread reuses one runtime: a scenario run first on a fresh thread and one run
+    // after nineteen others (in the opposite order) must give the same traces.
+    let engine = Engine::new();
+    let scenarios: Vec<Scenario> = (0..20)
+        .map(|seed| engine.generate(seed, None).scenario)
+        .collect();
+    let forward: Vec<u64> = scenarios
+        .iter()
+        .map(|scenario| engine.check(scenario, FaultSet::EMPTY).digest)
+        .collect();
+    let backward: Vec<u64> = std::thread::spawn(move || {
+        let engine = Engine::new();
+        let mut digests: Vec<u64> = scenarios
+            .iter()
+            .rev()
+            .map(|scenario| engine.check(scenario, FaultSet::EMPTY).digest)
+            .collect();
+        digests.reverse();
+        digests
+    })
+    .join()
+    .unwrap();
+    assert_eq!(forward, backward);
+}
+
+#[test]
 fn a_large_generated_failure_shrinks_to_a_handful_of_calls() {
     let engine = Engine::new();
     let bug = Fault::ReadonlyNoExecCheck;

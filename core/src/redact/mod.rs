@@ -90,7 +90,6 @@ pub use work::Work;
 use crate::fault::FaultSet;
 use anchors::AnchorScanner;
 use exact::ExactValues;
-pub(crate) use invisible::strip as strip_invisible;
 
 /// The placeholder of a span that any secret rule took part in.
 ///

@@ -302,10 +302,9 @@ pub fn invalid(rng: &mut SimRng, valid: &Value, schema: &Value, errors: usize) -
         .get("properties")
         .and_then(Value::as_object)
         .unwrap_or(&empty);
-    // A member present now, drawn as `rng.pick` draws from the list of keys.
+    // A member present now.
     let pick = |rng: &mut SimRng, object: &Map<String, Value>| {
-        let index = rng.below(object.len() as u64) as usize;
-        object.keys().nth(index).cloned().unwrap_or_default()
+        rng.pick_from(object.keys()).cloned().unwrap_or_default()
     };
     for error in 0..errors {
         let present = !object.is_empty();

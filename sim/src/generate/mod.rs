@@ -601,20 +601,16 @@ impl<'p> Generator<'p> {
         plan: &mut RunPlan<'p>,
         reads_only: bool,
     ) -> (CallScript, Value) {
-        // Drawn as `rng.pick` draws from the list of candidates, without making the list.
-        let candidates = || {
-            plan.offered
-                .iter()
-                .filter(|(name, reads)| (!reads_only || *reads) && &**name != "ask_user")
-                .map(|(name, _)| &**name)
-        };
-        let name = match candidates().count() {
-            0 => "panes_list".to_owned(),
-            count => {
-                let index = self.rng.below(count as u64) as usize;
-                candidates().nth(index).unwrap_or("panes_list").to_owned()
-            }
-        };
+        let candidates = plan
+            .offered
+            .iter()
+            .filter(|(name, reads)| (!reads_only || *reads) && &**name != "ask_user")
+            .map(|(name, _)| &**name);
+        let name = self
+            .rng
+            .pick_from(candidates)
+            .unwrap_or("panes_list")
+            .to_owned();
         self.call_with_value(plan, &name)
     }
 
