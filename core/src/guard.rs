@@ -115,8 +115,15 @@ impl SecretGuard {
         self.is_active() && any_text(value, &|text| self.finds_in(text))
     }
 
-    /// Whether `text` has anything to redact: a value or a fragment of one.
+    /// Whether `text` has anything to redact: a value or a fragment of one. The checks of
+    /// [`SecretGuard::text`] that clear most text come first, without building anything.
     fn touches(&self, text: &str) -> bool {
+        let Some(fragments) = &self.fragments else {
+            return false;
+        };
+        if text.len() < WINDOW_CHARS || (text.is_ascii() && !fragments.finds_in(text.as_bytes())) {
+            return false;
+        }
         matches!(self.text(text), Cow::Owned(_))
     }
 
@@ -285,11 +292,22 @@ impl SecretGuard {
 fn any_text<F: Fn(&str) -> bool>(value: &Value, test: &F) -> bool {
     match value {
         Value::String(text) => test(text),
-        Value::Array(items) => items.iter().any(|item| any_text(item, test)),
+        Value::Array(items) => items.iter().any(|item| any_text_within(item, test)),
         Value::Object(members) => members
             .iter()
-            .any(|(key, member)| test(key) || any_text(member, test)),
+            .any(|(key, member)| test(key) || any_text_within(member, test)),
         Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+/// [`any_text`] of a member or an item, deciding leaves in place: result tables hold
+/// thousands of numbers, and a call per number would cost more than its check.
+#[inline(always)]
+fn any_text_within<F: Fn(&str) -> bool>(value: &Value, test: &F) -> bool {
+    match value {
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+        Value::String(text) => test(text),
+        Value::Array(_) | Value::Object(_) => any_text(value, test),
     }
 }
 
@@ -387,25 +405,26 @@ impl Fragments {
         })
     }
 
-    /// The fragments of `text`, merged, in order; with `first_only`, at most one.
-    fn spans(&self, text: &[u8], first_only: bool) -> Vec<(usize, usize)> {
-        let mut spans: Vec<(usize, usize)> = Vec::new();
-        let mut position = 0;
-        while position + 1 < text.len() {
-            let pair = u16::from_le_bytes([text[position], text[position + 1]]);
-            if (self.pairs[usize::from(pair >> 6)] >> (pair & 63)) & 1 != 0 {
-                for (value, offset) in self.places(pair) {
-                    let Some(span) = self.shared_run(text, position, value, offset) else {
-                        continue;
-                    };
-                    if first_only {
-                        return vec![span];
-                    }
-                    spans.push(span);
-                }
-            }
-            position += STRIDE;
-        }
+    /// Every fragment found through a looked-at position, in the order found (not merged;
+    /// the same fragment can be found from several positions).
+    fn raw_spans<'t>(&'t self, text: &'t [u8]) -> impl Iterator<Item = (usize, usize)> + 't {
+        (0..text.len().saturating_sub(1))
+            .step_by(STRIDE)
+            .filter_map(move |position| {
+                let pair = u16::from_le_bytes([text[position], text[position + 1]]);
+                let held = (self.pairs[usize::from(pair >> 6)] >> (pair & 63)) & 1 != 0;
+                held.then_some((position, pair))
+            })
+            .flat_map(move |(position, pair)| {
+                self.places(pair).filter_map(move |(value, offset)| {
+                    self.shared_run(text, position, value, offset)
+                })
+            })
+    }
+
+    /// The fragments of `text`, merged, in order.
+    fn spans(&self, text: &[u8]) -> Vec<(usize, usize)> {
+        let mut spans: Vec<(usize, usize)> = self.raw_spans(text).collect();
         spans.sort_unstable();
         let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
         for (start, end) in spans {
@@ -449,12 +468,12 @@ impl Fragments {
 
     /// Whether `text` holds any fragment.
     fn finds_in(&self, text: &[u8]) -> bool {
-        !self.spans(text, true).is_empty()
+        self.raw_spans(text).next().is_some()
     }
 
     /// `text` with every fragment replaced by `[REDACTED]` (touching fragments merged).
     fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let spans = self.spans(text.as_bytes(), false);
+        let spans = self.spans(text.as_bytes());
         if spans.is_empty() {
             return Cow::Borrowed(text);
         }

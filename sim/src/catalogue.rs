@@ -5,8 +5,6 @@
 //! (what `ward tools --json` prints) with `jsonschema` themselves. If the runtime's metadata
 //! drifted from the specification, the oracles would notice.
 
-use std::collections::BTreeMap;
-
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use ward_core::registry::Registry;
@@ -97,7 +95,13 @@ pub fn by_name() -> &'static [Entry] {
 
 /// The table's row for `name`.
 pub fn entry(name: &str) -> Option<&'static Entry> {
-    TABLE.iter().find(|entry| entry.name == name)
+    position(name).map(|index| &TABLE[index])
+}
+
+/// Where `name` stands in [`TABLE`].
+pub fn position(name: &str) -> Option<usize> {
+    // `str` equality rejects on length first: most rows are passed without a byte compared.
+    TABLE.iter().position(|entry| entry.name == name)
 }
 
 /// Whether a registry with or without the opt-in tools registers `name`.
@@ -105,15 +109,17 @@ pub fn is_registered(name: &str, code_interpreter: bool) -> bool {
     entry(name).is_some_and(|entry| !entry.opt_in || code_interpreter)
 }
 
-/// The oracles' compiled schemas, by tool name.
+/// The oracles' compiled schemas, by the tool's row in [`TABLE`].
 pub struct Schemas {
-    validators: BTreeMap<String, (jsonschema::Validator, String)>,
+    /// Per row: the compiled schema and its published text; `None` for a tool the registry
+    /// does not register (or whose schema does not compile).
+    validators: Vec<Option<(jsonschema::Validator, String)>>,
 }
 
 impl std::fmt::Debug for Schemas {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Schemas")
-            .field("tools", &self.validators.len())
+            .field("tools", &self.validators.iter().flatten().count())
             .finish()
     }
 }
@@ -121,14 +127,12 @@ impl std::fmt::Debug for Schemas {
 impl Schemas {
     /// Compiles every published schema of `registry`.
     pub fn compile(registry: &Registry) -> Schemas {
-        let validators = registry
-            .tools()
-            .filter_map(|tool| {
-                let validator = jsonschema::validator_for(tool.meta().parameters()).ok()?;
-                Some((
-                    tool.name().to_owned(),
-                    (validator, tool.meta().parameters().to_string()),
-                ))
+        let validators = TABLE
+            .iter()
+            .map(|entry| {
+                let parameters = registry.get(entry.name)?.meta().parameters();
+                let validator = jsonschema::validator_for(parameters).ok()?;
+                Some((validator, parameters.to_string()))
             })
             .collect();
         Schemas { validators }
@@ -142,7 +146,12 @@ impl Schemas {
 
     /// [`accepts`](Self::accepts), for argument text already read by [`strict_parse`].
     pub fn accepts_parsed(&self, tool: &str, parsed: Option<&Value>) -> bool {
-        match (self.validators.get(tool), parsed) {
+        position(tool).is_some_and(|row| self.row_accepts(row, parsed))
+    }
+
+    /// [`accepts_parsed`](Self::accepts_parsed) for the tool of `row` in [`TABLE`].
+    pub fn row_accepts(&self, row: usize, parsed: Option<&Value>) -> bool {
+        match (self.validators.get(row).and_then(Option::as_ref), parsed) {
             (Some((validator, _)), Some(value)) => validator.is_valid(value),
             _ => false,
         }
@@ -150,8 +159,8 @@ impl Schemas {
 
     /// The published schema of `tool`, as JSON text (empty for an unknown tool).
     pub fn published(&self, tool: &str) -> &str {
-        self.validators
-            .get(tool)
+        position(tool)
+            .and_then(|row| self.validators[row].as_ref())
             .map_or("", |(_, text)| text.as_str())
     }
 }

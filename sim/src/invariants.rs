@@ -10,6 +10,7 @@
 //! Each check also reports whether its situation arose in the run ("armed"), so that an
 //! oracle that never had a chance to fire shows up in the campaign summary.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 use ward_core::chart::ChartState;
-use ward_core::envelope::{Outcome, ToolError, ToolResult};
+use ward_core::envelope::{FieldError, Outcome, ToolError, ToolResult};
 use ward_core::events::EventKind;
 use ward_core::session::Message;
 use ward_core::tool::ToolCall;
@@ -184,19 +185,26 @@ impl Oracle {
                 let mut checks = Checks {
                     oracle: self,
                     facts: Vec::new(),
+                    parsed: Vec::new(),
                     expected_offer: Vec::new(),
+                    expected_rows: 0,
                     scenario,
                     view: &view,
                     violations: &mut verdict.violations,
                     armed: [false; 13],
                 };
                 checks.expected_offer = checks.offer_by_table();
+                checks.expected_rows = checks
+                    .expected_offer
+                    .iter()
+                    .filter_map(|name| catalogue::position(name))
+                    .fold(0, |rows, row| rows | 1 << row);
                 let configured = checks.configured_values();
-                checks.facts = view
+                (checks.facts, checks.parsed) = view
                     .batches
                     .iter()
                     .map(|batch| checks.compute_facts(batch, &configured))
-                    .collect();
+                    .unzip();
                 checks.run_all();
                 session_changes.extend(checks.changes().into_iter().cloned());
                 for (count, armed) in verdict.armed.iter_mut().zip(checks.armed) {
@@ -234,8 +242,12 @@ struct Checks<'a, 'v> {
     oracle: &'a Oracle,
     /// What the oracle knows of each call of each batch, worked out once per run.
     facts: Vec<Vec<CallFacts>>,
+    /// Each call's input as R6 reads it (`None`: not JSON, or a key repeats), by batch.
+    parsed: Vec<Vec<Option<Value>>>,
     /// The tools the oracle expects the run to be offered, by its own table, in name order.
     expected_offer: Vec<&'static str>,
+    /// The same tools as a set of rows of the table (bit `i`: row `i`).
+    expected_rows: u64,
     scenario: &'a Scenario,
     view: &'v RunView<'a>,
     violations: &'v mut Vec<Violation>,
@@ -312,7 +324,12 @@ impl<'a> Checks<'a, '_> {
             .collect()
     }
 
-    fn compute_facts(&self, batch: &BatchView<'_>, configured: &[&str]) -> Vec<CallFacts> {
+    /// The facts of each call of `batch`, and each call's input as R6 reads it.
+    fn compute_facts(
+        &self,
+        batch: &BatchView<'_>,
+        configured: &[&str],
+    ) -> (Vec<CallFacts>, Vec<Option<Value>>) {
         let mut seen = BTreeSet::new();
         batch
             .calls
@@ -321,35 +338,31 @@ impl<'a> Checks<'a, '_> {
             .map(|(index, call)| {
                 let id_shape = !call.id.is_empty() && call.id.chars().count() <= CALL_ID_CHARS_MAX;
                 let id_ok = id_shape && seen.insert(call.id.as_str());
-                let registered = catalogue::is_registered(&call.name, self.code_interpreter());
-                let destructive = registered
-                    && catalogue::entry(&call.name).is_some_and(|entry| !entry.read_only);
+                let row = catalogue::position(&call.name)
+                    .filter(|&row| !catalogue::TABLE[row].opt_in || self.code_interpreter());
+                let registered = row.is_some();
+                let destructive = row.is_some_and(|row| !catalogue::TABLE[row].read_only);
                 let carries_secret =
                     |text: &str| configured.iter().any(|value| text.contains(value));
                 let parsed = strict_parse(&call.arguments);
                 let decoded_secret = parsed
                     .as_ref()
                     .is_some_and(|value| any_string(value, &|text| carries_secret(text)));
-                CallFacts {
+                let facts = CallFacts {
                     id_ok,
                     within_cap: index < self.view.limits.calls_per_batch_max as usize,
-                    offered: self
-                        .expected_offer
-                        .binary_search(&call.name.as_str())
-                        .is_ok(),
+                    offered: row.is_some_and(|row| self.expected_rows & (1 << row) != 0),
                     registered,
                     destructive,
-                    valid_input: registered
-                        && self
-                            .oracle
-                            .schemas
-                            .accepts_parsed(&call.name, parsed.as_ref()),
+                    valid_input: row
+                        .is_some_and(|row| self.oracle.schemas.row_accepts(row, parsed.as_ref())),
                     clean_payload: call.arguments.len() <= ARGUMENT_BYTES_MAX
                         && !carries_secret(&call.arguments)
                         && !decoded_secret,
-                }
+                };
+                (facts, parsed)
             })
-            .collect()
+            .unzip()
     }
 
     /// The one result of call `index`, when there is exactly one.
@@ -520,12 +533,7 @@ impl<'a> Checks<'a, '_> {
                         explanation,
                     );
                 }
-                let listed: Vec<String> = fields
-                    .iter()
-                    .map(|field| format!("{}: {}", field.path, field.message))
-                    .collect();
-                let expected = format!("The tool input is invalid: {}", listed.join("; "));
-                if error.message != expected
+                if !lists_fields(&error.message, fields)
                     || fields.iter().any(|field| !field.path.starts_with('/'))
                 {
                     let explanation = "the message is not `The tool input is invalid: ` and the `path: message` list".to_owned();
@@ -537,6 +545,7 @@ impl<'a> Checks<'a, '_> {
                     );
                 }
                 if let Some(echoed) = echoed_value(
+                    self.parsed[batch_index][index].as_ref(),
                     &call.arguments,
                     fields.iter().map(|field| field.message.as_str()),
                     self.schema_text(&call.name),
@@ -1102,15 +1111,14 @@ impl<'a> Checks<'a, '_> {
     fn offers_exactly_the_expected(&self, tools: &[Arc<str>]) -> bool {
         // The expected offer is part of the table, so each of its names has a bit of `seen`.
         const _: () = assert!(catalogue::TABLE.len() <= 64);
-        let expected = &self.expected_offer;
         let mut seen = 0u64;
         for name in tools {
-            match expected.binary_search(&&**name) {
-                Ok(rank) => seen |= 1 << rank,
-                Err(_) => return false,
+            match catalogue::position(name) {
+                Some(row) if self.expected_rows & (1 << row) != 0 => seen |= 1 << row,
+                _ => return false,
             }
         }
-        seen.count_ones() as usize == expected.len()
+        seen == self.expected_rows
     }
 
     /// I13. What is allowed is allowed: the offer is exactly the registered tools the policy
@@ -1235,33 +1243,73 @@ fn any_string(value: &Value, test: &dyn Fn(&str) -> bool) -> bool {
 /// characters, or a number of at least 5, that the tool's published schema does not contain
 /// (messages may name allowed values and bounds, which come from the schema).
 fn echoed_value<'m>(
+    parsed: Option<&Value>,
     arguments: &str,
     messages: impl Iterator<Item = &'m str> + Clone,
     schema: &str,
 ) -> Option<String> {
-    let value: Value = serde_json::from_str(arguments).ok()?;
+    // Input the strict reading refused (a repeated key) is still read, as a model would.
+    let lenient;
+    let value = match parsed {
+        Some(value) => value,
+        None => {
+            lenient = serde_json::from_str::<Value>(arguments).ok()?;
+            &lenient
+        }
+    };
     let mut candidates = Vec::new();
-    collect_values(&value, &mut candidates);
+    collect_values(value, &mut candidates);
+    // The messages are short and the schema is long: look in the messages first.
     candidates
         .into_iter()
-        .filter(|candidate| !schema.contains(candidate.as_str()))
         .find(|candidate| {
             messages
                 .clone()
-                .any(|message| message.contains(candidate.as_str()))
+                .any(|message| message.contains(candidate.as_ref()))
+                && !schema.contains(candidate.as_ref())
         })
+        .map(Cow::into_owned)
 }
 
-fn collect_values(value: &Value, into: &mut Vec<String>) {
+fn collect_values<'v>(value: &'v Value, into: &mut Vec<Cow<'v, str>>) {
     match value {
-        Value::String(text) if text.chars().count() >= 6 => into.push(text.clone()),
-        Value::Number(number) if number.to_string().len() >= 5 => into.push(number.to_string()),
+        Value::String(text) if text.chars().count() >= 6 => into.push(Cow::Borrowed(text)),
+        Value::Number(number) => {
+            let text = number.to_string();
+            if text.len() >= 5 {
+                into.push(Cow::Owned(text));
+            }
+        }
         Value::Array(items) => items.iter().for_each(|item| collect_values(item, into)),
         Value::Object(members) => members
             .values()
             .for_each(|member| collect_values(member, into)),
         _ => {}
     }
+}
+
+/// Whether `message` is `The tool input is invalid: ` followed by the `path: message` of
+/// each field, joined by `; ` (compared in place, nothing formatted).
+fn lists_fields(message: &str, fields: &[FieldError]) -> bool {
+    let Some(mut rest) = message.strip_prefix("The tool input is invalid: ") else {
+        return false;
+    };
+    for (index, field) in fields.iter().enumerate() {
+        let item = if index == 0 {
+            Some(rest)
+        } else {
+            rest.strip_prefix("; ")
+        };
+        match item
+            .and_then(|item| item.strip_prefix(field.path.as_str()))
+            .and_then(|item| item.strip_prefix(": "))
+            .and_then(|item| item.strip_prefix(field.message.as_str()))
+        {
+            Some(after) => rest = after,
+            None => return false,
+        }
+    }
+    rest.is_empty()
 }
 
 /// Finds planted parts (whole), and runs of 8 or more characters shared with a configured
@@ -1277,15 +1325,15 @@ fn collect_values(value: &Value, into: &mut Vec<String>) {
 ///
 /// The runtime's guard finds fragments the same way; this one is written separately on
 /// purpose, since an oracle must not share code with what it judges.
-struct Scanner {
+struct Scanner<'a> {
     pairs: Vec<u64>,
     /// (pair, secret, byte offset of the pair in the secret), grouped by the pair's first
     /// byte and in (secret, offset) order within a group.
-    entries: Vec<(u16, usize, usize)>,
+    entries: Vec<(u16, u32, u32)>,
     /// Where each group starts in `entries`, and where the last one ends.
-    starts: Vec<u32>,
+    starts: [u32; 257],
     /// (secret, whether any 8-character run of it counts, or only the whole).
-    secrets: Vec<(Vec<u8>, bool)>,
+    secrets: Vec<(&'a [u8], bool)>,
     stride: usize,
     /// The shortest thing looked for: shorter texts (keys, short values) hold none.
     length_min: usize,
@@ -1300,18 +1348,16 @@ struct Scanner {
 /// A run of this many characters of a configured value is a leak (I8).
 const RUN_CHARS_MIN: usize = 8;
 
-impl Scanner {
-    fn new(planted: &[&str], configured: &[&str]) -> Option<Scanner> {
-        let mut secrets: Vec<(Vec<u8>, bool)> = planted
+impl<'a> Scanner<'a> {
+    fn new(planted: &[&'a str], configured: &[&'a str]) -> Option<Scanner<'a>> {
+        // Secrets and offsets are kept as `u32`: planted parts and configured values are a
+        // few hundred bytes at most.
+        let secrets: Vec<(&'a [u8], bool)> = planted
             .iter()
-            .map(|part| (part.as_bytes().to_vec(), false))
+            .map(|part| (part.as_bytes(), false))
+            .chain(configured.iter().map(|value| (value.as_bytes(), true)))
+            .filter(|(secret, _)| secret.len() >= 2)
             .collect();
-        secrets.extend(
-            configured
-                .iter()
-                .map(|value| (value.as_bytes().to_vec(), true)),
-        );
-        secrets.retain(|(secret, _)| secret.len() >= 2);
         let length_min = secrets
             .iter()
             .map(|(secret, runs)| {
@@ -1323,33 +1369,33 @@ impl Scanner {
             })
             .min()?;
         let stride = length_min - 1;
-        let found: Vec<(u16, usize, usize)> = secrets
-            .iter()
-            .enumerate()
-            .flat_map(|(index, (secret, _))| {
+        let pairs_of = || {
+            secrets.iter().enumerate().flat_map(|(index, (secret, _))| {
                 secret.windows(2).enumerate().map(move |(offset, pair)| {
                     (u16::from_le_bytes([pair[0], pair[1]]), index, offset)
                 })
             })
-            .collect();
+        };
         // Grouped by first byte with one counting pass (a sort would cost more than the
         // scans of a run): count, turn counts into starts, place in order.
         let group = |pair: u16| usize::from(pair & 0xFF);
-        let mut starts = vec![0u32; 257];
-        for (pair, ..) in &found {
-            starts[group(*pair) + 1] += 1;
+        let mut starts = [0u32; 257];
+        let mut count = 0;
+        for (pair, ..) in pairs_of() {
+            starts[group(pair) + 1] += 1;
+            count += 1;
         }
         for index in 1..starts.len() {
             starts[index] += starts[index - 1];
         }
-        let mut filled = starts.clone();
-        let mut entries = vec![(0u16, 0usize, 0usize); found.len()];
+        let mut filled = starts;
+        let mut entries = vec![(0u16, 0u32, 0u32); count];
         let mut pairs = vec![0u64; 1024];
-        for entry in found {
-            let slot = &mut filled[group(entry.0)];
-            entries[*slot as usize] = entry;
+        for (pair, index, offset) in pairs_of() {
+            let slot = &mut filled[group(pair)];
+            entries[*slot as usize] = (pair, index as u32, offset as u32);
             *slot += 1;
-            pairs[usize::from(entry.0 >> 6)] |= 1 << (entry.0 & 63);
+            pairs[usize::from(pair >> 6)] |= 1 << (pair & 63);
         }
         Some(Scanner {
             pairs,
@@ -1365,10 +1411,16 @@ impl Scanner {
     }
 
     /// The index of a secret found in `text` outside placeholders.
+    #[inline]
     fn find(&self, text: &str) -> Option<usize> {
         if text.len() < self.length_min {
             return None;
         }
+        self.find_long(text)
+    }
+
+    /// [`Scanner::find`] of a text at least as long as the shortest secret.
+    fn find_long(&self, text: &str) -> Option<usize> {
         // The same text can reach the oracle several times (a reply, the events, a request
         // or the store when they hold separate copies): scan a long text only the first time.
         // A text seen before held nothing, or the check would already have stopped.
@@ -1400,6 +1452,7 @@ impl Scanner {
             .iter()
             .filter(|(held, ..)| *held == pair)
             .find(|&&(_, index, offset)| {
+                let (index, offset) = (index as usize, offset as usize);
                 let (secret, runs) = &self.secrets[index];
                 let before = text[..position]
                     .iter()
@@ -1424,17 +1477,28 @@ impl Scanner {
                 };
                 leaks && !inside_placeholder(text, start, end)
             })
-            .map(|&(_, index, _)| index)
+            .map(|&(_, index, _)| index as usize)
     }
 
     fn find_in_value(&self, value: &Value) -> Option<usize> {
         match value {
             Value::String(text) => self.find(text),
-            Value::Array(items) => items.iter().find_map(|item| self.find_in_value(item)),
+            Value::Array(items) => items.iter().find_map(|item| self.find_within(item)),
             Value::Object(members) => members
                 .iter()
-                .find_map(|(key, member)| self.find(key).or_else(|| self.find_in_value(member))),
+                .find_map(|(key, member)| self.find(key).or_else(|| self.find_within(member))),
             _ => None,
+        }
+    }
+
+    /// [`Scanner::find_in_value`] of an item or a member, deciding leaves in place (result
+    /// tables hold thousands of numbers).
+    #[inline(always)]
+    fn find_within(&self, value: &Value) -> Option<usize> {
+        match value {
+            Value::Null | Value::Bool(_) | Value::Number(_) => None,
+            Value::String(text) => self.find(text),
+            Value::Array(_) | Value::Object(_) => self.find_in_value(value),
         }
     }
 
@@ -1525,7 +1589,7 @@ impl Scanner {
 
     /// Names what was found without printing a secret: its length and first two characters.
     fn describe(&self, secret: usize) -> String {
-        let text = String::from_utf8_lossy(&self.secrets[secret].0);
+        let text = String::from_utf8_lossy(self.secrets[secret].0);
         let head: String = text.chars().take(2).collect();
         format!(
             "(of a {}-character secret starting {head:?})",

@@ -80,34 +80,45 @@ struct Digester {
 /// objects, numbers as 8 bytes.
 fn write_value(out: &mut Vec<u8>, value: &Value) {
     match value {
-        Value::Null => out.push(0),
-        Value::Bool(flag) => out.push(1 + u8::from(*flag)),
-        Value::Number(number) => {
-            out.push(3);
-            let bits = match (number.as_u64(), number.as_i64()) {
-                (Some(unsigned), _) => unsigned,
-                (None, Some(signed)) => signed as u64 ^ 0x8000_0000_0000_0000,
-                _ => number.as_f64().unwrap_or(0.0).to_bits(),
-            };
-            out.extend_from_slice(&bits.to_le_bytes());
-        }
-        Value::String(text) => {
-            out.push(4);
-            write_str(out, text);
-        }
         Value::Array(items) => {
             out.push(5);
             out.extend_from_slice(&(items.len() as u64).to_le_bytes());
-            items.iter().for_each(|item| write_value(out, item));
+            items.iter().for_each(|item| write_leaf_or_value(out, item));
         }
         Value::Object(members) => {
             out.push(6);
             out.extend_from_slice(&(members.len() as u64).to_le_bytes());
             for (key, member) in members {
                 write_str(out, key);
-                write_value(out, member);
+                write_leaf_or_value(out, member);
             }
         }
+        leaf => write_leaf_or_value(out, leaf),
+    }
+}
+
+/// [`write_value`] with leaves written in place: result tables hold thousands of numbers,
+/// and a call per number would cost more than its bytes.
+#[inline(always)]
+fn write_leaf_or_value(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Null => out.push(0),
+        Value::Bool(flag) => out.push(1 + u8::from(*flag)),
+        Value::Number(number) => {
+            let bits = match (number.as_u64(), number.as_i64()) {
+                (Some(unsigned), _) => unsigned,
+                (None, Some(signed)) => signed as u64 ^ 0x8000_0000_0000_0000,
+                _ => number.as_f64().unwrap_or(0.0).to_bits(),
+            };
+            let mut bytes = [3; 9];
+            bytes[1..].copy_from_slice(&bits.to_le_bytes());
+            out.extend_from_slice(&bytes);
+        }
+        Value::String(text) => {
+            out.push(4);
+            write_str(out, text);
+        }
+        Value::Array(_) | Value::Object(_) => write_value(out, value),
     }
 }
 
