@@ -326,7 +326,7 @@ const WINDOW_CHARS: usize = 8;
 /// sorted) and about two instructions per text byte.
 #[derive(Debug)]
 struct Fragments {
-    pairs: Vec<u64>,
+    pairs: Box<PairTable>,
     /// The first place of each bucket of pairs (`NONE` for an empty bucket).
     heads: Vec<u32>,
     /// Every place a pair stands: (pair, value, byte offset in the value, next place of the
@@ -376,7 +376,7 @@ impl Fragments {
         }
         // Chained back to front, so that each chain runs in (value, offset) order.
         let mut heads = vec![NONE; 256];
-        let mut pairs = vec![0u64; 1024];
+        let mut pairs = empty_pair_table();
         for index in (0..places.len()).rev() {
             let pair = places[index].pair;
             pairs[usize::from(pair >> 6)] |= 1 << (pair & 63);
@@ -499,6 +499,18 @@ impl Fragments {
         output.push_str(&text[copied..]);
         Cow::Owned(output)
     }
+}
+
+/// One bit per byte pair (65,536 bits): a fixed size, so that looking a pair up needs no
+/// bounds check.
+type PairTable = [u64; 1024];
+
+/// An empty [`PairTable`], allocated zeroed.
+fn empty_pair_table() -> Box<PairTable> {
+    let table: Box<[u64]> = vec![0u64; 1024].into_boxed_slice();
+    table
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("the table has 1024 words"))
 }
 
 #[cfg(test)]

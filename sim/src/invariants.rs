@@ -24,6 +24,7 @@ use ward_core::events::EventKind;
 use ward_core::session::Message;
 use ward_core::tool::ToolCall;
 
+use crate::addresses::AddressSet;
 use crate::catalogue::{self, Schemas, strict_parse};
 use crate::scenario::{Scenario, SecretShape};
 use crate::view::{BatchView, RunView};
@@ -330,14 +331,18 @@ impl<'a> Checks<'a, '_> {
         batch: &BatchView<'_>,
         configured: &[&str],
     ) -> (Vec<CallFacts>, Vec<Option<Value>>) {
-        let mut seen = BTreeSet::new();
+        // A batch holds a handful of calls: a list answers "seen before?" fastest.
+        let mut seen: Vec<&str> = Vec::with_capacity(batch.calls.len());
         batch
             .calls
             .iter()
             .enumerate()
             .map(|(index, call)| {
                 let id_shape = !call.id.is_empty() && call.id.chars().count() <= CALL_ID_CHARS_MAX;
-                let id_ok = id_shape && seen.insert(call.id.as_str());
+                let id_ok = id_shape && !seen.contains(&call.id.as_str());
+                if id_ok {
+                    seen.push(&call.id);
+                }
                 let row = catalogue::position(&call.name)
                     .filter(|&row| !catalogue::TABLE[row].opt_in || self.code_interpreter());
                 let registered = row.is_some();
@@ -465,7 +470,7 @@ impl<'a> Checks<'a, '_> {
             self.view.snapshots.get(&started),
             self.view.snapshots.get(&finished.seq),
         ) {
-            (Some(before), Some(after)) => before != after,
+            (Some(before), Some(after)) => !same_state(before, after),
             _ => false,
         }
     }
@@ -826,7 +831,7 @@ impl<'a> Checks<'a, '_> {
                 if catalogue::entry(&call.name).is_some_and(|entry| !entry.read_only) {
                     self.arm(Invariant::I9);
                 }
-                let changed = before != after;
+                let changed = !same_state(before, after);
                 if result.is_success() && result.state_changed != changed {
                     let explanation = format!(
                         "{} reported stateChanged {} but the chart {}",
@@ -875,7 +880,7 @@ impl<'a> Checks<'a, '_> {
                 ) else {
                     continue;
                 };
-                if before != after {
+                if !same_state(before, after) {
                     befores.push(*before);
                 }
             }
@@ -1326,7 +1331,7 @@ fn lists_fields(message: &str, fields: &[FieldError]) -> bool {
 /// The runtime's guard finds fragments the same way; this one is written separately on
 /// purpose, since an oracle must not share code with what it judges.
 struct Scanner<'a> {
-    pairs: Vec<u64>,
+    pairs: Box<PairTable>,
     /// (pair, secret, byte offset of the pair in the secret), grouped by the pair's first
     /// byte and in (secret, offset) order within a group.
     entries: Vec<(u16, u32, u32)>,
@@ -1338,11 +1343,11 @@ struct Scanner<'a> {
     /// The shortest thing looked for: shorter texts (keys, short values) hold none.
     length_min: usize,
     /// Long texts already scanned in this run: (length, hash).
-    scanned: RefCell<BTreeSet<(usize, u64)>>,
+    scanned: RefCell<AddressSet<(usize, u64)>>,
     /// Result data already scanned in this run, by address (the trace keeps them alive).
-    scanned_data: RefCell<BTreeSet<usize>>,
+    scanned_data: RefCell<AddressSet<usize>>,
     /// Messages already scanned in this run, by address (the trace keeps them alive).
-    scanned_messages: RefCell<BTreeSet<usize>>,
+    scanned_messages: RefCell<AddressSet<usize>>,
 }
 
 /// A run of this many characters of a configured value is a leak (I8).
@@ -1390,7 +1395,7 @@ impl<'a> Scanner<'a> {
         }
         let mut filled = starts;
         let mut entries = vec![(0u16, 0u32, 0u32); count];
-        let mut pairs = vec![0u64; 1024];
+        let mut pairs = empty_pair_table();
         for (pair, index, offset) in pairs_of() {
             let slot = &mut filled[group(pair)];
             entries[*slot as usize] = (pair, index as u32, offset as u32);
@@ -1404,9 +1409,9 @@ impl<'a> Scanner<'a> {
             secrets,
             stride,
             length_min,
-            scanned: RefCell::new(BTreeSet::new()),
-            scanned_data: RefCell::new(BTreeSet::new()),
-            scanned_messages: RefCell::new(BTreeSet::new()),
+            scanned: RefCell::default(),
+            scanned_data: RefCell::default(),
+            scanned_messages: RefCell::default(),
         })
     }
 
@@ -1596,4 +1601,22 @@ impl<'a> Scanner<'a> {
             text.chars().count()
         )
     }
+}
+
+/// One bit per byte pair (65,536 bits): a fixed size, so that looking a pair up needs no
+/// bounds check.
+type PairTable = [u64; 1024];
+
+/// An empty [`PairTable`], allocated zeroed.
+fn empty_pair_table() -> Box<PairTable> {
+    let table: Box<[u64]> = vec![0u64; 1024].into_boxed_slice();
+    table
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("the table has 1024 words"))
+}
+
+/// Whether two chart snapshots are equal. The trace shares one state between snapshots until
+/// a change, so the same state is answered without comparing it with itself.
+fn same_state(before: &ChartState, after: &ChartState) -> bool {
+    std::ptr::eq(before, after) || before == after
 }

@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod addresses;
 pub mod campaign;
 pub mod catalogue;
 pub mod cli;

@@ -14,7 +14,7 @@
 
 use std::io::{self, Write};
 
-use std::collections::BTreeMap;
+use crate::addresses::AddressMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -33,7 +33,7 @@ pub fn digest(trace: &Trace) -> u64 {
     let mut digester = Digester {
         hasher: Xxh3::new(),
         buffer: Vec::with_capacity(DIGEST_BUFFER_BYTES),
-        shared: BTreeMap::new(),
+        shared: AddressMap::default(),
         depth: 0,
     };
     for run in &trace.runs {
@@ -70,7 +70,7 @@ struct Digester {
     /// occurs. Only content hashes enter the digest, never an address: the trace keeps every
     /// record alive, so one address holds one record of one kind (or, for an empty list of
     /// calls, possibly a shared empty one, equal all the same).
-    shared: BTreeMap<usize, u64>,
+    shared: AddressMap<usize, u64>,
     /// How many shared records are being hashed: their bytes stay in the buffer until each is
     /// hashed on its own.
     depth: u32,

@@ -143,6 +143,8 @@ struct Catalogue {
     /// Their names: those that only read, and those that change something.
     reads: Vec<Arc<str>>,
     writes: Vec<Arc<str>>,
+    /// Indices into `registered`, in name order.
+    by_name: Vec<usize>,
 }
 
 impl Catalogue {
@@ -164,9 +166,12 @@ impl Catalogue {
                 .map(|(name, _)| Arc::clone(name))
                 .collect()
         };
+        let mut by_name: Vec<usize> = (0..registered.len()).collect();
+        by_name.sort_by(|&left, &right| registered[left].0.cmp(&registered[right].0));
         Catalogue {
             reads: names(true),
             writes: names(false),
+            by_name,
             registered,
         }
     }
@@ -399,22 +404,28 @@ impl<'p> Generator<'p> {
     }
 
     fn behaviours(&mut self, plan: &mut RunPlan<'p>) {
-        // Drawn in registry order and built in one go (the map sorts them once).
-        let registered = &self.catalogue.registered;
-        let mut plain = Vec::with_capacity(registered.len());
-        for (name, _) in registered {
-            if self.rng.percent(60) {
-                plain.push((
-                    Arc::clone(name),
-                    ToolBehaviour {
-                        latency_ms: self.rng.range(1, 40),
-                        effect: Effect::None,
-                    },
-                ));
-            }
-        }
+        // Drawn in registry order, and handed to the map in name order: it sorts what it is
+        // given, and sorted input is the cheapest to sort.
+        let catalogue: &Catalogue = self.catalogue;
+        let mut drawn: Vec<Option<ToolBehaviour>> = catalogue
+            .registered
+            .iter()
+            .map(|_| {
+                self.rng.percent(60).then(|| ToolBehaviour {
+                    latency_ms: self.rng.range(1, 40),
+                    effect: Effect::None,
+                })
+            })
+            .collect();
         debug_assert!(plan.tools.is_empty());
-        plan.tools = plain.into_iter().collect();
+        plan.tools = catalogue
+            .by_name
+            .iter()
+            .filter_map(|&index| {
+                let behaviour = drawn[index].take()?;
+                Some((Arc::clone(&catalogue.registered[index].0), behaviour))
+            })
+            .collect();
         if self.fire(Misbehaviour::ToolFaults) {
             for _ in 0..self.rng.range(1, 2) {
                 let name = Arc::clone(&self.rng.pick(&self.catalogue.registered).0);
