@@ -105,9 +105,16 @@ impl SecretGuard {
 
     /// Whether `text` carries a whole configured value (`SECRET_IN_INPUT`).
     pub fn finds_in(&self, text: &str) -> bool {
-        self.redactor
-            .as_ref()
-            .is_some_and(|redactor| matches!(redactor.redact(text), Cow::Owned(_)))
+        let (Some(redactor), Some(fragments)) = (&self.redactor, &self.fragments) else {
+            return false;
+        };
+        // A value has at least 8 characters, so it shares a run of 8 with any text holding
+        // it: ASCII text (which cannot hide a value behind invisible characters) without a
+        // fragment holds none, and neither does anything shorter than 8 bytes.
+        if text.len() < WINDOW_CHARS || (text.is_ascii() && !fragments.finds_in(text.as_bytes())) {
+            return false;
+        }
+        matches!(redactor.redact(text), Cow::Owned(_))
     }
 
     /// Whether any decoded string or object key of `value` carries a whole configured value.
@@ -363,7 +370,11 @@ impl Fragments {
         let values: Vec<Vec<u8>> = values.map(String::into_bytes).collect();
         // Indices and offsets are kept as `u32`: configured values are keys of at most a few
         // hundred bytes, far from the 4 GiB where a place would no longer be found.
-        let mut places: Vec<Place> = Vec::new();
+        let pairs_count = values
+            .iter()
+            .map(|bytes| bytes.len().saturating_sub(1))
+            .sum();
+        let mut places: Vec<Place> = Vec::with_capacity(pairs_count);
         for (value, bytes) in values.iter().enumerate() {
             for (offset, pair) in bytes.windows(2).enumerate() {
                 places.push(Place {

@@ -256,8 +256,10 @@ struct Checks<'a, 'v> {
 }
 
 const PLACEHOLDERS: [&str; 2] = ["[REDACTED]", "[LOCAL_PATH]"];
-/// Texts at least this long are scanned once per run however often they appear.
-const RESCAN_BYTES_MIN: usize = 64;
+/// Texts at least this long are scanned once per run however often they appear. Shared
+/// records are already scanned once (by address), so a shorter text seldom comes again, and
+/// scanning it again costs less than hashing every one of them to find out.
+const RESCAN_BYTES_MIN: usize = 4096;
 const ARGUMENT_BYTES_MAX: usize = 256 * 1024;
 const CALL_ID_CHARS_MAX: usize = 160;
 

@@ -156,7 +156,8 @@ impl<'a> RunView<'a> {
             replies: Vec::new(),
             batches: Vec::new(),
             bodies: Vec::new(),
-            events: Vec::new(),
+            // Most records of a run are events: room for all of them, allocated once.
+            events: Vec::with_capacity(trace.records.len()),
             appends: Vec::new(),
             snapshots: BTreeMap::new(),
             cancel_at: None,
