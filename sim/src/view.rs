@@ -1,7 +1,6 @@
 //! A run's trace arranged for the oracles: requests, replies, and batches with their bodies,
 //! events and snapshots. Built only from the boundary records of [`world`](crate::world).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -138,7 +137,7 @@ pub struct RunView<'a> {
     /// Session store appends.
     pub appends: Vec<&'a Message>,
     /// Snapshots by event sequence number.
-    pub snapshots: BTreeMap<u64, &'a ChartState>,
+    pub snapshots: Snapshots<'a>,
     /// When the scenario cancelled the run.
     pub cancel_at: Option<u64>,
     /// States restored by undo at the end of the session (only on the session's last run).
@@ -159,11 +158,12 @@ impl<'a> RunView<'a> {
             // Most records of a run are events: room for all of them, allocated once.
             events: Vec::with_capacity(trace.records.len()),
             appends: Vec::new(),
-            snapshots: BTreeMap::new(),
+            snapshots: Snapshots::default(),
             cancel_at: None,
             undone: Vec::new(),
         };
-        let mut open_starts: BTreeMap<(usize, &str), usize> = BTreeMap::new();
+        // (call index, call id) → body: a run has a handful of bodies open at once.
+        let mut open_starts: Vec<((usize, &str), usize)> = Vec::new();
         let (mut system_prompt, mut offered): (&str, &[Arc<str>]) = ("", &[]);
         for record in &trace.records {
             let batch = view.batches.len().checked_sub(1);
@@ -225,7 +225,11 @@ impl<'a> RunView<'a> {
                     input,
                 } => {
                     let Some(batch) = batch else { continue };
-                    open_starts.insert((*index, &**call_id), view.bodies.len());
+                    let key = (*index, &**call_id);
+                    match open_starts.iter_mut().find(|(open, _)| *open == key) {
+                        Some(open) => open.1 = view.bodies.len(),
+                        None => open_starts.push((key, view.bodies.len())),
+                    }
                     view.batches[batch].bodies.push(view.bodies.len());
                     view.bodies.push(BodyView {
                         batch,
@@ -243,7 +247,9 @@ impl<'a> RunView<'a> {
                     call_id,
                     ..
                 } => {
-                    if let Some(body) = open_starts.remove(&(*index, &**call_id)) {
+                    let key = (*index, &**call_id);
+                    if let Some(open) = open_starts.iter().position(|(open, _)| *open == key) {
+                        let (_, body) = open_starts.swap_remove(open);
                         view.bodies[body].end_ms = Some(*at_ms);
                     }
                 }
@@ -328,5 +334,29 @@ impl<'a> RunView<'a> {
     /// Whether the run ended on its turn limit.
     pub fn hit_turn_limit(&self) -> bool {
         matches!(self.terminal().map(|event| &event.kind), Some(EventKind::RunFailed { error }) if error.code == "TOOL_LOOP_LIMIT")
+    }
+}
+
+/// Chart snapshots by event sequence number. Recorded in sequence order, so kept as a sorted
+/// list and searched by halves; a later snapshot of the same number replaces the earlier.
+#[derive(Debug, Default)]
+pub struct Snapshots<'a> {
+    by_seq: Vec<(u64, &'a ChartState)>,
+}
+
+impl<'a> Snapshots<'a> {
+    fn insert(&mut self, seq: u64, state: &'a ChartState) {
+        match self.by_seq.binary_search_by_key(&seq, |(held, _)| *held) {
+            Ok(at) => self.by_seq[at].1 = state,
+            Err(at) => self.by_seq.insert(at, (seq, state)),
+        }
+    }
+
+    /// The snapshot taken at event `seq`.
+    pub fn get(&self, seq: &u64) -> Option<&&'a ChartState> {
+        self.by_seq
+            .binary_search_by_key(seq, |(held, _)| *held)
+            .ok()
+            .map(|at| &self.by_seq[at].1)
     }
 }

@@ -457,19 +457,20 @@ impl Provider for SimProvider<'_> {
     ) -> BoxFuture<'a, Result<ProviderReply, ProviderError>> {
         self.record_request(&request);
         let step = self.steps.next().unwrap_or(&DONE);
-        let mut scripts: Vec<CallScript> = step.calls.clone();
-        for reaction in &step.react {
-            scripts.extend(react(*reaction, request.transcript, &self.sent));
-        }
-        let mut fixes = Vec::with_capacity(scripts.len());
+        let reacted: Vec<CallScript> = step
+            .react
+            .iter()
+            .flat_map(|reaction| react(*reaction, request.transcript, &self.sent))
+            .collect();
+        let scripts = step.calls.iter().chain(&reacted);
+        let mut fixes = Vec::with_capacity(step.calls.len() + reacted.len());
         let calls: Arc<[ToolCall]> = scripts
-            .into_iter()
             .map(|call| {
-                fixes.push(call.fix);
+                fixes.push(call.fix.clone());
                 ToolCall {
-                    id: call.id,
-                    name: call.name,
-                    arguments: call.arguments,
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
                 }
             })
             .collect();
