@@ -410,9 +410,9 @@ impl<'a> Checks<'a, '_> {
         }
         let view = self.view;
         for (batch_index, batch) in view.batches.iter().enumerate() {
-            let facts = self.facts[batch_index].clone();
             for (index, call) in batch.calls.iter().enumerate() {
-                if !facts[index].destructive {
+                let fact = self.facts[batch_index][index];
+                if !fact.destructive {
                     continue;
                 }
                 self.arm(Invariant::I2);
@@ -431,7 +431,7 @@ impl<'a> Checks<'a, '_> {
                 let Some(result) = Self::result_of(batch, index) else {
                     continue;
                 };
-                let refused_earlier = !facts[index].id_ok || !facts[index].within_cap;
+                let refused_earlier = !fact.id_ok || !fact.within_cap;
                 let code = result.error_code();
                 if !refused_earlier && code != Some("ABORTED") && code != Some("TOOL_NOT_ALLOWED") {
                     let explanation = format!(
@@ -512,9 +512,9 @@ impl<'a> Checks<'a, '_> {
     fn i4_input_errors_are_bounded_and_echo_nothing(&mut self) {
         let view = self.view;
         for (batch_index, batch) in view.batches.iter().enumerate() {
-            let facts = self.facts[batch_index].clone();
             for (index, call) in batch.calls.iter().enumerate() {
-                if facts[index].registered && !facts[index].valid_input {
+                let fact = self.facts[batch_index][index];
+                if fact.registered && !fact.valid_input {
                     self.arm(Invariant::I4);
                 }
                 let Some(result) = Self::result_of(batch, index) else {
@@ -577,9 +577,9 @@ impl<'a> Checks<'a, '_> {
     fn i5_invalid_input_never_reaches_a_body(&mut self) {
         let view = self.view;
         for (batch_index, batch) in view.batches.iter().enumerate() {
-            let facts = self.facts[batch_index].clone();
             for (index, call) in batch.calls.iter().enumerate() {
-                if !facts[index].registered || facts[index].valid_input {
+                let fact = self.facts[batch_index][index];
+                if !fact.registered || fact.valid_input {
                     continue;
                 }
                 self.arm(Invariant::I5);
@@ -1150,9 +1150,8 @@ impl<'a> Checks<'a, '_> {
         }
         let excused = view.was_stopped() || view.hit_turn_limit();
         for (batch_index, batch) in view.batches.iter().enumerate() {
-            let facts = self.facts[batch_index].clone();
             for (index, call) in batch.calls.iter().enumerate() {
-                let fact = facts[index];
+                let fact = self.facts[batch_index][index];
                 if !(fact.id_ok
                     && fact.within_cap
                     && fact.offered
