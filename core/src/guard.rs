@@ -69,13 +69,7 @@ impl SecretGuard {
         let (Some(redactor), Some(fragments)) = (&self.redactor, &self.fragments) else {
             return Cow::Borrowed(text);
         };
-        // Every occurrence of a value is a run of 8 or more shared characters, and ASCII text
-        // has no invisible character that could hide one: one pass of the table clears most
-        // text, and anything shorter than 8 bytes is clear at once.
-        if text.len() < WINDOW_CHARS {
-            return Cow::Borrowed(text);
-        }
-        if text.is_ascii() && !fragments.finds_in(text.as_bytes()) {
+        if fragments.clears(text) {
             return Cow::Borrowed(text);
         }
         match redactor.redact(text) {
@@ -108,13 +102,7 @@ impl SecretGuard {
         let (Some(redactor), Some(fragments)) = (&self.redactor, &self.fragments) else {
             return false;
         };
-        // A value has at least 8 characters, so it shares a run of 8 with any text holding
-        // it: ASCII text (which cannot hide a value behind invisible characters) without a
-        // fragment holds none, and neither does anything shorter than 8 bytes.
-        if text.len() < WINDOW_CHARS || (text.is_ascii() && !fragments.finds_in(text.as_bytes())) {
-            return false;
-        }
-        matches!(redactor.redact(text), Cow::Owned(_))
+        !fragments.clears(text) && matches!(redactor.redact(text), Cow::Owned(_))
     }
 
     /// Whether any decoded string or object key of `value` carries a whole configured value.
@@ -122,16 +110,13 @@ impl SecretGuard {
         self.is_active() && any_text(value, &|text| self.finds_in(text))
     }
 
-    /// Whether `text` has anything to redact: a value or a fragment of one. The checks of
-    /// [`SecretGuard::text`] that clear most text come first, without building anything.
+    /// Whether `text` has anything to redact: a value or a fragment of one. Most text is
+    /// cleared without building anything.
     fn touches(&self, text: &str) -> bool {
-        let Some(fragments) = &self.fragments else {
-            return false;
-        };
-        if text.len() < WINDOW_CHARS || (text.is_ascii() && !fragments.finds_in(text.as_bytes())) {
-            return false;
-        }
-        matches!(self.text(text), Cow::Owned(_))
+        self.fragments
+            .as_ref()
+            .is_some_and(|fragments| !fragments.clears(text))
+            && matches!(self.text(text), Cow::Owned(_))
     }
 
     /// `value` with every string and key redacted. Two keys that redact to the same text
@@ -480,6 +465,14 @@ impl Fragments {
     /// Whether `text` holds any fragment.
     fn finds_in(&self, text: &[u8]) -> bool {
         self.raw_spans(text).next().is_some()
+    }
+
+    /// Whether `text` certainly holds neither a value nor a fragment of one, decided without
+    /// the redactor. Every occurrence of a value is a run of 8 or more characters shared with
+    /// it, and ASCII text has no invisible character that could hide one: one pass of the
+    /// table clears most text, and anything shorter than 8 bytes is clear at once.
+    fn clears(&self, text: &str) -> bool {
+        text.len() < WINDOW_CHARS || (text.is_ascii() && !self.finds_in(text.as_bytes()))
     }
 
     /// `text` with every fragment replaced by `[REDACTED]` (touching fragments merged).

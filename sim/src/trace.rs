@@ -13,8 +13,6 @@
 //!   instants.
 
 use std::io::{self, Write};
-
-use crate::addresses::AddressMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -25,6 +23,7 @@ use ward_core::session::Message;
 use ward_core::tool::ToolCall;
 use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
+use crate::addresses::AddressMap;
 use crate::invariants::Violation;
 use crate::world::{Record, Trace};
 
