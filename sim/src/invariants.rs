@@ -1621,3 +1621,51 @@ fn empty_pair_table() -> Box<PairTable> {
 fn same_state(before: &ChartState, after: &ChartState) -> bool {
     std::ptr::eq(before, after) || before == after
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(path: &str, message: &str) -> FieldError {
+        FieldError {
+            path: path.to_owned(),
+            message: message.to_owned(),
+        }
+    }
+
+    #[test]
+    fn the_listed_fields_must_be_the_message_exactly() {
+        let fields = [
+            field("/a", "must be a string"),
+            field("/b", "is not allowed"),
+        ];
+        let exact = "The tool input is invalid: /a: must be a string; /b: is not allowed";
+        assert!(lists_fields(exact, &fields));
+        for wrong in [
+            "The tool input is invalid: /a: must be a string",
+            "The tool input is invalid: /a: must be a string; /b: is not allowed; ",
+            "The tool input is invalid: /a: must be a string, /b: is not allowed",
+            "The tool input is invalid: /b: is not allowed; /a: must be a string",
+            "tool input is invalid: /a: must be a string; /b: is not allowed",
+        ] {
+            assert!(!lists_fields(wrong, &fields), "{wrong}");
+        }
+    }
+
+    #[test]
+    fn an_echoed_value_is_found_in_strictly_and_leniently_read_input() {
+        let messages = ["must be at most 798, not zqAB12cd"];
+        let strict = strict_parse(r#"{"limit":"zqAB12cd"}"#);
+        let found = echoed_value(strict.as_ref(), "", messages.iter().copied(), "{}");
+        assert_eq!(found.as_deref(), Some("zqAB12cd"));
+        // A repeated key: no strict reading, the lenient one still finds the value.
+        let repeated = r#"{"limit":1,"limit":"zqAB12cd"}"#;
+        assert!(strict_parse(repeated).is_none());
+        let found = echoed_value(None, repeated, messages.iter().copied(), "{}");
+        assert_eq!(found.as_deref(), Some("zqAB12cd"));
+        // A value the schema itself spells is not an echo.
+        let schema = r#"{"enum":["zqAB12cd"]}"#;
+        let found = echoed_value(strict.as_ref(), "", messages.iter().copied(), schema);
+        assert_eq!(found, None);
+    }
+}
