@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use ward_core::fault::Fault;
 
 use crate::generate::Misbehaviour;
-use crate::invariants::{Invariant, Violation};
+use crate::oracle::{Invariant, Violation};
 use crate::scenario::Scenario;
 use crate::simulate::{Engine, is_rerun};
 
@@ -44,7 +44,7 @@ struct SeedSummary {
     runs: u32,
     tool_calls: u32,
     turns: u32,
-    armed: [u32; 13],
+    armed: [u32; Invariant::COUNT],
     violations: Vec<Violation>,
     misbehaviours: Vec<u32>,
     digest: u64,
@@ -77,14 +77,14 @@ pub struct CampaignReport {
     /// Seeds with at least one violation.
     pub failing_seeds: u64,
     /// Per invariant: runs in which its situation arose, runs in which it was violated.
-    pub by_invariant: [(u64, u64); 13],
+    pub by_invariant: [(u64, u64); Invariant::COUNT],
     /// Per misbehaviour, how often it was generated.
     pub misbehaviours: Vec<(&'static str, u64)>,
     /// The failure to shrink and report: the lowest failing seed, or, when a seeded bug is on,
     /// the lowest seed that breaks the invariant the catalogue names for it (if any does).
     pub first_failure: Option<FirstFailure>,
     /// Per invariant, the lowest seed that violated it.
-    pub first_seed_by_invariant: [Option<u64>; 13],
+    pub first_seed_by_invariant: [Option<u64>; Invariant::COUNT],
     /// Wall-clock time of the campaign.
     pub elapsed_ms: u64,
     /// XOR of every seed's mixed trace digest.
@@ -227,13 +227,13 @@ fn merge(
         tool_calls: 0,
         turns: 0,
         failing_seeds: 0,
-        by_invariant: [(0, 0); 13],
+        by_invariant: [(0, 0); Invariant::COUNT],
         misbehaviours: Misbehaviour::ALL
             .iter()
             .map(|misbehaviour| (misbehaviour.name(), 0))
             .collect(),
         first_failure: None,
-        first_seed_by_invariant: [None; 13],
+        first_seed_by_invariant: [None; Invariant::COUNT],
         elapsed_ms: 0,
         trace_digest: 0,
     };

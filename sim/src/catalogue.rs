@@ -2,11 +2,13 @@
 //!
 //! The oracles never ask the runtime what a tool is: they carry the table of the
 //! specification here, written out by hand, and compile the published parameter schemas
-//! (what `ward tools --json` prints) with `jsonschema` themselves. If the runtime's metadata
-//! drifted from the specification, the oracles would notice.
+//! (what `ward tools --json` prints) with `jsonschema` themselves. They carry the SPEC's
+//! default limits too ([`DEFAULT_LIMITS`]). If the runtime's metadata or defaults drifted
+//! from the specification, the oracles would notice.
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
+use ward_core::driver::Limits;
 use ward_core::registry::Registry;
 
 /// One row of the SPEC §8 table.
@@ -99,90 +101,21 @@ pub fn entry(name: &str) -> Option<&'static Entry> {
 }
 
 /// Where `name` stands in [`TABLE`].
-///
-/// Looked up by hash: a name's length and its first and last 8 bytes pick a slot of a small
-/// open-addressing table built at compile time, and tell the rows apart (no two rows share
-/// them; a test checks). A name of at most 16 bytes is then known in full; a longer one is
-/// compared once more, 8 bytes at a time. A scan comparing names would call `memcmp` for
-/// every row of the same length, and several names share a length.
 pub fn position(name: &str) -> Option<usize> {
-    let key = name_key(name.as_bytes())?;
-    let mut slot = slot_of(key);
-    for _ in 0..SLOTS {
-        let row = usize::from(ROW_OF_SLOT[slot]).checked_sub(1)?;
-        if NAME_KEYS[row] == Some(key) {
-            let row_name = TABLE[row].name.as_bytes();
-            let same = row_name.len() <= 16 || same_bytes(row_name, name.as_bytes());
-            return same.then_some(row);
-        }
-        slot = (slot + 1) % SLOTS;
-    }
-    None
+    TABLE.iter().position(|entry| entry.name == name)
 }
 
-/// (length, first 8 bytes, last 8 bytes) of a name; `None` for a name shorter than 8 bytes
-/// (the table has none).
-const fn name_key(name: &[u8]) -> Option<(usize, u64, u64)> {
-    let length = name.len();
-    if length < 8 {
-        return None;
-    }
-    let (mut first, mut last) = (0u64, 0u64);
-    let mut index = 0;
-    while index < 8 {
-        first |= (name[index] as u64) << (8 * index);
-        last |= (name[length - 8 + index] as u64) << (8 * index);
-        index += 1;
-    }
-    Some((length, first, last))
-}
-
-/// Slots of the lookup table: over twice the rows, so that probes stay short.
-const SLOTS: usize = 64;
-const _: () = assert!(TABLE.len() < SLOTS / 2);
-
-/// The first slot looked at for `key`.
-const fn slot_of(key: (usize, u64, u64)) -> usize {
-    let mixed = key.1 ^ key.2.rotate_left(29) ^ key.0 as u64;
-    (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize
-}
-
-/// The [`name_key`] of each row.
-const NAME_KEYS: [Option<(usize, u64, u64)>; TABLE.len()] = {
-    let mut keys = [None; TABLE.len()];
-    let mut row = 0;
-    while row < TABLE.len() {
-        keys[row] = name_key(TABLE[row].name.as_bytes());
-        row += 1;
-    }
-    keys
+/// The default limits of a run as the SPEC states them (R18, R19): at most 8 batches, 32
+/// calls per batch, a provider request times out after 60 s, the run after 120 s without
+/// activity, and a retryable provider error is retried up to 2 times. A scenario's missing
+/// limits mean these.
+pub const DEFAULT_LIMITS: Limits = Limits {
+    turns_max: 8,
+    calls_per_batch_max: 32,
+    provider_timeout_ms: 60_000,
+    inactivity_timeout_ms: 120_000,
+    provider_retries_max: 2,
 };
-
-/// Per slot, 1 + the row placed there (0: empty), placed with linear probing.
-const ROW_OF_SLOT: [u8; SLOTS] = {
-    let mut slots = [0u8; SLOTS];
-    let mut row = 0;
-    while row < TABLE.len() {
-        if let Some(key) = NAME_KEYS[row] {
-            let mut slot = slot_of(key);
-            while slots[slot] != 0 {
-                slot = (slot + 1) % SLOTS;
-            }
-            slots[slot] = row as u8 + 1;
-        }
-        row += 1;
-    }
-    slots
-};
-
-/// Whether two byte strings are equal, compared 8 bytes at a time.
-fn same_bytes(left: &[u8], right: &[u8]) -> bool {
-    left.len() == right.len()
-        && left
-            .chunks(8)
-            .zip(right.chunks(8))
-            .all(|(left, right)| left == right)
-}
 
 /// Whether a registry with or without the opt-in tools registers `name`.
 pub fn is_registered(name: &str, code_interpreter: bool) -> bool {
@@ -330,28 +263,18 @@ mod tests {
     }
 
     #[test]
+    fn the_default_limits_match_what_the_runtime_uses() {
+        // Not an oracle: a guard that the oracle's table and the runtime's defaults agree
+        // today, so a campaign's verdicts start from the facts the specification states.
+        assert_eq!(Limits::default(), DEFAULT_LIMITS);
+    }
+
+    #[test]
     fn every_row_is_found_where_it_stands_and_nothing_else_is() {
         for (row, entry) in TABLE.iter().enumerate() {
-            assert!(entry.name.len() >= 8, "{}", entry.name);
             assert_eq!(position(entry.name), Some(row), "{}", entry.name);
-            let keys = NAME_KEYS
-                .iter()
-                .filter(|&&key| key == NAME_KEYS[row])
-                .count();
-            assert_eq!(keys, 1, "{} shares its length and outer bytes", entry.name);
         }
-        let near = [
-            "",
-            "x",
-            "ask_use",
-            "ask_userr",
-            "Ask_user",
-            "xpanes_list",
-            "panes_lisT",
-            "market_timeshare_rangX_query",
-            "instruments_quXry_name",
-        ];
-        for name in near {
+        for name in ["", "ask_use", "ask_userr", "Ask_user", "panes_lisT"] {
             assert_eq!(position(name), None, "{name}");
         }
     }

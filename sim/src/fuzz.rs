@@ -47,10 +47,10 @@ use ward_core::checks::is_invisible;
 use ward_core::fault::FaultSet;
 use ward_core::registry::Registry;
 
-use crate::catalogue::{Schemas, TABLE};
+use crate::catalogue::{DEFAULT_LIMITS, Schemas, TABLE};
 use crate::generate::args;
 use crate::generate::secrets::{self, Labels};
-use crate::invariants::{Invariant, Oracle};
+use crate::oracle::{Invariant, Oracle};
 use crate::rng::SimRng;
 use crate::scenario::{
     Answer, CallScript, Effect, FailureKind, LimitsScript, PlantedSecret, ProviderFailure,
@@ -572,7 +572,7 @@ impl Builder<'_> {
             let effect = self.effect(behaviour.effect);
             let latency_ms = match behaviour.latency {
                 // Past the run's inactivity deadline, whatever it is.
-                FuzzDelay::Long => limits.resolve().inactivity_timeout_ms + 1,
+                FuzzDelay::Long => limits.resolve(DEFAULT_LIMITS).inactivity_timeout_ms + 1,
                 latency => latency.ms(),
             };
             tools.insert(Arc::from(pick.name()), ToolBehaviour { latency_ms, effect });
@@ -644,7 +644,7 @@ impl Builder<'_> {
     ) -> Turn {
         let delay_ms = match turn.delay {
             // Past the provider timeout, whatever it is.
-            FuzzDelay::Long => limits.resolve().provider_timeout_ms + 1,
+            FuzzDelay::Long => limits.resolve(DEFAULT_LIMITS).provider_timeout_ms + 1,
             delay => delay.ms(),
         };
         let error = turn.error.map(|failure| ProviderFailure {

@@ -2,13 +2,12 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-mod addresses;
 pub mod campaign;
 pub mod catalogue;
 pub mod cli;
 pub mod fuzz;
 pub mod generate;
-pub mod invariants;
+pub mod oracle;
 pub mod rng;
 pub mod scenario;
 pub mod shrink;

@@ -182,9 +182,9 @@ impl LimitsScript {
         *self == LimitsScript::default()
     }
 
-    /// The limits with defaults filled in.
-    pub fn resolve(&self) -> Limits {
-        let defaults = Limits::default();
+    /// The limits, each missing one taken from `defaults` (the runtime's, when a run is
+    /// executed; the SPEC's, when it is judged).
+    pub fn resolve(&self, defaults: Limits) -> Limits {
         Limits {
             turns_max: self.turns_max.unwrap_or(defaults.turns_max),
             calls_per_batch_max: self
@@ -489,7 +489,7 @@ impl Scenario {
                         ));
                     }
                 }
-                if let Err(error) = run.limits.resolve().check() {
+                if let Err(error) = run.limits.resolve(Limits::default()).check() {
                     return Err(invalid(format!("{at}/limits"), error.to_string()));
                 }
                 for (tool, behaviour) in run.tools.iter() {

@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::invariants::Invariant;
+use crate::oracle::Invariant;
 use crate::scenario::{Effect, RunScript, Scenario, ScenarioSize};
-use crate::simulate::Engine;
+use crate::simulate::{Engine, faults_of};
 
 /// The result of shrinking.
 #[derive(Debug, Clone)]
@@ -107,18 +107,13 @@ impl Shrinker<'_> {
 
     fn fails(&mut self, scenario: &Scenario) -> bool {
         self.executions += 1;
+        let faults = faults_of(scenario, None);
+        let mut checked = self.engine.check(scenario, faults);
         if self.invariant == Invariant::I11 {
             self.executions += 1;
-            let first = self.engine.check_file(scenario, None);
-            let second = self.engine.check_file(scenario, None);
-            return first.digest != second.digest;
+            self.engine.rerun(scenario, faults, &mut checked);
         }
-        let checked = self.engine.check_file(scenario, None);
-        checked
-            .verdict
-            .violations
-            .iter()
-            .any(|violation| violation.invariant == self.invariant)
+        checked.verdict.first(self.invariant).is_some()
     }
 
     /// Applies every candidate of `pass` that keeps the failure; true if any did.

@@ -6,7 +6,7 @@ use ward_core::fault::{Fault, FaultSet};
 
 use crate::catalogue::Schemas;
 use crate::generate::{self, Misbehaviour};
-use crate::invariants::{Invariant, Oracle, Verdict, Violation};
+use crate::oracle::{Invariant, Oracle, Verdict, i11_same_scenario_same_trace};
 use crate::scenario::Scenario;
 use crate::trace;
 use crate::world::{self, Record, Trace, World};
@@ -76,6 +76,12 @@ pub struct SeedOutcome {
     pub misbehaviours: Vec<u32>,
 }
 
+/// The bug a scenario file names, plus `extra`.
+pub fn faults_of(scenario: &Scenario, extra: Option<Fault>) -> FaultSet {
+    let named: FaultSet = scenario.fault().ok().flatten().into_iter().collect();
+    extra.map_or(named, |fault| named.with(fault))
+}
+
 /// Whether `seed` is rerun to check determinism: a fixed 1 in `every` of the seeds, chosen by
 /// a hash so that the chosen seeds spread over any range.
 pub fn is_rerun(seed: u64, every: u64) -> bool {
@@ -114,37 +120,16 @@ impl Engine {
 
     /// Executes `scenario` with the bug it names (and `extra`) switched on.
     pub fn check_file(&self, scenario: &Scenario, extra: Option<Fault>) -> Checked {
-        let mut faults: FaultSet = scenario.fault().ok().flatten().into_iter().collect();
-        if let Some(fault) = extra {
-            faults = faults.with(fault);
-        }
-        self.check(scenario, faults)
+        self.check(scenario, faults_of(scenario, extra))
     }
 
-    /// Generates, executes and checks `seed`; reruns it when `rerun` and reports a digest
-    /// mismatch as an I11 violation.
+    /// Generates, executes and checks `seed`; reruns it when `rerun` (I11).
     pub fn run_seed(&self, seed: u64, bug: Option<Fault>, rerun: bool) -> SeedOutcome {
         let generated = self.generate(seed, bug);
         let faults: FaultSet = bug.into_iter().collect();
         let mut checked = self.check(&generated.scenario, faults);
         if rerun {
-            // Only the digest of the second execution matters: equal digests mean equal
-            // traces, hence the same verdict.
-            let again = trace::digest(&world::execute(&self.world, &generated.scenario, faults));
-            if again != checked.digest {
-                checked.verdict.violations.push(Violation {
-                    invariant: Invariant::I11,
-                    session: 0,
-                    run: 0,
-                    turn: None,
-                    call_id: None,
-                    explanation: format!(
-                        "the same scenario gave trace digests {:016x} and {:016x}",
-                        checked.digest, again
-                    ),
-                });
-            }
-            checked.verdict.armed[Invariant::I11.index()] += checked.runs();
+            self.rerun(&generated.scenario, faults, &mut checked);
         }
         SeedOutcome {
             seed,
@@ -152,6 +137,18 @@ impl Engine {
             checked,
             misbehaviours: generated.misbehaviours,
         }
+    }
+
+    /// I11: executes `scenario` again and adds a violation to `checked` when the second trace
+    /// differs from the first. Only the second digest matters: equal digests mean equal
+    /// traces, hence the same verdict.
+    pub fn rerun(&self, scenario: &Scenario, faults: FaultSet, checked: &mut Checked) {
+        let again = trace::digest(&world::execute(&self.world, scenario, faults));
+        checked
+            .verdict
+            .violations
+            .extend(i11_same_scenario_same_trace::compare(checked.digest, again));
+        checked.verdict.armed[Invariant::I11.index()] += checked.runs();
     }
 
     /// The registries.

@@ -1,11 +1,11 @@
 //! A run's trace arranged for the oracles: requests, replies, and batches with their bodies,
 //! events and snapshots. Built only from the boundary records of [`world`](crate::world).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
 use ward_core::chart::ChartState;
-use ward_core::driver::Limits;
 use ward_core::envelope::ToolResult;
 use ward_core::events::{Event, EventKind};
 use ward_core::session::Message;
@@ -122,8 +122,6 @@ pub struct RunView<'a> {
     pub trace: &'a RunTrace,
     /// The script.
     pub script: &'a RunScript,
-    /// The limits in force.
-    pub limits: Limits,
     /// Requests, in order.
     pub requests: Vec<RequestView<'a>>,
     /// Replies, in order.
@@ -150,7 +148,6 @@ impl<'a> RunView<'a> {
         let mut view = RunView {
             trace,
             script,
-            limits: script.limits.resolve(),
             requests: Vec::new(),
             replies: Vec::new(),
             batches: Vec::new(),
@@ -165,6 +162,7 @@ impl<'a> RunView<'a> {
         // (call index, call id) → body: a run has a handful of bodies open at once.
         let mut open_starts: Vec<((usize, &str), usize)> = Vec::new();
         let (mut system_prompt, mut offered): (&str, &[Arc<str>]) = ("", &[]);
+        let mut state: Option<&'a ChartState> = None;
         for record in &trace.records {
             let batch = view.batches.len().checked_sub(1);
             match record {
@@ -278,8 +276,13 @@ impl<'a> RunView<'a> {
                     }
                 }
                 Record::Append { message } => view.appends.push(message),
-                Record::Snapshot { seq, state } => {
-                    view.snapshots.insert(*seq, state);
+                Record::Snapshot { seq, state: taken } => {
+                    if let Some(taken) = taken {
+                        state = Some(taken);
+                    }
+                    if let Some(state) = state {
+                        view.snapshots.by_seq.insert(*seq, state);
+                    }
                 }
                 Record::Cancel { at_ms } => view.cancel_at = Some(*at_ms),
                 Record::Undo { state } => view.undone.push(state),
@@ -294,8 +297,7 @@ impl<'a> RunView<'a> {
     pub fn new_offers(&self) -> impl Iterator<Item = &RequestView<'a>> {
         let mut previous: Option<&[Arc<str>]> = None;
         self.requests.iter().filter(move |request| {
-            let same = previous
-                .is_some_and(|tools| std::ptr::eq(tools, request.tools) || tools == request.tools);
+            let same = previous == Some(request.tools);
             previous = Some(request.tools);
             !same
         })
@@ -337,26 +339,15 @@ impl<'a> RunView<'a> {
     }
 }
 
-/// Chart snapshots by event sequence number. Recorded in sequence order, so kept as a sorted
-/// list and searched by halves; a later snapshot of the same number replaces the earlier.
+/// Chart snapshots by the sequence number of the event they were taken at.
 #[derive(Debug, Default)]
 pub struct Snapshots<'a> {
-    by_seq: Vec<(u64, &'a ChartState)>,
+    by_seq: BTreeMap<u64, &'a ChartState>,
 }
 
 impl<'a> Snapshots<'a> {
-    fn insert(&mut self, seq: u64, state: &'a ChartState) {
-        match self.by_seq.binary_search_by_key(&seq, |(held, _)| *held) {
-            Ok(at) => self.by_seq[at].1 = state,
-            Err(at) => self.by_seq.insert(at, (seq, state)),
-        }
-    }
-
     /// The snapshot taken at event `seq`.
-    pub fn get(&self, seq: &u64) -> Option<&&'a ChartState> {
-        self.by_seq
-            .binary_search_by_key(seq, |(held, _)| *held)
-            .ok()
-            .map(|at| &self.by_seq[at].1)
+    pub fn at(&self, seq: u64) -> Option<&'a ChartState> {
+        self.by_seq.get(&seq).copied()
     }
 }

@@ -12,7 +12,7 @@ use ward_core::session::Message;
 use ward_core::tool::ToolCall;
 use ward_sim::campaign::{self, CampaignConfig};
 use ward_sim::catalogue::Schemas;
-use ward_sim::invariants::{Invariant, Oracle, Violation};
+use ward_sim::oracle::{Breach, Invariant, Oracle, Verdict, Violation};
 use ward_sim::scenario::Scenario;
 use ward_sim::shrink;
 use ward_sim::simulate::{Checked, Engine};
@@ -274,45 +274,76 @@ fn unshared_message(message: &Message) -> Arc<Message> {
     })
 }
 
-#[test]
-fn the_digest_reads_contents_not_which_records_are_shared() {
-    let engine = Engine::new();
-    let mut shared_records = 0;
-    for seed in 0..8 {
-        let outcome = engine.run_seed(seed, None, false);
-        let mut trace: Trace = outcome.checked.trace.clone();
-        for run in &mut trace.runs {
-            for record in &mut run.records {
-                match record {
-                    Record::Request { appended, .. } => {
-                        for message in appended.iter_mut() {
-                            *message = unshared_message(message);
-                        }
+/// `trace` with every record that several places may share copied into a record of its own.
+fn unshared(trace: &Trace) -> (Trace, usize) {
+    let mut trace = trace.clone();
+    let mut copied = 0;
+    for run in &mut trace.runs {
+        for record in &mut run.records {
+            match record {
+                Record::Request { appended, .. } => {
+                    for message in appended.iter_mut() {
+                        *message = unshared_message(message);
                     }
-                    Record::Reply { calls, .. } => *calls = unshared_calls(calls),
-                    Record::Append { message } => *message = unshared_message(message),
-                    Record::Snapshot { state, .. } | Record::Undo { state } => {
-                        *state = Arc::new((**state).clone());
-                    }
-                    Record::Event(event) => match &mut event.kind {
-                        EventKind::AssistantMessageCompleted { calls, .. } => {
-                            *calls = unshared_calls(calls);
-                        }
-                        EventKind::ToolFinished { result, .. } => *result = unshared_result(result),
-                        _ => continue,
-                    },
-                    _ => continue,
                 }
-                shared_records += 1;
+                Record::Reply { calls, .. } => *calls = unshared_calls(calls),
+                Record::Append { message } => *message = unshared_message(message),
+                Record::Snapshot {
+                    state: Some(state), ..
+                }
+                | Record::Undo { state } => *state = Arc::new((**state).clone()),
+                Record::BodyStart { call_id, tool, .. } | Record::BodyEnd { call_id, tool, .. } => {
+                    *call_id = Arc::from(&**call_id);
+                    *tool = Arc::from(&**tool);
+                }
+                Record::Event(event) => match &mut event.kind {
+                    EventKind::AssistantMessageCompleted { calls, .. } => {
+                        *calls = unshared_calls(calls);
+                    }
+                    EventKind::ToolFinished { result, .. } => *result = unshared_result(result),
+                    _ => continue,
+                },
+                _ => continue,
             }
+            copied += 1;
         }
+    }
+    (trace, copied)
+}
+
+/// Verdicts and digests come from values: copying every shared record of a trace before
+/// checking and digesting it changes neither, on clean seeds and on seeds that break an
+/// invariant (with a seeded bug).
+#[test]
+fn verdicts_and_digests_read_contents_not_which_records_are_shared() {
+    let engine = Engine::new();
+    let oracle = Oracle::new(Schemas::compile(engine.world().registry(true)));
+    let mut copied = 0;
+    let mut violations = 0;
+    let bugs = [
+        None,
+        Some(Fault::RedactFirstTurnOnly),
+        Some(Fault::PartialWriteOnError),
+    ];
+    for (seed, bug) in (0..24).zip(bugs.iter().cycle()) {
+        let outcome = engine.run_seed(seed, *bug, false);
+        let (copy, count) = unshared(&outcome.checked.trace);
+        copied += count;
         assert_eq!(
-            trace::digest(&trace),
+            trace::digest(&copy),
             outcome.checked.digest,
             "seed {seed}: copying shared records changed the digest"
         );
+        let verdict: Verdict = oracle.check(&outcome.scenario, &copy);
+        assert_eq!(
+            verdict.violations, outcome.checked.verdict.violations,
+            "seed {seed}: copying shared records changed the verdict"
+        );
+        assert_eq!(verdict.armed, outcome.checked.verdict.armed, "seed {seed}");
+        violations += verdict.violations.len();
     }
-    assert!(shared_records > 100, "only {shared_records} records copied");
+    assert!(copied > 300, "only {copied} records copied");
+    assert!(violations > 0, "no seed broke an invariant");
 }
 
 #[test]
@@ -539,25 +570,16 @@ fn clean_corpus_run(file: &str) -> (Scenario, Checked, Oracle) {
     (scenario, checked, oracle)
 }
 
-/// The first violation of `invariant` in the oracle's verdict on `trace`, which must say
-/// `phrase`.
-fn violation_saying(
-    oracle: &Oracle,
-    scenario: &Scenario,
-    trace: &Trace,
-    invariant: Invariant,
-    phrase: &str,
-) -> Violation {
+/// The first violation of `breach`'s invariant in the oracle's verdict on `trace`, which must
+/// be that breach.
+fn violation_of(oracle: &Oracle, scenario: &Scenario, trace: &Trace, breach: Breach) -> Violation {
     let verdict = oracle.check(scenario, trace);
+    let invariant = breach.invariant();
     let violation = verdict
         .first(invariant)
         .unwrap_or_else(|| panic!("{invariant} misses the altered trace"))
         .clone();
-    assert!(
-        violation.explanation.contains(phrase),
-        "{}",
-        violation.explanation
-    );
+    assert_eq!(violation.breach, breach, "{violation}");
     violation
 }
 
@@ -578,12 +600,10 @@ fn a_stopped_run_may_wait_for_its_running_write_and_nothing_else() {
         event.time_ms += 5;
     }
     // A run ending 5 ms after its write.
-    violation_saying(
-        &oracle,
-        &scenario,
-        &trace,
-        Invariant::I10,
-        "inactivity deadline passed at 120000 ms",
+    let violation = violation_of(&oracle, &scenario, &trace, Breach::EndedLate);
+    assert!(
+        violation.explanation.contains("at 120000 ms"),
+        "{violation}"
     );
 
     // The same run, completed as if no deadline had passed.
@@ -593,13 +613,7 @@ fn a_stopped_run_may_wait_for_its_running_write_and_nothing_else() {
             text: "Done.".to_owned(),
         };
     }
-    violation_saying(
-        &oracle,
-        &scenario,
-        &trace,
-        Invariant::I10,
-        "yet the run completed",
-    );
+    violation_of(&oracle, &scenario, &trace, Breach::CompletedPastDeadline);
 }
 
 #[test]
@@ -615,12 +629,10 @@ fn a_stopped_run_that_asks_the_provider_again_violates_i10() {
         // The inactivity deadline passes at 120,000 ms; this request comes after it.
         *at_ms = 120_001;
     }
-    violation_saying(
-        &oracle,
-        &scenario,
-        &trace,
-        Invariant::I10,
-        "asked again at 120001 ms",
+    let violation = violation_of(&oracle, &scenario, &trace, Breach::RequestAfterStop);
+    assert!(
+        violation.explanation.contains("at 120001 ms"),
+        "{violation}"
     );
 }
 
@@ -663,9 +675,9 @@ fn a_write_offered_on_a_later_turn_of_a_read_only_run_is_caught() {
 }
 
 #[test]
-fn a_message_shared_by_a_request_and_the_store_is_still_scanned_for_secrets() {
-    // The trace records a request's message as the very message the store keeps, and I8
-    // scans each message once: the one scan must still happen.
+fn a_message_sent_and_stored_is_still_scanned_for_secrets() {
+    // I8 scans a record that reached several boundaries once (the first time it is seen):
+    // a leak in a message both sent and stored must still be found.
     let (scenario, checked, oracle) = clean_corpus_run("secrets-resent-on-turn-3.json");
     let mut trace = checked.trace.clone();
     let records = &mut trace.runs[0].records;
@@ -676,37 +688,31 @@ fn a_message_shared_by_a_request_and_the_store_is_still_scanned_for_secrets() {
             _ => None,
         })
         .collect();
-    let shared = records
+    let sent_and_stored = records
         .iter()
         .filter_map(|record| match record {
             Record::Request { appended, .. } => Some(appended),
             _ => None,
         })
         .flatten()
-        .find(|message| stored.iter().any(|copy| Arc::ptr_eq(copy, message)))
+        .find(|message| stored.contains(message))
         .cloned()
-        .expect("a request message recorded as the store's copy");
+        .expect("a request message that the store also keeps");
     let leak = Arc::new(Message::User {
         text: "my key is prov-9Kx2LmQ7vZ4rT8wB".to_owned(),
     });
     for record in records.iter_mut() {
         match record {
-            Record::Append { message } if Arc::ptr_eq(message, &shared) => {
+            Record::Append { message } if *message == sent_and_stored => {
                 *message = Arc::clone(&leak);
             }
             Record::Request { appended, .. } => {
-                for message in appended.iter_mut().filter(|m| Arc::ptr_eq(m, &shared)) {
+                for message in appended.iter_mut().filter(|m| **m == sent_and_stored) {
                     *message = Arc::clone(&leak);
                 }
             }
             _ => {}
         }
     }
-    violation_saying(
-        &oracle,
-        &scenario,
-        &trace,
-        Invariant::I8,
-        "a provider request carries secret text",
-    );
+    violation_of(&oracle, &scenario, &trace, Breach::SecretInRequest);
 }

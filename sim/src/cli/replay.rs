@@ -13,9 +13,8 @@ use clap::Args;
 use ward_core::events::EventKind;
 use ward_core::fault::Fault;
 
-use crate::invariants::{Invariant, Violation};
 use crate::scenario::Scenario;
-use crate::simulate::Engine;
+use crate::simulate::{Engine, faults_of};
 use crate::trace;
 use crate::world::Record;
 
@@ -42,22 +41,10 @@ pub fn run(args: &ReplayArgs) -> ExitCode {
         Ok(scenario) => scenario,
         Err(message) => return super::usage_error(message),
     };
-    let checked = engine.check_file(&scenario, args.bug);
-    let again = engine.check_file(&scenario, args.bug);
-    let mut violations = checked.verdict.violations.clone();
-    if again.digest != checked.digest {
-        violations.push(Violation {
-            invariant: Invariant::I11,
-            session: 0,
-            run: 0,
-            turn: None,
-            call_id: None,
-            explanation: format!(
-                "the same scenario gave trace digests {:016x} and {:016x}",
-                checked.digest, again.digest
-            ),
-        });
-    }
+    let faults = faults_of(&scenario, args.bug);
+    let mut checked = engine.check(&scenario, faults);
+    engine.rerun(&scenario, faults, &mut checked);
+    let violations = &checked.verdict.violations;
     if let Some(path) = &args.trace {
         let written = File::create(path).and_then(|file| {
             let mut output = BufWriter::new(file);
@@ -69,7 +56,7 @@ pub fn run(args: &ReplayArgs) -> ExitCode {
         }
     }
     if let Some(path) = &args.chrome_trace {
-        let document = trace::chrome_trace(&checked.trace, &violations);
+        let document = trace::chrome_trace(&checked.trace, violations);
         if let Err(error) = std::fs::write(path, document.to_string()) {
             return super::usage_error(format!("cannot write {}: {error}", path.display()));
         }
@@ -96,7 +83,7 @@ pub fn run(args: &ReplayArgs) -> ExitCode {
         say!("all invariants held");
         return ExitCode::SUCCESS;
     }
-    for violation in &violations {
+    for violation in violations {
         say!("violated: {violation}");
     }
     ExitCode::from(1)

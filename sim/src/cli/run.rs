@@ -15,7 +15,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use ward_core::fault::Fault;
 
 use crate::campaign::{self, CampaignConfig, CampaignReport};
-use crate::invariants::Invariant;
+use crate::oracle::Invariant;
 use crate::shrink;
 use crate::simulate::Engine;
 

@@ -1,0 +1,170 @@
+//! I10. Every run ends (exactly one terminal event) within its turn limit and deadline; no
+//! tool body starts after cancellation, failure or the end of the run.
+//!
+//! R19 and R20: at most `turns_max` batches run; the inactivity deadline (reset by every
+//! provider reply and every finished call, paused while `ask_user` waits) ends the run; a
+//! cancelled, failed or timed-out run starts no body afterwards, lets a write already running
+//! complete, and ends only after every call has its result. The limits are the script's,
+//! missing ones from the oracle's own table of the SPEC's defaults.
+
+use ward_core::events::EventKind;
+
+use super::{At, Breach, Findings, Invariant, RunCheck};
+use crate::catalogue;
+
+pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
+    let view = run.view;
+    let limits = &run.limits;
+    let call_turns = run
+        .script
+        .turns
+        .iter()
+        .filter(|turn| !turn.calls.is_empty())
+        .count();
+    let stopped_or_failed = matches!(
+        view.terminal().map(|event| &event.kind),
+        Some(EventKind::RunFailed { .. } | EventKind::RunCancelled)
+    );
+    if view.cancel_at.is_some() || stopped_or_failed || call_turns > limits.turns_max as usize {
+        findings.arm(Invariant::I10);
+    }
+    let terminals = view
+        .events
+        .iter()
+        .filter(|event| event.kind.is_terminal())
+        .count();
+    if terminals != 1 || view.terminal().is_none() {
+        let explanation =
+            format!("the run has {terminals} terminal events, and the last event is not one");
+        return findings.report(Breach::TerminalEvents, At::Run, explanation);
+    }
+    let batches_run = view
+        .batches
+        .iter()
+        .filter(|batch| !batch.started.is_empty())
+        .count();
+    if batches_run > limits.turns_max as usize {
+        let explanation = format!(
+            "{batches_run} batches ran with turns_max {}",
+            limits.turns_max
+        );
+        return findings.report(Breach::TooManyBatches, At::Run, explanation);
+    }
+    let end = view.end_ms();
+    let deadline = deadline_instant(run);
+    // The run stops at a cancel, at its inactivity deadline, or at its end (R20).
+    let stop = [view.cancel_at, deadline]
+        .into_iter()
+        .flatten()
+        .fold(end, u64::min);
+    if let Some(body) = view.bodies.iter().find(|body| body.start_ms > stop) {
+        let turn = view.batches[body.batch].turn;
+        let explanation = format!(
+            "the body of {} started at {} ms, after the run stopped at {stop} ms",
+            body.tool, body.start_ms
+        );
+        return findings.report(
+            Breach::BodyAfterStop,
+            At::Call(turn, body.call_id),
+            explanation,
+        );
+    }
+    if let Some(request) = view.requests.iter().find(|request| request.at_ms > stop) {
+        let explanation = format!(
+            "the provider was asked again at {} ms, after the run stopped at {stop} ms",
+            request.at_ms
+        );
+        return findings.report(
+            Breach::RequestAfterStop,
+            At::Turn(request.turn),
+            explanation,
+        );
+    }
+    if stop == end {
+        return;
+    }
+    let by_deadline = deadline == Some(stop) && view.cancel_at.is_none_or(|cancel| cancel > stop);
+    let completed = matches!(
+        view.terminal().map(|event| &event.kind),
+        Some(EventKind::RunCompleted { .. })
+    );
+    if by_deadline && completed {
+        let explanation = format!(
+            "its {} ms inactivity deadline passed at {stop} ms, yet the run completed",
+            limits.inactivity_timeout_ms
+        );
+        return findings.report(Breach::CompletedPastDeadline, At::Run, explanation);
+    }
+    // Once the run stops, a write already running completes; nothing else may keep it going.
+    let writes_end = view
+        .bodies
+        .iter()
+        .filter(|body| body.start_ms <= stop)
+        .filter(|body| catalogue::entry(body.tool).is_some_and(|entry| !entry.read_only))
+        .filter_map(|body| body.end_ms)
+        .max()
+        .unwrap_or(0);
+    let allowed_end = stop.max(writes_end);
+    if end > allowed_end {
+        let why = if by_deadline {
+            format!(
+                "its {} ms inactivity deadline passed at {stop} ms",
+                limits.inactivity_timeout_ms
+            )
+        } else {
+            format!("it was cancelled at {stop} ms")
+        };
+        let explanation = format!(
+            "the run ended at {end} ms, but {why} and the writes running then ended by {allowed_end} ms"
+        );
+        findings.report(Breach::EndedLate, At::Run, explanation);
+    }
+}
+
+/// The instant the inactivity deadline passed, if it did: the first moment at which
+/// `inactivity_timeout_ms` went by without a provider reply or a finished call, not counting
+/// time spent waiting for the user (R19).
+fn deadline_instant(run: &RunCheck<'_>) -> Option<u64> {
+    let view = run.view;
+    let timeout = run.limits.inactivity_timeout_ms;
+    let mut activity: Vec<u64> = vec![0];
+    activity.extend(
+        view.replies
+            .iter()
+            .filter(|reply| reply.error.is_none())
+            .map(|reply| reply.at_ms),
+    );
+    activity.extend(
+        view.batches
+            .iter()
+            .flat_map(|batch| batch.finished.iter().map(|finished| finished.at_ms)),
+    );
+    activity.push(view.end_ms());
+    activity.sort_unstable();
+    let mut waiting: Vec<(u64, u64)> = view
+        .bodies
+        .iter()
+        .filter(|body| body.tool == "ask_user")
+        .map(|body| (body.start_ms, body.end_ms.unwrap_or(view.end_ms())))
+        .collect();
+    waiting.sort_unstable();
+    activity.windows(2).find_map(|pair| {
+        // Walk the window from its start, skipping the waits, until the timeout is used.
+        let (from, to) = (pair[0], pair[1]);
+        let mut cursor = from;
+        let mut remaining = timeout;
+        for &(start, end) in &waiting {
+            let (start, end) = (start.max(cursor), end.min(to));
+            if start >= end {
+                continue;
+            }
+            if start - cursor >= remaining {
+                break;
+            }
+            remaining -= start - cursor;
+            cursor = end;
+        }
+        let deadline = cursor + remaining;
+        (deadline < to).then_some(deadline)
+    })
+}

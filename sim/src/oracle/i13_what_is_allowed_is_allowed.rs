@@ -1,0 +1,71 @@
+//! I13. What is allowed is allowed: a non-read-only run offers every registered tool that is
+//! not switched off, a read-only run every such read-only tool; a call with a valid id and
+//! valid input to an offered tool reaches its body; a run within its limits whose provider
+//! stops calling tools ends `run.completed`.
+//!
+//! The other invariants catch a runtime that does too much; this one catches a runtime that
+//! refuses what R4, R11–R13, R3 and R16 allow. A valid call may still be aborted when the run
+//! was stopped or hit its turn limit (R19, R20).
+
+use ward_core::envelope::ToolResult;
+use ward_core::events::EventKind;
+
+use super::{At, Breach, Findings, Invariant, RunCheck};
+
+pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
+    let view = run.view;
+    for request in view.new_offers() {
+        findings.arm(Invariant::I13);
+        let mut offered: Vec<&str> = request.tools.iter().map(|name| &**name).collect();
+        offered.sort_unstable();
+        offered.dedup();
+        if offered != run.expected_offer {
+            let missing: Vec<&&str> = run
+                .expected_offer
+                .iter()
+                .filter(|name| offered.binary_search(name).is_err())
+                .collect();
+            let explanation =
+                format!("the offer differs from what the policy allows; missing {missing:?}");
+            return findings.report(Breach::OfferDiffers, At::Turn(request.turn), explanation);
+        }
+    }
+    let excused = view.was_stopped() || view.hit_turn_limit();
+    for (batch, index, fact) in run.calls() {
+        if !(fact.id_ok
+            && fact.within_cap
+            && fact.offered
+            && fact.valid_input
+            && fact.clean_payload)
+        {
+            continue;
+        }
+        findings.arm(Invariant::I13);
+        let code = RunCheck::result_of(batch, index).and_then(ToolResult::error_code);
+        if !(view.body_ran(batch, index) || (code == Some("ABORTED") && excused)) {
+            let call = &batch.calls[index];
+            let explanation = format!(
+                "a valid call to offered tool {} never reached its body ({})",
+                call.name,
+                code.unwrap_or("no result")
+            );
+            let at = At::Call(batch.turn, &call.id);
+            return findings.report(Breach::AllowedCallRefused, at, explanation);
+        }
+    }
+    if let Some(last) = view.replies.last() {
+        if last.error.is_none() && last.calls.is_empty() {
+            findings.arm(Invariant::I13);
+            let completed = matches!(
+                view.terminal().map(|event| &event.kind),
+                Some(EventKind::RunCompleted { .. })
+            );
+            if !completed {
+                let explanation =
+                    "the provider stopped calling tools but the run did not end run.completed"
+                        .to_owned();
+                findings.report(Breach::NotCompleted, At::Turn(last.turn), explanation);
+            }
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! I4. Every `TOOL_INPUT_INVALID` lists 1–5 errors `path: message` (root `/`), and no message
+//! echoes an input value.
+//!
+//! R6 and R7: the message is `The tool input is invalid: ` followed by each field's
+//! `path: message`, joined by `; `, exactly as listed in `error.fields`; a message states the
+//! rule and never quotes a value taken from the input.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+use ward_core::envelope::FieldError;
+
+use super::{At, Breach, Findings, Invariant, RunCheck};
+
+/// At most this many field errors (R6).
+const FIELD_ERRORS_MAX: usize = 5;
+
+pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
+    for (batch, index, fact) in run.calls() {
+        if fact.registered && !fact.valid_input {
+            findings.arm(Invariant::I4);
+        }
+        let Some(result) = RunCheck::result_of(batch, index) else {
+            continue;
+        };
+        let Some(error) = result
+            .error()
+            .filter(|error| error.code == "TOOL_INPUT_INVALID")
+        else {
+            continue;
+        };
+        findings.arm(Invariant::I4);
+        let call = &batch.calls[index];
+        let at = At::Call(batch.turn, &call.id);
+        let fields = error.fields.as_deref().unwrap_or_default();
+        if fields.is_empty() || fields.len() > FIELD_ERRORS_MAX {
+            let explanation = format!(
+                "TOOL_INPUT_INVALID listed {} field errors, not 1 to {FIELD_ERRORS_MAX}",
+                fields.len()
+            );
+            return findings.report(Breach::FieldErrorCount, at, explanation);
+        }
+        if !lists_fields(&error.message, fields)
+            || fields.iter().any(|field| !field.path.starts_with('/'))
+        {
+            let explanation =
+                "the message is not `The tool input is invalid: ` and the `path: message` list"
+                    .to_owned();
+            return findings.report(Breach::FieldErrorFormat, at, explanation);
+        }
+        if let Some(echoed) = echoed_value(
+            fact.parsed.as_ref(),
+            &call.arguments,
+            fields.iter().map(|field| field.message.as_str()),
+            run.schemas.published(&call.name),
+        ) {
+            let explanation = format!("a field message echoes the input value {echoed:?}");
+            return findings.report(Breach::FieldErrorEchoesValue, at, explanation);
+        }
+    }
+}
+
+/// Whether `message` is `The tool input is invalid: ` followed by the `path: message` of
+/// each field, joined by `; `.
+fn lists_fields(message: &str, fields: &[FieldError]) -> bool {
+    let listed: Vec<String> = fields
+        .iter()
+        .map(|field| format!("{}: {}", field.path, field.message))
+        .collect();
+    message == format!("The tool input is invalid: {}", listed.join("; "))
+}
+
+/// A distinctive value of the input that one of `messages` quotes: a string of at least 6
+/// characters, or a number of at least 5, that the tool's published schema does not contain
+/// (messages may name allowed values and bounds, which come from the schema).
+fn echoed_value<'m>(
+    parsed: Option<&Value>,
+    arguments: &str,
+    messages: impl Iterator<Item = &'m str> + Clone,
+    schema: &str,
+) -> Option<String> {
+    // Input the strict reading refused (a repeated key) is still read, as a model would.
+    let lenient;
+    let value = match parsed {
+        Some(value) => value,
+        None => {
+            lenient = serde_json::from_str::<Value>(arguments).ok()?;
+            &lenient
+        }
+    };
+    let mut candidates = Vec::new();
+    collect_values(value, &mut candidates);
+    candidates
+        .into_iter()
+        .find(|candidate| {
+            messages
+                .clone()
+                .any(|message| message.contains(candidate.as_ref()))
+                && !schema.contains(candidate.as_ref())
+        })
+        .map(Cow::into_owned)
+}
+
+fn collect_values<'v>(value: &'v Value, into: &mut Vec<Cow<'v, str>>) {
+    match value {
+        Value::String(text) if text.chars().count() >= 6 => into.push(Cow::Borrowed(text)),
+        Value::Number(number) => {
+            let text = number.to_string();
+            if text.len() >= 5 {
+                into.push(Cow::Owned(text));
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| collect_values(item, into)),
+        Value::Object(members) => members
+            .values()
+            .for_each(|member| collect_values(member, into)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::strict_parse;
+
+    fn field(path: &str, message: &str) -> FieldError {
+        FieldError {
+            path: path.to_owned(),
+            message: message.to_owned(),
+        }
+    }
+
+    #[test]
+    fn the_listed_fields_must_be_the_message_exactly() {
+        let fields = [
+            field("/a", "must be a string"),
+            field("/b", "is not allowed"),
+        ];
+        let exact = "The tool input is invalid: /a: must be a string; /b: is not allowed";
+        assert!(lists_fields(exact, &fields));
+        for wrong in [
+            "The tool input is invalid: /a: must be a string",
+            "The tool input is invalid: /a: must be a string; /b: is not allowed; ",
+            "The tool input is invalid: /a: must be a string, /b: is not allowed",
+            "The tool input is invalid: /b: is not allowed; /a: must be a string",
+            "tool input is invalid: /a: must be a string; /b: is not allowed",
+        ] {
+            assert!(!lists_fields(wrong, &fields), "{wrong}");
+        }
+    }
+
+    #[test]
+    fn an_echoed_value_is_found_in_strictly_and_leniently_read_input() {
+        let messages = ["must be at most 798, not zqAB12cd"];
+        let strict = strict_parse(r#"{"limit":"zqAB12cd"}"#);
+        let found = echoed_value(strict.as_ref(), "", messages.iter().copied(), "{}");
+        assert_eq!(found.as_deref(), Some("zqAB12cd"));
+        // A repeated key: no strict reading, the lenient one still finds the value.
+        let repeated = r#"{"limit":1,"limit":"zqAB12cd"}"#;
+        assert!(strict_parse(repeated).is_none());
+        let found = echoed_value(None, repeated, messages.iter().copied(), "{}");
+        assert_eq!(found.as_deref(), Some("zqAB12cd"));
+        // A value the schema itself spells is not an echo.
+        let schema = r#"{"enum":["zqAB12cd"]}"#;
+        let found = echoed_value(strict.as_ref(), "", messages.iter().copied(), schema);
+        assert_eq!(found, None);
+    }
+}

@@ -1,0 +1,63 @@
+//! I6. Each batch gets exactly one result per call, in the order sent, with matching ids —
+//! also with failures, duplicate ids, provider errors, limits and cancellation.
+//!
+//! R17 and SPEC §4: the event stream carries one `tool.finished` per call, and the session
+//! store follows each assistant message holding n calls with their n results, in call order,
+//! with the same ids.
+
+use ward_core::session::Message;
+
+use super::{At, Breach, Findings, Invariant, RunCheck};
+
+pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
+    let view = run.view;
+    for batch in &view.batches {
+        if batch.calls.len() >= 2 || view.was_stopped() || view.hit_turn_limit() {
+            findings.arm(Invariant::I6);
+        }
+        for (index, call) in batch.calls.iter().enumerate() {
+            let count = batch.finished_of(index).count();
+            if count != 1 {
+                let explanation =
+                    format!("call {index} of the batch has {count} tool.finished events, not 1");
+                let at = At::Call(batch.turn, &call.id);
+                return findings.report(Breach::ResultCount, at, explanation);
+            }
+        }
+    }
+    let appends = &view.appends;
+    for (position, message) in appends.iter().enumerate() {
+        let Message::Assistant { calls, .. } = message else {
+            continue;
+        };
+        if calls.is_empty() {
+            continue;
+        }
+        let results: Vec<&str> = appends[position + 1..]
+            .iter()
+            .map_while(|message| match message {
+                Message::Tool { call_id, .. } => Some(&**call_id),
+                _ => None,
+            })
+            .collect();
+        let ids: Vec<&str> = calls.iter().map(|call| call.id.as_str()).collect();
+        if results != ids {
+            let explanation = format!(
+                "the batch of {} calls got {} results, ids {:?} for calls {:?}",
+                ids.len(),
+                results.len(),
+                abbreviate(&results),
+                abbreviate(&ids)
+            );
+            return findings.report(Breach::StoredResultsMismatch, At::Run, explanation);
+        }
+    }
+}
+
+/// The first few ids, each cut to 24 bytes (an id may be 161 characters long).
+fn abbreviate<'a>(ids: &[&'a str]) -> Vec<&'a str> {
+    ids.iter()
+        .take(6)
+        .map(|id| id.get(..24).unwrap_or(id))
+        .collect()
+}

@@ -1,0 +1,379 @@
+//! I8. No planted secret part, and no substring of 8 or more characters of a configured
+//! secret, occurs in any decoded string of a provider request, session record or event
+//! (placeholders excluded); no configured secret reaches a tool body's input.
+//!
+//! Ground truth is what the scenario planted and labelled: high-entropy parts, so ordinary
+//! text never holds one by chance. A planted part that the run's prompt carries counts whole
+//! (the redactor's patterns must remove it); a configured value counts for any run of 8 or
+//! more characters it shares with a text (R22's guard must remove those wherever they come
+//! from). A run inside a placeholder (`[REDACTED]`, `[LOCAL_PATH]`) does not count.
+//!
+//! The same record often reaches several boundaries (a message is stored and then sent; a
+//! result reaches the events and the store): a record equal to one already scanned in this
+//! run is not scanned again, since it holds nothing (or the check would have stopped).
+
+use serde_json::Value;
+use ward_core::envelope::{Outcome, ToolError, ToolResult};
+use ward_core::events::EventKind;
+use ward_core::session::Message;
+use ward_core::tool::ToolCall;
+
+use super::{At, Breach, Findings, Invariant, RunCheck, any_string};
+use crate::scenario::SecretShape;
+
+const PLACEHOLDERS: [&str; 2] = ["[REDACTED]", "[LOCAL_PATH]"];
+
+pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
+    let prompt = run.script.prompt.as_str();
+    let planted: Vec<&str> = run
+        .scenario
+        .secrets
+        .iter()
+        .filter(|secret| {
+            secret.shape != SecretShape::Configured && prompt.contains(secret.value.as_str())
+        })
+        .map(|secret| secret.value.as_str())
+        .collect();
+    if run.configured.is_empty() && planted.is_empty() {
+        return;
+    }
+    findings.arm(Invariant::I8);
+    let Some(scanner) = Scanner::new(&planted, &run.configured) else {
+        return;
+    };
+    let mut scan = Scan {
+        scanner: &scanner,
+        messages: Vec::new(),
+        results: Vec::new(),
+        calls: Vec::new(),
+    };
+    let view = run.view;
+    for request in &view.requests {
+        let prompt = request
+            .new_system_prompt
+            .then(|| scanner.find(request.system_prompt))
+            .flatten();
+        let found = prompt.or_else(|| {
+            request
+                .appended
+                .iter()
+                .find_map(|message| scan.message(message))
+        });
+        if let Some(found) = found {
+            let explanation = format!(
+                "a provider request carries secret text {}",
+                scanner.describe(found)
+            );
+            return findings.report(Breach::SecretInRequest, At::Turn(request.turn), explanation);
+        }
+    }
+    for message in &view.appends {
+        if let Some(found) = scan.message(message) {
+            let explanation = format!(
+                "a session record carries secret text {}",
+                scanner.describe(found)
+            );
+            return findings.report(Breach::SecretInStore, At::Run, explanation);
+        }
+    }
+    for event in &view.events {
+        if let Some(found) = scan.event(&event.kind) {
+            let explanation = format!(
+                "event {} carries secret text {}",
+                event.seq,
+                scanner.describe(found)
+            );
+            return findings.report(Breach::SecretInEvent, At::Run, explanation);
+        }
+    }
+    for body in &view.bodies {
+        if any_string(body.input, &|text| {
+            run.configured.iter().any(|value| text.contains(value))
+        }) {
+            let turn = view.batches[body.batch].turn;
+            let explanation = format!("a configured secret reached the input of {}", body.tool);
+            let at = At::Call(turn, body.call_id);
+            return findings.report(Breach::SecretInToolInput, at, explanation);
+        }
+    }
+}
+
+/// One run's scan: the scanner, and the records already scanned (compared by value), so that
+/// a record that reached several boundaries is scanned once.
+struct Scan<'s, 'r> {
+    scanner: &'s Scanner<'s>,
+    messages: Vec<&'r Message>,
+    results: Vec<&'r ToolResult>,
+    calls: Vec<&'r [ToolCall]>,
+}
+
+/// Whether `item` is equal to none of `seen`; remembers it.
+fn first_time<'r, T: PartialEq + ?Sized>(seen: &mut Vec<&'r T>, item: &'r T) -> bool {
+    if seen.contains(&item) {
+        return false;
+    }
+    seen.push(item);
+    true
+}
+
+impl<'r> Scan<'_, 'r> {
+    fn message(&mut self, message: &'r Message) -> Option<usize> {
+        if !first_time(&mut self.messages, message) {
+            return None;
+        }
+        match message {
+            Message::User { text } => self.scanner.find(text),
+            Message::Assistant { text, calls } => {
+                self.scanner.find(text).or_else(|| self.calls(calls))
+            }
+            Message::Tool {
+                call_id,
+                name,
+                result,
+            } => self
+                .scanner
+                .find(call_id)
+                .or_else(|| self.scanner.find(name))
+                .or_else(|| self.result(result)),
+        }
+    }
+
+    fn calls(&mut self, calls: &'r [ToolCall]) -> Option<usize> {
+        if !first_time(&mut self.calls, calls) {
+            return None;
+        }
+        calls.iter().find_map(|call| {
+            self.scanner
+                .find(&call.id)
+                .or_else(|| self.scanner.find(&call.name))
+                .or_else(|| self.scanner.find(&call.arguments))
+        })
+    }
+
+    fn result(&mut self, result: &'r ToolResult) -> Option<usize> {
+        if !first_time(&mut self.results, result) {
+            return None;
+        }
+        match &result.outcome {
+            Outcome::Success(data) => self.scanner.find_in_value(data),
+            Outcome::Failure(error) => self.scanner.find_in_error(error),
+        }
+    }
+
+    fn event(&mut self, kind: &'r EventKind) -> Option<usize> {
+        let scanner = self.scanner;
+        match kind {
+            EventKind::RunStarted { tools, .. } => tools.iter().find_map(|tool| scanner.find(tool)),
+            EventKind::UserMessageCreated { text } | EventKind::RunCompleted { text } => {
+                scanner.find(text)
+            }
+            EventKind::AssistantMessageCompleted { text, calls, .. } => {
+                scanner.find(text).or_else(|| self.calls(calls))
+            }
+            EventKind::ToolStarted { call_id, name, .. } => {
+                scanner.find(call_id).or_else(|| scanner.find(name))
+            }
+            EventKind::ToolFinished {
+                call_id,
+                name,
+                result,
+                ..
+            } => scanner
+                .find(call_id)
+                .or_else(|| scanner.find(name))
+                .or_else(|| self.result(result)),
+            EventKind::RunFailed { error } => scanner.find_in_error(error),
+            EventKind::RunCancelled => None,
+        }
+    }
+}
+
+/// Finds planted parts (whole), and runs of 8 or more characters shared with a configured
+/// value, outside placeholders.
+///
+/// Whatever it looks for is at least `length_min` bytes long, so an occurrence covers one of
+/// every `stride` (`length_min - 1`) consecutive text positions: the scanner only looks at
+/// positions that are multiples of `stride`, and looks up the two bytes there in a
+/// 65,536-bit table of the byte pairs the secrets hold. A hit names, through the group of
+/// pairs with the same first byte, where in which secret the pair stands; the shared run is
+/// grown both ways from there and judged.
+struct Scanner<'a> {
+    pairs: Box<PairTable>,
+    /// (pair, secret, byte offset of the pair in the secret), grouped by the pair's first
+    /// byte and in (secret, offset) order within a group.
+    entries: Vec<(u16, u32, u32)>,
+    /// Where each group starts in `entries`, and where the last one ends.
+    starts: [u32; 257],
+    /// (secret, whether any 8-character run of it counts, or only the whole).
+    secrets: Vec<(&'a [u8], bool)>,
+    stride: usize,
+    /// The shortest thing looked for: shorter texts (keys, short values) hold none.
+    length_min: usize,
+}
+
+/// A run of this many characters of a configured value is a leak (I8).
+const RUN_CHARS_MIN: usize = 8;
+
+impl<'a> Scanner<'a> {
+    fn new(planted: &[&'a str], configured: &[&'a str]) -> Option<Scanner<'a>> {
+        let secrets: Vec<(&'a [u8], bool)> = planted
+            .iter()
+            .map(|part| (part.as_bytes(), false))
+            .chain(configured.iter().map(|value| (value.as_bytes(), true)))
+            .filter(|(secret, _)| secret.len() >= 2)
+            .collect();
+        let length_min = secrets
+            .iter()
+            .map(|(secret, runs)| {
+                if *runs {
+                    RUN_CHARS_MIN.min(secret.len())
+                } else {
+                    secret.len()
+                }
+            })
+            .min()?;
+        let stride = length_min - 1;
+        let pairs_of = || {
+            secrets.iter().enumerate().flat_map(|(index, (secret, _))| {
+                secret.windows(2).enumerate().map(move |(offset, pair)| {
+                    (u16::from_le_bytes([pair[0], pair[1]]), index, offset)
+                })
+            })
+        };
+        let group = |pair: u16| usize::from(pair & 0xFF);
+        let mut starts = [0u32; 257];
+        let mut count = 0;
+        for (pair, ..) in pairs_of() {
+            starts[group(pair) + 1] += 1;
+            count += 1;
+        }
+        for index in 1..starts.len() {
+            starts[index] += starts[index - 1];
+        }
+        let mut filled = starts;
+        let mut entries = vec![(0u16, 0u32, 0u32); count];
+        let mut pairs = empty_pair_table();
+        for (pair, index, offset) in pairs_of() {
+            let slot = &mut filled[group(pair)];
+            entries[*slot as usize] = (pair, index as u32, offset as u32);
+            *slot += 1;
+            pairs[usize::from(pair >> 6)] |= 1 << (pair & 63);
+        }
+        Some(Scanner {
+            pairs,
+            entries,
+            starts,
+            secrets,
+            stride,
+            length_min,
+        })
+    }
+
+    /// The index of a secret found in `text` outside placeholders.
+    fn find(&self, text: &str) -> Option<usize> {
+        if text.len() < self.length_min {
+            return None;
+        }
+        let bytes = text.as_bytes();
+        let mut position = 0;
+        while position + 1 < bytes.len() {
+            let pair = u16::from_le_bytes([bytes[position], bytes[position + 1]]);
+            if (self.pairs[usize::from(pair >> 6)] >> (pair & 63)) & 1 != 0 {
+                if let Some(found) = self.verify(bytes, position, pair) {
+                    return Some(found);
+                }
+            }
+            position += self.stride;
+        }
+        None
+    }
+
+    /// A secret whose pair at some offset stands at `position` and that leaks there.
+    fn verify(&self, text: &[u8], position: usize, pair: u16) -> Option<usize> {
+        let group = usize::from(pair & 0xFF);
+        let (from, to) = (self.starts[group] as usize, self.starts[group + 1] as usize);
+        self.entries[from..to]
+            .iter()
+            .filter(|(held, ..)| *held == pair)
+            .find(|&&(_, index, offset)| {
+                let (index, offset) = (index as usize, offset as usize);
+                let (secret, runs) = &self.secrets[index];
+                let before = text[..position]
+                    .iter()
+                    .rev()
+                    .zip(secret[..offset].iter().rev())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                let after = text[position..]
+                    .iter()
+                    .zip(&secret[offset..])
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                let (start, end) = (position - before, position + after);
+                let leaks = if *runs {
+                    text[start..end]
+                        .iter()
+                        .filter(|&&byte| byte & 0xC0 != 0x80)
+                        .count()
+                        >= RUN_CHARS_MIN
+                } else {
+                    before == offset && after == secret.len() - offset
+                };
+                leaks && !inside_placeholder(text, start, end)
+            })
+            .map(|&(_, index, _)| index as usize)
+    }
+
+    fn find_in_value(&self, value: &Value) -> Option<usize> {
+        match value {
+            Value::String(text) => self.find(text),
+            Value::Array(items) => items.iter().find_map(|item| self.find_in_value(item)),
+            Value::Object(members) => members
+                .iter()
+                .find_map(|(key, member)| self.find(key).or_else(|| self.find_in_value(member))),
+            Value::Null | Value::Bool(_) | Value::Number(_) => None,
+        }
+    }
+
+    fn find_in_error(&self, error: &ToolError) -> Option<usize> {
+        let fields = error.fields.iter().flatten();
+        self.find(&error.code)
+            .or_else(|| self.find(&error.message))
+            .or_else(|| self.find(&error.recommended_action))
+            .or_else(|| {
+                fields
+                    .clone()
+                    .find_map(|field| self.find(&field.path).or_else(|| self.find(&field.message)))
+            })
+    }
+
+    /// Names what was found without printing a secret: its length and first two characters.
+    fn describe(&self, secret: usize) -> String {
+        let text = String::from_utf8_lossy(self.secrets[secret].0);
+        let head: String = text.chars().take(2).collect();
+        format!(
+            "(of a {}-character secret starting {head:?})",
+            text.chars().count()
+        )
+    }
+}
+
+/// Whether `start..end` of `text` lies inside an occurrence of a placeholder.
+fn inside_placeholder(text: &[u8], start: usize, end: usize) -> bool {
+    PLACEHOLDERS.iter().any(|placeholder| {
+        let placeholder = placeholder.as_bytes();
+        let from = end.saturating_sub(placeholder.len());
+        (from..=start).any(|at| text[at..].starts_with(placeholder))
+    })
+}
+
+/// One bit per byte pair (65,536 bits).
+type PairTable = [u64; 1024];
+
+/// An empty [`PairTable`], allocated zeroed.
+fn empty_pair_table() -> Box<PairTable> {
+    let table: Box<[u64]> = vec![0u64; 1024].into_boxed_slice();
+    table
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("the table has 1024 words"))
+}

@@ -1,0 +1,585 @@
+//! The oracle: the invariants of SPEC §9, one file each (`i1_…` to `i13_…`, each opening with
+//! its SPEC text), so that `grep I7` finds the check of I7 and the next invariant is one more
+//! file beside them.
+//!
+//! Every check sees only what [`world`](crate::world) recorded at the runtime's boundaries —
+//! provider requests and replies, tool bodies' starts, ends, inputs and outputs, session store
+//! appends, events, chart snapshots and undo — plus the scenario it ran. The oracle carries
+//! its own copy of the catalogue and of the SPEC's default limits, and compiles the published
+//! schemas itself ([`catalogue`](crate::catalogue)); it never calls ward's redactor or
+//! validator, and no check knows about any seeded bug.
+//!
+//! Verdicts come from values: two traces that hold equal records get the same verdict,
+//! whether the runtime shared a record between the places it reached or sent copies.
+//!
+//! # How a check is written
+//!
+//! Each file has one function, `check(run, findings)`. [`RunCheck`] holds what every check
+//! reads about one run: the arranged trace ([`RunView`]), the script, the limits by the
+//! oracle's own table, and the [`CallFacts`] of every call (what the oracle knows of a call
+//! before looking at what the runtime did with it). A check calls [`Findings::arm`] when its
+//! situation arises in the run ("armed": an oracle that never had a chance to fire shows up
+//! in the campaign summary), and [`Findings::report`] with a [`Breach`] to report a violation
+//! at a call or at the run; it stops at its first violation in a run.
+//!
+//! I11 (determinism) compares two executions rather than one trace: every caller that
+//! executes a scenario twice asks [`i11_same_scenario_same_trace::compare`].
+
+mod i10_every_run_ends_within_its_limits;
+pub mod i11_same_scenario_same_trace;
+mod i12_parallel_batches_start_together;
+mod i13_what_is_allowed_is_allowed;
+mod i1_read_only_runs_are_offered_reads_only;
+mod i2_read_only_runs_run_no_write;
+mod i3_switched_off_tools_are_never_offered_or_run;
+mod i4_input_errors_are_bounded_and_echo_nothing;
+mod i5_invalid_input_never_reaches_a_body;
+mod i6_one_result_per_call_in_order;
+mod i7_sequential_batches_and_writes_never_overlap;
+mod i8_no_secret_leaks;
+mod i9_state_changed_tells_the_truth;
+
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::Value;
+use ward_core::driver::Limits;
+use ward_core::envelope::ToolResult;
+
+use crate::catalogue::{self, Schemas, strict_parse};
+use crate::scenario::{RunScript, Scenario};
+use crate::view::{BatchView, RunView};
+use crate::world::Trace;
+
+/// An invariant of SPEC §9.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Invariant {
+    /// Read-only runs are offered read-only tools only.
+    I1,
+    /// Read-only runs run no destructive body.
+    I2,
+    /// Switched-off tools are never offered or run.
+    I3,
+    /// Input errors are 1–5 `path: message` pairs that echo no value.
+    I4,
+    /// Invalid input never reaches a body.
+    I5,
+    /// One result per call, in order, with matching ids.
+    I6,
+    /// Sequential batches never overlap; writes never overlap.
+    I7,
+    /// No secret leaks.
+    I8,
+    /// `stateChanged` tells the truth; failures change nothing; undo restores.
+    I9,
+    /// Every run ends within its limits; nothing starts after it stopped.
+    I10,
+    /// Same scenario, same trace.
+    I11,
+    /// Parallel batches start together.
+    I12,
+    /// What is allowed is allowed.
+    I13,
+}
+
+impl Invariant {
+    /// How many invariants there are.
+    pub const COUNT: usize = 13;
+
+    /// Every invariant, in order.
+    pub const ALL: [Invariant; Invariant::COUNT] = [
+        Invariant::I1,
+        Invariant::I2,
+        Invariant::I3,
+        Invariant::I4,
+        Invariant::I5,
+        Invariant::I6,
+        Invariant::I7,
+        Invariant::I8,
+        Invariant::I9,
+        Invariant::I10,
+        Invariant::I11,
+        Invariant::I12,
+        Invariant::I13,
+    ];
+
+    /// Position in [`Invariant::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// `I1` … `I13`.
+    pub fn id(self) -> &'static str {
+        [
+            "I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12", "I13",
+        ][self.index()]
+    }
+
+    /// Parses `I1` … `I13`.
+    pub fn from_id(id: &str) -> Option<Invariant> {
+        Invariant::ALL
+            .into_iter()
+            .find(|invariant| invariant.id() == id)
+    }
+}
+
+impl fmt::Display for Invariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// What exactly went wrong: each check of each invariant, named. The invariant follows from
+/// it ([`Breach::invariant`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Breach {
+    /// I1: a read-only run was offered a tool that is not read-only.
+    WriteOffered,
+    /// I2: a destructive body ran in a read-only run.
+    WriteRanInReadOnlyRun,
+    /// I2: a destructive call in a read-only run got another result than `TOOL_NOT_ALLOWED`.
+    WriteNotRefused,
+    /// I2: a refused destructive call changed the chart.
+    RefusedWriteChangedState,
+    /// I3: a switched-off tool was offered.
+    SwitchedOffOffered,
+    /// I3: a switched-off tool's body ran.
+    SwitchedOffRan,
+    /// I4: `TOOL_INPUT_INVALID` listed no field error, or more than 5.
+    FieldErrorCount,
+    /// I4: the message is not the prefix and the `path: message` list, or a path is not a
+    /// JSON Pointer.
+    FieldErrorFormat,
+    /// I4: a field message quotes a value of the input.
+    FieldErrorEchoesValue,
+    /// I5: a body ran with input its schema refuses.
+    InvalidInputRan,
+    /// I5: a call with invalid input changed the chart.
+    InvalidInputChangedState,
+    /// I6: a call got no `tool.finished` event, or more than one.
+    ResultCount,
+    /// I6: the store's results of a batch are not one per call, in order, with the calls' ids.
+    StoredResultsMismatch,
+    /// I7: in a sequential batch a call started before an earlier one.
+    SequentialOutOfOrder,
+    /// I7: in a sequential batch a call started while another ran.
+    SequentialOverlap,
+    /// I7: two writes overlapped in time.
+    WritesOverlap,
+    /// I8: a provider request carries secret text.
+    SecretInRequest,
+    /// I8: a session record carries secret text.
+    SecretInStore,
+    /// I8: an event carries secret text.
+    SecretInEvent,
+    /// I8: a configured secret reached a tool body's input.
+    SecretInToolInput,
+    /// I9: a success reported `stateChanged` other than what happened to the chart.
+    StateChangedUntrue,
+    /// I9: a failed call changed the chart (or reported a change).
+    FailureChangedState,
+    /// I9: undo did not restore the state before the change it undid.
+    UndoDiffers,
+    /// I10: the run has no terminal event as its last event, or more than one.
+    TerminalEvents,
+    /// I10: more batches ran than the turn limit allows.
+    TooManyBatches,
+    /// I10: a body started after the run stopped.
+    BodyAfterStop,
+    /// I10: the provider was asked again after the run stopped.
+    RequestAfterStop,
+    /// I10: the run completed although its inactivity deadline had passed.
+    CompletedPastDeadline,
+    /// I10: the run ended later than its stop and the writes running then allow.
+    EndedLate,
+    /// I11: the same scenario gave two different traces.
+    TraceDiffers,
+    /// I12: in a parallel batch a body started after the batch's start instant.
+    ParallelStartedLate,
+    /// I13: the offer differs from what the policy allows.
+    OfferDiffers,
+    /// I13: a valid call to an offered tool never reached its body.
+    AllowedCallRefused,
+    /// I13: the provider stopped calling tools but the run did not end `run.completed`.
+    NotCompleted,
+}
+
+impl Breach {
+    /// The invariant this breaks.
+    pub fn invariant(self) -> Invariant {
+        use Breach::*;
+        match self {
+            WriteOffered => Invariant::I1,
+            WriteRanInReadOnlyRun | WriteNotRefused | RefusedWriteChangedState => Invariant::I2,
+            SwitchedOffOffered | SwitchedOffRan => Invariant::I3,
+            FieldErrorCount | FieldErrorFormat | FieldErrorEchoesValue => Invariant::I4,
+            InvalidInputRan | InvalidInputChangedState => Invariant::I5,
+            ResultCount | StoredResultsMismatch => Invariant::I6,
+            SequentialOutOfOrder | SequentialOverlap | WritesOverlap => Invariant::I7,
+            SecretInRequest | SecretInStore | SecretInEvent | SecretInToolInput => Invariant::I8,
+            StateChangedUntrue | FailureChangedState | UndoDiffers => Invariant::I9,
+            TerminalEvents
+            | TooManyBatches
+            | BodyAfterStop
+            | RequestAfterStop
+            | CompletedPastDeadline
+            | EndedLate => Invariant::I10,
+            TraceDiffers => Invariant::I11,
+            ParallelStartedLate => Invariant::I12,
+            OfferDiffers | AllowedCallRefused | NotCompleted => Invariant::I13,
+        }
+    }
+}
+
+/// One broken invariant, located.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Violation {
+    /// Which invariant.
+    pub invariant: Invariant,
+    /// Which of its checks.
+    pub breach: Breach,
+    /// The session, from 0.
+    pub session: usize,
+    /// The run within the session, from 0.
+    pub run: usize,
+    /// The provider turn, when it applies.
+    pub turn: Option<u32>,
+    /// The call id, when it applies.
+    pub call_id: Option<String>,
+    /// One line.
+    pub explanation: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} session {} run {}",
+            self.invariant, self.session, self.run
+        )?;
+        if let Some(turn) = self.turn {
+            write!(f, " turn {turn}")?;
+        }
+        if let Some(call_id) = &self.call_id {
+            write!(f, " call {call_id:?}")?;
+        }
+        write!(f, ": {}", self.explanation)
+    }
+}
+
+/// What the checks found in one scenario.
+#[derive(Clone, Debug, Default)]
+pub struct Verdict {
+    /// Every violation.
+    pub violations: Vec<Violation>,
+    /// Per invariant, the runs in which its situation arose.
+    pub armed: [u32; Invariant::COUNT],
+}
+
+impl Verdict {
+    /// The first violation of `invariant`.
+    pub fn first(&self, invariant: Invariant) -> Option<&Violation> {
+        self.violations
+            .iter()
+            .find(|violation| violation.invariant == invariant)
+    }
+}
+
+/// Where a violation is located within its run.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum At<'a> {
+    /// The run as a whole.
+    Run,
+    /// A provider turn.
+    Turn(u32),
+    /// A call of the batch of a turn.
+    Call(u32, &'a str),
+}
+
+/// Where the checks of one run put what they find.
+pub(crate) struct Findings<'v> {
+    session: usize,
+    run: usize,
+    violations: &'v mut Vec<Violation>,
+    armed: [bool; Invariant::COUNT],
+}
+
+impl<'v> Findings<'v> {
+    fn new(session: usize, run: usize, violations: &'v mut Vec<Violation>) -> Findings<'v> {
+        Findings {
+            session,
+            run,
+            violations,
+            armed: [false; Invariant::COUNT],
+        }
+    }
+
+    /// The situation of `invariant` arose in this run.
+    pub(crate) fn arm(&mut self, invariant: Invariant) {
+        self.armed[invariant.index()] = true;
+    }
+
+    /// Reports `breach` at `at`.
+    pub(crate) fn report(&mut self, breach: Breach, at: At<'_>, explanation: String) {
+        let (turn, call_id) = match at {
+            At::Run => (None, None),
+            At::Turn(turn) => (Some(turn), None),
+            At::Call(turn, call_id) => (Some(turn), Some(call_id.to_owned())),
+        };
+        self.violations.push(Violation {
+            invariant: breach.invariant(),
+            breach,
+            session: self.session,
+            run: self.run,
+            turn,
+            call_id,
+            explanation,
+        });
+    }
+}
+
+/// What the oracle knows about one call before looking at what the runtime did with it,
+/// worked out once per run from the oracle's own table and schemas.
+#[derive(Debug, Clone)]
+pub(crate) struct CallFacts {
+    /// Id non-empty, at most 160 characters, first of its value in the batch.
+    pub id_ok: bool,
+    /// Within the batch cap.
+    pub within_cap: bool,
+    /// The tool is offered in this run (by the oracle's own table).
+    pub offered: bool,
+    /// A registered tool.
+    pub registered: bool,
+    /// Registered, and destructive by the table.
+    pub destructive: bool,
+    /// The input parses (R6) and satisfies the schema.
+    pub valid_input: bool,
+    /// The raw text is at most 256 KiB and carries no configured value.
+    pub clean_payload: bool,
+    /// The input as R6 reads it (`None`: not JSON, or a key repeats).
+    pub parsed: Option<Value>,
+}
+
+/// The largest argument text the runtime takes (R3, SPEC §4).
+const ARGUMENT_BYTES_MAX: usize = 256 * 1024;
+/// The longest call id (SPEC §4).
+const CALL_ID_CHARS_MAX: usize = 160;
+
+/// Everything the checks of one run read.
+pub(crate) struct RunCheck<'a> {
+    /// The run's trace, arranged.
+    pub view: &'a RunView<'a>,
+    /// The scenario.
+    pub scenario: &'a Scenario,
+    /// The run's script.
+    pub script: &'a RunScript,
+    /// The run's limits, missing ones from the oracle's table of SPEC defaults.
+    pub limits: Limits,
+    /// The oracle's compiled schemas.
+    pub schemas: &'a Schemas,
+    /// The configured secret values of the run.
+    pub configured: Vec<&'a str>,
+    /// The tools the oracle expects the run to be offered, by its own table, in name order.
+    pub expected_offer: Vec<&'static str>,
+    /// The facts of each call, by batch.
+    pub calls: Vec<Vec<CallFacts>>,
+}
+
+impl<'a> RunCheck<'a> {
+    fn new(view: &'a RunView<'a>, scenario: &'a Scenario, schemas: &'a Schemas) -> RunCheck<'a> {
+        let script = view.script;
+        let configured: Vec<&'a str> = script
+            .secrets
+            .iter()
+            .filter_map(|label| scenario.secret(label))
+            .map(|secret| secret.value.as_str())
+            .collect();
+        let expected_offer: Vec<&'static str> = catalogue::by_name()
+            .iter()
+            .filter(|entry| !entry.opt_in || scenario.code_interpreter)
+            .filter(|entry| !script.read_only || entry.read_only)
+            .filter(|entry| !script.disabled_tools.iter().any(|name| name == entry.name))
+            .map(|entry| entry.name)
+            .collect();
+        let mut run = RunCheck {
+            view,
+            scenario,
+            script,
+            limits: script.limits.resolve(catalogue::DEFAULT_LIMITS),
+            schemas,
+            configured,
+            expected_offer,
+            calls: Vec::new(),
+        };
+        run.calls = view
+            .batches
+            .iter()
+            .map(|batch| run.facts_of(batch))
+            .collect();
+        run
+    }
+
+    /// The facts of each call of `batch`.
+    fn facts_of(&self, batch: &BatchView<'_>) -> Vec<CallFacts> {
+        let mut seen: Vec<&str> = Vec::with_capacity(batch.calls.len());
+        batch
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(index, call)| {
+                let id_shape = !call.id.is_empty() && call.id.chars().count() <= CALL_ID_CHARS_MAX;
+                let id_ok = id_shape && !seen.contains(&call.id.as_str());
+                if id_ok {
+                    seen.push(&call.id);
+                }
+                let registered =
+                    catalogue::is_registered(&call.name, self.scenario.code_interpreter);
+                let entry = catalogue::entry(&call.name).filter(|_| registered);
+                let parsed = strict_parse(&call.arguments);
+                let carries_secret =
+                    |text: &str| self.configured.iter().any(|value| text.contains(value));
+                let decoded_secret = parsed
+                    .as_ref()
+                    .is_some_and(|value| any_string(value, &carries_secret));
+                CallFacts {
+                    id_ok,
+                    within_cap: index < self.limits.calls_per_batch_max as usize,
+                    offered: self
+                        .expected_offer
+                        .binary_search(&call.name.as_str())
+                        .is_ok(),
+                    registered,
+                    destructive: entry.is_some_and(|entry| !entry.read_only),
+                    valid_input: registered
+                        && self.schemas.accepts_parsed(&call.name, parsed.as_ref()),
+                    clean_payload: call.arguments.len() <= ARGUMENT_BYTES_MAX
+                        && !carries_secret(&call.arguments)
+                        && !decoded_secret,
+                    parsed,
+                }
+            })
+            .collect()
+    }
+
+    /// Every call of the run with its batch and facts: (batch, position in the batch, facts).
+    pub fn calls(&self) -> impl Iterator<Item = (&BatchView<'a>, usize, &CallFacts)> {
+        self.view
+            .batches
+            .iter()
+            .zip(&self.calls)
+            .flat_map(|(batch, facts)| {
+                facts
+                    .iter()
+                    .enumerate()
+                    .map(move |(index, fact)| (batch, index, fact))
+            })
+    }
+
+    /// The one result of call `index` of `batch`, when there is exactly one.
+    pub fn result_of<'b>(batch: &'b BatchView<'_>, index: usize) -> Option<&'b ToolResult> {
+        let mut finished = batch.finished_of(index);
+        let first = finished.next()?;
+        finished.next().is_none().then_some(first.result)
+    }
+
+    /// Whether the chart differs between the call's `tool.started` and `tool.finished`.
+    pub fn state_moved(&self, batch: &BatchView<'_>, index: usize) -> bool {
+        self.states_around(batch, index)
+            .is_some_and(|(before, after)| before != after)
+    }
+
+    /// The chart's snapshots at call `index`'s `tool.started` and `tool.finished`.
+    pub fn states_around(
+        &self,
+        batch: &BatchView<'_>,
+        index: usize,
+    ) -> Option<(
+        &'a ward_core::chart::ChartState,
+        &'a ward_core::chart::ChartState,
+    )> {
+        let started = batch.started_of(index)?;
+        let finished = batch.finished_of(index).next()?;
+        Some((
+            self.view.snapshots.at(started)?,
+            self.view.snapshots.at(finished.seq)?,
+        ))
+    }
+
+    /// Whether `batch`, as sent, names a registered sequential tool (R17).
+    pub fn is_sequential(&self, batch: &BatchView<'_>) -> bool {
+        batch.calls.iter().any(|call| {
+            catalogue::is_registered(&call.name, self.scenario.code_interpreter)
+                && catalogue::entry(&call.name).is_some_and(|entry| entry.sequential)
+        })
+    }
+}
+
+/// What the checks need besides the trace.
+#[derive(Debug)]
+pub struct Oracle {
+    schemas: Schemas,
+}
+
+impl Oracle {
+    /// An oracle with its own compiled schemas.
+    pub fn new(schemas: Schemas) -> Oracle {
+        Oracle { schemas }
+    }
+
+    /// Runs every check on every run of `trace`.
+    pub fn check(&self, scenario: &Scenario, trace: &Trace) -> Verdict {
+        let mut verdict = Verdict::default();
+        let scripts = scenario.sessions.iter().flat_map(|session| &session.runs);
+        let views: Vec<RunView<'_>> = trace
+            .runs
+            .iter()
+            .zip(scripts)
+            .map(|(run_trace, script)| RunView::new(run_trace, script))
+            .collect();
+        let mut changes = i9_state_changed_tells_the_truth::SessionChanges::default();
+        let mut session = None;
+        for view in &views {
+            let trace = view.trace;
+            if session != Some(trace.session) {
+                session = Some(trace.session);
+                changes = Default::default();
+            }
+            let mut findings = Findings::new(trace.session, trace.run, &mut verdict.violations);
+            if trace.start_error.is_none() {
+                let run = RunCheck::new(view, scenario, &self.schemas);
+                i1_read_only_runs_are_offered_reads_only::check(&run, &mut findings);
+                i2_read_only_runs_run_no_write::check(&run, &mut findings);
+                i3_switched_off_tools_are_never_offered_or_run::check(&run, &mut findings);
+                i4_input_errors_are_bounded_and_echo_nothing::check(&run, &mut findings);
+                i5_invalid_input_never_reaches_a_body::check(&run, &mut findings);
+                i6_one_result_per_call_in_order::check(&run, &mut findings);
+                i7_sequential_batches_and_writes_never_overlap::check(&run, &mut findings);
+                i8_no_secret_leaks::check(&run, &mut findings);
+                i9_state_changed_tells_the_truth::check(&run, &mut findings);
+                i10_every_run_ends_within_its_limits::check(&run, &mut findings);
+                i12_parallel_batches_start_together::check(&run, &mut findings);
+                i13_what_is_allowed_is_allowed::check(&run, &mut findings);
+                changes.record(&run);
+            }
+            i9_state_changed_tells_the_truth::check_undo(view, &changes, &mut findings);
+            for (count, armed) in verdict.armed.iter_mut().zip(findings.armed) {
+                *count += u32::from(armed);
+            }
+        }
+        verdict
+    }
+}
+
+/// Whether any string or key of `value` satisfies `test`.
+pub(crate) fn any_string(value: &Value, test: &dyn Fn(&str) -> bool) -> bool {
+    match value {
+        Value::String(text) => test(text),
+        Value::Array(items) => items.iter().any(|item| any_string(item, test)),
+        Value::Object(members) => members
+            .iter()
+            .any(|(key, member)| test(key) || any_string(member, test)),
+        _ => false,
+    }
+}

@@ -1,0 +1,195 @@
+//! What the world records at the runtime's boundaries: one [`Record`] per observation, in
+//! the order it happened, one [`RunTrace`] per run.
+//!
+//! Records hold values. Where a boundary repeats what it showed before (a provider request
+//! resends the transcript; the chart looks the same after a read), the record holds only what
+//! changed, decided by comparing values: a runtime that shares one record between places and
+//! one that sends equal copies leave the same trace.
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::time::Instant;
+use ward_core::chart::ChartState;
+use ward_core::events::Event;
+use ward_core::session::Message;
+use ward_core::tool::ToolCall;
+
+/// One boundary observation.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "record", rename_all = "camelCase")]
+pub enum Record {
+    /// The provider received a request. To keep traces linear in the run's length, a
+    /// request is recorded as a change of the previous request of the run: the transcript is
+    /// the previous transcript's first `kept` messages followed by `appended` (`kept` counts
+    /// the leading messages equal to the previous request's), and the system prompt and tool
+    /// list are recorded only when they differ from the previous request's.
+    #[serde(rename_all = "camelCase")]
+    Request {
+        /// Virtual ms since the run started.
+        at_ms: u64,
+        /// Turn, from 0.
+        turn: u32,
+        /// Attempt within the turn.
+        attempt: u32,
+        /// The system prompt, when it differs from the previous request's.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        system_prompt: Option<String>,
+        /// The offered tools, when they differ from the previous request's.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tools: Option<Vec<Arc<str>>>,
+        /// How many messages of the previous request's transcript start this one.
+        kept: usize,
+        /// The messages that follow them.
+        appended: Vec<Arc<Message>>,
+    },
+    /// The provider answered (a request dropped by a timeout or a stop has no reply).
+    #[serde(rename_all = "camelCase")]
+    Reply {
+        /// Virtual ms.
+        at_ms: u64,
+        /// Turn.
+        turn: u32,
+        /// Attempt.
+        attempt: u32,
+        /// The reply's text.
+        text: String,
+        /// Its calls.
+        calls: Arc<[ToolCall]>,
+        /// The provider error instead, as a code.
+        error: Option<String>,
+    },
+    /// A tool body started.
+    #[serde(rename_all = "camelCase")]
+    BodyStart {
+        /// Virtual ms.
+        at_ms: u64,
+        /// The call's position in its batch.
+        index: usize,
+        /// The call id, as the body sees it.
+        call_id: Arc<str>,
+        /// The tool.
+        tool: Arc<str>,
+        /// The input the body received.
+        input: Value,
+    },
+    /// A tool body ended (a body abandoned by a stop has no end).
+    #[serde(rename_all = "camelCase")]
+    BodyEnd {
+        /// Virtual ms.
+        at_ms: u64,
+        /// The call's position in its batch.
+        index: usize,
+        /// The call id.
+        call_id: Arc<str>,
+        /// The tool.
+        tool: Arc<str>,
+        /// How the body ended: `ok`, the error code it returned, or `panic`. (Its data
+        /// reaches the trace through `tool.finished`.)
+        outcome: Cow<'static, str>,
+    },
+    /// A runtime event.
+    Event(Event),
+    /// A message appended to the session store.
+    Append {
+        /// The message.
+        message: Arc<Message>,
+    },
+    /// The chart's public snapshot, taken at the event with this sequence number.
+    #[serde(rename_all = "camelCase")]
+    Snapshot {
+        /// The event's sequence number.
+        seq: u64,
+        /// The state; `None` when it equals the run's previous snapshot.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        state: Option<Arc<ChartState>>,
+    },
+    /// The scripted user answered a question.
+    #[serde(rename_all = "camelCase")]
+    Answer {
+        /// Virtual ms.
+        at_ms: u64,
+        /// The answer, or `None` for no answer.
+        answer: Option<String>,
+    },
+    /// The run was cancelled by the scenario.
+    #[serde(rename_all = "camelCase")]
+    Cancel {
+        /// Virtual ms.
+        at_ms: u64,
+    },
+    /// Undo at the end of the session restored this state.
+    Undo {
+        /// The state after the undo.
+        state: Arc<ChartState>,
+    },
+}
+
+/// Everything seen of one run.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunTrace {
+    /// Session index.
+    pub session: usize,
+    /// Run index within the session.
+    pub run: usize,
+    /// The records, in the order they happened.
+    pub records: Vec<Record>,
+    /// Why the run did not start, if it did not.
+    pub start_error: Option<String>,
+}
+
+/// Everything seen of a scenario.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Trace {
+    /// The runs, in order.
+    pub runs: Vec<RunTrace>,
+}
+
+/// The recording state of one run, shared by everything that observes it.
+#[derive(Clone)]
+pub(super) struct Recorder {
+    inner: Arc<Mutex<RunTrace>>,
+    epoch: Instant,
+}
+
+/// Room for the records of a typical run (the default profile averages about 50).
+const RECORDS_EXPECTED: usize = 64;
+
+impl Recorder {
+    pub(super) fn new(session: usize, run: usize) -> Recorder {
+        Recorder {
+            inner: Arc::new(Mutex::new(RunTrace {
+                session,
+                run,
+                records: Vec::with_capacity(RECORDS_EXPECTED),
+                start_error: None,
+            })),
+            epoch: Instant::now(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, RunTrace> {
+        lock(&self.inner)
+    }
+
+    pub(super) fn record(&self, record: Record) {
+        self.lock().records.push(record);
+    }
+
+    /// Virtual milliseconds since the run started.
+    pub(super) fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    pub(super) fn take(&self) -> RunTrace {
+        std::mem::take(&mut *self.lock())
+    }
+}
+
+/// Locks `mutex`, whether or not a panicking holder poisoned it.
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
