@@ -57,9 +57,9 @@ const BUFFER_BYTES: usize = 64 * 1024;
 ///
 /// Result data and call lists are fed as the hash of their contents. One result reaches the
 /// events, the store and the next request, one list of calls the reply, the events, the store
-/// and the next request: each distinct content is walked once per trace ([`Seen`]). This
-/// halves the digest's work on the default campaign (2,000 seeds: 268 million instructions
-/// walking every occurrence, against … with `Seen`).
+/// and the next request: each distinct content is walked once per trace ([`Seen`]).
+/// Measured with callgrind over seeds 0..2000: the digest took 268 million instructions
+/// walking every occurrence, 176 million with `Seen` (6 % of the campaign's 1.5 billion).
 struct Digester {
     hasher: Xxh3,
     buffer: Vec<u8>,
