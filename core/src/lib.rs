@@ -13,7 +13,6 @@
 //! | [`driver`], [`provider`], [`session`], [`events`], [`deadline`] | R14–R23: the run loop, limits, cancellation, events |
 //! | [`guard`], [`redact`] | R15, R22, R24–R29: redaction and the exact-value guard |
 //! | [`chart`] | SPEC §8: the chart domain and its tools |
-//! | [`checks`] | SPEC §13: the properties the fuzz targets and the corpus replay assert |
 //! | [`fault`] | SPEC §11: the seeded bugs, compiled in only with `fault-injection` |
 //!
 //! Time is tokio time, randomness is a seed passed in, and nothing reads the wall clock or
@@ -22,7 +21,6 @@
 #![deny(missing_docs)]
 
 pub mod chart;
-pub mod checks;
 pub mod deadline;
 pub mod driver;
 pub mod envelope;

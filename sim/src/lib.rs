@@ -5,7 +5,6 @@
 pub mod campaign;
 pub mod catalogue;
 pub mod cli;
-pub mod fuzz;
 pub mod generate;
 pub mod oracle;
 pub mod rng;

@@ -151,6 +151,11 @@ impl Engine {
         checked.verdict.armed[Invariant::I11.index()] += checked.runs();
     }
 
+    /// The oracle.
+    pub fn oracle(&self) -> &Oracle {
+        &self.oracle
+    }
+
     /// The registries.
     pub fn world(&self) -> &World {
         &self.world

@@ -6,8 +6,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use ward_sim::fuzz::{
-    CheckResult, FuzzScenario, check_scenario_file, check_scenario_json, check_scenario_thoroughly,
+use ward_checks::CheckResult;
+use ward_checks::scenario::{
+    FuzzScenario, check_scenario_file, check_scenario_json, check_scenario_thoroughly,
 };
 use ward_sim::scenario::Scenario;
 
@@ -37,9 +38,9 @@ fn files(folder: &Path, extension: Option<&str>) -> Vec<PathBuf> {
     paths
 }
 
-/// Runs `check` on every file of `corpus/<target>/` (`ward_core::checks::replay_folder`).
+/// Runs `check` on every file of `corpus/<target>/` (`ward_checks::replay_folder`).
 fn replay(target: &str, check: fn(&[u8]) -> CheckResult) {
-    if let Err(failures) = ward_core::checks::replay_folder(&corpus(target), check) {
+    if let Err(failures) = ward_checks::replay_folder(&corpus(target), check) {
         panic!("{failures}");
     }
 }

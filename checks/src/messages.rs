@@ -2,7 +2,7 @@
 //! part of it that is not fixed text is a number or text taken from the tool's schema. A
 //! message that quoted a value from the input would not parse, whatever the value.
 
-use super::CheckResult;
+use crate::CheckResult;
 
 /// Messages that take no parameter.
 const FIXED: &[&str] = &[

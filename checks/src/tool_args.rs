@@ -34,16 +34,16 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use super::CheckResult;
-use super::validate::{check_field_errors, subject};
-use crate::chart::{ChartState, SharedChart};
-use crate::envelope::{ToolResult, codes};
-use crate::fault::FaultSet;
-use crate::guard::SecretGuard;
-use crate::policy::{self, RunPolicy};
-use crate::registry::{CallIds, CallScope, Registry};
-use crate::tool::{ToolCall, ToolContext};
-use crate::validation::{ARGUMENT_BYTES_MAX, parse_arguments};
+use crate::CheckResult;
+use crate::validate::{check_field_errors, subject};
+use ward_core::chart::{ChartState, SharedChart};
+use ward_core::envelope::{ToolResult, codes};
+use ward_core::fault::FaultSet;
+use ward_core::guard::SecretGuard;
+use ward_core::policy::{self, RunPolicy};
+use ward_core::registry::{CallIds, CallScope, Registry};
+use ward_core::tool::{ToolCall, ToolContext};
+use ward_core::validation::{ARGUMENT_BYTES_MAX, parse_arguments};
 
 /// The configured secret value of flag bit 2.
 pub const SECRET_VALUE: &str = "provider-key-0123456789";
@@ -168,7 +168,7 @@ fn decode(registry: &Registry, data: &[u8]) -> Option<Case> {
 /// checks R3 and SPEC §4.
 ///
 /// ```
-/// use ward_core::checks::check_tool_args;
+/// use ward_checks::check_tool_args;
 ///
 /// // Tool 3 is `market_bars_query`; no flag.
 /// assert_eq!(check_tool_args(b"\x03\x00{\"symbol\":\"AAPL\",\"period\":\"daily\"}"), Ok(()));
@@ -468,7 +468,7 @@ fn strip_invisible(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::envelope::ToolError;
+    use ward_core::envelope::ToolError;
 
     #[test]
     fn the_prepared_chart_is_built() {

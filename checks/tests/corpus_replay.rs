@@ -4,9 +4,7 @@
 
 use std::path::PathBuf;
 
-use ward_core::checks::{
-    CheckResult, check_redact, check_tool_args, check_validate, replay_folder,
-};
+use ward_checks::{CheckResult, check_redact, check_tool_args, check_validate, replay_folder};
 
 /// Runs `check` on every file of `corpus/<target>/` ([`replay_folder`]).
 fn replay(target: &str, check: fn(&[u8]) -> CheckResult) {

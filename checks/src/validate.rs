@@ -23,12 +23,12 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use super::CheckResult;
-use super::messages::{check_field_message, check_parse_message};
-use crate::chart::tools::{CatalogueOptions, registry};
-use crate::envelope::FieldError;
-use crate::registry::Registry;
-use crate::validation::{FIELD_ERRORS_MAX, ToolSchema, parse_arguments};
+use crate::CheckResult;
+use crate::messages::{check_field_message, check_parse_message};
+use ward_core::chart::tools::{CatalogueOptions, registry};
+use ward_core::envelope::FieldError;
+use ward_core::registry::Registry;
+use ward_core::validation::{FIELD_ERRORS_MAX, ToolSchema, parse_arguments};
 
 /// One tool as the check sees it: its name, published schema (as JSON text) and an
 /// independent `jsonschema` validator compiled from that schema.
@@ -73,7 +73,7 @@ fn catalogue() -> Result<&'static Catalogue, String> {
 /// Runs one `validate` input (format in the module docs) and checks R6–R8.
 ///
 /// ```
-/// use ward_core::checks::check_validate;
+/// use ward_checks::check_validate;
 ///
 /// // Tool 3 is `market_bars_query`.
 /// assert_eq!(check_validate(b"\x03{\"symbol\": 1, \"period\": \"hourly\"}"), Ok(()));

@@ -1,5 +1,5 @@
 //! Check functions of the simulator's fuzz targets (SPEC §13), shared with the stable corpus
-//! replay (`sim/tests/corpus_replay.rs`).
+//! replay (`tests/scenario_corpus_replay.rs`).
 //!
 //! - [`check_scenario`] (target `scenario`, structure-aware): the input is decoded with
 //!   `arbitrary` into a [`FuzzScenario`], a bounded description of a scenario made of
@@ -10,14 +10,14 @@
 //!   refused cleanly (a message with a JSON Pointer) or it runs, and every invariant holds.
 //!
 //! Both return `Err` with the violations and a replay hint; the fuzz targets turn that into
-//! a crash. One world (the wrapped registries) and one oracle are kept per thread (building
-//! them compiles every schema).
+//! a crash. One [`Engine`] (the wrapped registries and the oracle) is kept per thread
+//! (building one compiles every schema).
 //!
 //! # What a scenario must promise for its verdict to mean something
 //!
 //! The oracles take the planted secrets as ground truth (I8): text the user typed in a
 //! shape the redactor must remove, which the model therefore never saw. A structure-aware
-//! scenario plants them itself with the generator's plantings ([`crate::generate::secrets`])
+//! scenario plants them itself with the generator's plantings ([`ward_sim::generate::secrets`])
 //! and keeps them out of everything the model or the world says: free text it draws for
 //! call arguments, call ids, replies, answers or prompts is dropped if it carries a planted
 //! value. A scenario *file* makes no such promise — its labels are the file's claim, and a
@@ -43,25 +43,22 @@ use std::sync::Arc;
 
 use arbitrary::{Arbitrary, Unstructured};
 use serde_json::{Value, json};
-use ward_core::checks::is_invisible;
 use ward_core::fault::FaultSet;
 use ward_core::registry::Registry;
+use ward_sim::catalogue::{DEFAULT_LIMITS, TABLE};
+use ward_sim::generate::args;
+use ward_sim::generate::secrets::{self, Labels};
+use ward_sim::oracle::Invariant;
+use ward_sim::rng::SimRng;
+use ward_sim::simulate::{Checked, Engine};
+use ward_sim::{trace, world};
 
-use crate::catalogue::{DEFAULT_LIMITS, Schemas, TABLE};
-use crate::generate::args;
-use crate::generate::secrets::{self, Labels};
-use crate::oracle::{Invariant, Oracle};
-use crate::rng::SimRng;
-use crate::scenario::{
+use crate::{CheckResult, is_invisible};
+use ward_sim::scenario::{
     Answer, CallScript, Effect, FailureKind, LimitsScript, PlantedSecret, ProviderFailure,
     Reaction, RunScript, SCENARIO_VERSION, Scenario, SecretShape, SessionScript, ToolBehaviour,
     Turn,
 };
-use crate::trace;
-use crate::world::{self, World};
-
-/// What a check returns: `Err` names what failed and how to replay it.
-pub type CheckResult = Result<(), String>;
 
 /// Sessions per scenario at most.
 pub const SESSIONS_MAX: usize = 2;
@@ -82,19 +79,9 @@ pub const FREE_TEXT_CHARS_MAX: usize = 80;
 /// hash of the input, so a replay makes the same choice).
 pub const RERUN_EVERY: u64 = 8;
 
-/// What a thread keeps between inputs: the wrapped registries and the oracle, as an
-/// [`Engine`](crate::simulate::Engine) keeps them.
-struct Fixture {
-    world: World,
-    oracle: Oracle,
-}
-
 thread_local! {
-    static FIXTURE: Fixture = {
-        let world = World::new();
-        let oracle = Oracle::new(Schemas::compile(world.registry(true)));
-        Fixture { world, oracle }
-    };
+    /// What a thread keeps between inputs: the wrapped registries and the oracle.
+    static ENGINE: Engine = Engine::new();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -798,7 +785,7 @@ fn limits(limits: &FuzzLimits) -> LimitsScript {
 /// (checked for one input in [`RERUN_EVERY`]; the replay test checks every corpus input).
 ///
 /// ```
-/// use ward_sim::fuzz::check_scenario;
+/// use ward_checks::scenario::check_scenario;
 ///
 /// assert_eq!(check_scenario(&[7; 64]), Ok(()));
 /// ```
@@ -816,8 +803,8 @@ fn check_scenario_with(data: &[u8], thorough: bool) -> CheckResult {
     let Some(fuzz) = FuzzScenario::decode(data) else {
         return Ok(());
     };
-    FIXTURE.with(|fixture| {
-        let scenario = fuzz.to_scenario(fixture.world.registry(true));
+    ENGINE.with(|engine| {
+        let scenario = fuzz.to_scenario(engine.world().registry(true));
         // Writing and reading the file costs as much as running it: one input in
         // `RERUN_EVERY` (the others than those rerun for I11) checks the round trip.
         if thorough || xxhash_rust::xxh3::xxh3_64(data) % RERUN_EVERY == 1 {
@@ -834,7 +821,7 @@ fn check_scenario_with(data: &[u8], thorough: bool) -> CheckResult {
                 }
             }
         }
-        check_run(fixture, &scenario, &scenario, data, thorough, true)
+        check_run(engine, &scenario, &scenario, data, thorough, true)
     })
 }
 
@@ -842,7 +829,7 @@ fn check_scenario_with(data: &[u8], thorough: bool) -> CheckResult {
 /// core with every invariant holding (ground truth as the module docs say).
 ///
 /// ```
-/// use ward_sim::fuzz::check_scenario_json;
+/// use ward_checks::scenario::check_scenario_json;
 ///
 /// assert_eq!(check_scenario_json(b"{\"version\": 1}"), Ok(()));
 /// let file = br#"{"version":1,"sessions":[{"runs":[{"prompt":"hi","turns":[]}]}]}"#;
@@ -862,7 +849,7 @@ pub fn check_scenario_json(data: &[u8]) -> CheckResult {
     }
     truth.bug = None;
     let i8_applies = configured_values_are_distinctive(&scenario);
-    FIXTURE.with(|fixture| check_run(fixture, &scenario, &truth, data, false, i8_applies))
+    ENGINE.with(|engine| check_run(engine, &scenario, &truth, data, false, i8_applies))
 }
 
 /// Whether every configured value of a scenario file can be told apart from anything the
@@ -903,7 +890,7 @@ const I8_WINDOW_CHARS: usize = 8;
 /// structure-aware target does: on the correct core, every planted secret ground truth.
 pub fn check_scenario_file(scenario: &Scenario) -> CheckResult {
     let text = scenario.to_json();
-    FIXTURE.with(|fixture| check_run(fixture, scenario, scenario, text.as_bytes(), true, true))
+    ENGINE.with(|engine| check_run(engine, scenario, scenario, text.as_bytes(), true, true))
 }
 
 /// A refusal names the file and a JSON Pointer (or the parser's line and column).
@@ -924,32 +911,30 @@ fn check_refusal(message: &str) -> CheckResult {
 /// trace digest (I11). Without `i8_applies` the I8 verdict is dropped (see
 /// [`configured_values_are_distinctive`]).
 fn check_run(
-    fixture: &Fixture,
+    engine: &Engine,
     scenario: &Scenario,
     truth: &Scenario,
     data: &[u8],
     rerun: bool,
     i8_applies: bool,
 ) -> CheckResult {
-    let world = &fixture.world;
-    let trace = world::execute(world, scenario, FaultSet::EMPTY);
-    let mut violations: Vec<String> = fixture
-        .oracle
-        .check(truth, &trace)
+    let faults = FaultSet::EMPTY;
+    let trace = world::execute(engine.world(), scenario, faults);
+    let mut checked = Checked {
+        verdict: engine.oracle().check(truth, &trace),
+        digest: trace::digest(&trace),
+        trace,
+    };
+    if rerun || xxhash_rust::xxh3::xxh3_64(data) % RERUN_EVERY == 0 {
+        engine.rerun(scenario, faults, &mut checked);
+    }
+    let violations: Vec<String> = checked
+        .verdict
         .violations
         .iter()
         .filter(|violation| i8_applies || violation.invariant != Invariant::I8)
         .map(ToString::to_string)
         .collect();
-    if rerun || xxhash_rust::xxh3::xxh3_64(data) % RERUN_EVERY == 0 {
-        let again = world::execute(world, scenario, FaultSet::EMPTY);
-        let (first, second) = (trace::digest(&trace), trace::digest(&again));
-        if first != second {
-            violations.push(format!(
-                "I11: the same scenario gave trace digests {first:016x} and {second:016x}"
-            ));
-        }
-    }
     if violations.is_empty() {
         return Ok(());
     }

@@ -1,5 +1,7 @@
-//! Check functions shared by the fuzz targets (`fuzz/`, SPEC §13) and the stable corpus
-//! replay (`core/tests/corpus_replay.rs`).
+//! ward-checks: the check functions of the fuzz targets (`fuzz/`, SPEC §13), shared with the
+//! stable corpus replays of this crate's tests (`tests/corpus_replay.rs`,
+//! `tests/scenario_corpus_replay.rs`). They live apart from `ward-core`, which ships only the
+//! runtime, and from `ward-sim`, which ships the simulator.
 //!
 //! Each check takes the raw bytes of one fuzz input, runs it through the runtime, and
 //! returns `Err` with a message a person can act on when a property of the specification
@@ -10,11 +12,16 @@
 //! | check | input | properties |
 //! |---|---|---|
 //! | [`check_redact`] | configured values, a NUL byte, then the text | R24, R29 (a), (c), (d), (e), linear work (f) |
-//! | [`check_validate`] | a tool selector byte, then argument text | R6–R8: the verdict is `jsonschema`'s, 1–5 errors equal to the first of [`all_errors`](crate::validation::ToolSchema::all_errors), valid paths, no value echoed |
+//! | [`check_validate`] | a tool selector byte, then argument text | R6–R8: the verdict is `jsonschema`'s, 1–5 errors equal to the first of [`all_errors`](ward_core::validation::ToolSchema::all_errors), valid paths, no value echoed |
 //! | [`check_tool_args`] | a tool selector byte, a flags byte, then argument text | R3 and SPEC §4 through the entry point: one well-formed envelope, the refusal R3's order calls for, no panic, a failure leaves the chart as it was, `stateChanged` truthful |
+//! | [`scenario::check_scenario`] | bytes decoded with `arbitrary` into a [`scenario::FuzzScenario`] | a valid scenario file; on the correct core every invariant holds |
+//! | [`scenario::check_scenario_json`] | a scenario file | refused with a JSON Pointer, or run with every invariant holding |
 //!
 //! Input formats are chosen so that the committed corpus files stay readable and the
 //! dictionaries in `corpus/dict/` apply to the text part. Each check documents its format.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 /// Returns `Err(message)` from the enclosing check when `condition` is false.
 macro_rules! ensure {
@@ -27,6 +34,7 @@ macro_rules! ensure {
 
 mod messages;
 mod redact;
+pub mod scenario;
 mod tool_args;
 mod validate;
 

@@ -36,8 +36,8 @@ use std::borrow::Cow;
 
 use memchr::memmem;
 
-use super::CheckResult;
-use crate::redact::{LOCAL_PATH, REDACTED, Redactor, Span};
+use crate::CheckResult;
+use ward_core::redact::{LOCAL_PATH, REDACTED, Redactor, Span};
 
 /// At most this many configured values are read from an input.
 pub const VALUES_MAX: usize = 6;
@@ -85,7 +85,7 @@ pub const WORK_CONSTANT_MAX: u64 = 1_000;
 /// Runs one `redact` input (format in the module docs) and checks R24 and R29.
 ///
 /// ```
-/// use ward_core::checks::check_redact;
+/// use ward_checks::check_redact;
 ///
 /// // Values from the input, then the text.
 /// assert_eq!(check_redact(b"\xF0provider-key-0123456789\0use provider-key-0123456789 now"), Ok(()));
@@ -446,7 +446,7 @@ mod tests {
 
     #[test]
     fn an_uncovered_occurrence_is_reported() {
-        let spans = [Span::new(0, 4, crate::redact::Rule::SkKey)];
+        let spans = [Span::new(0, 4, ward_core::redact::Rule::SkKey)];
         let values = vec!["value-0123456789".to_owned()];
         assert!(check_values_covered(b"abcd value-0123456789", &values, &spans).is_err());
         assert!(check_values_covered(b"abcd value-0123456789", &[], &spans).is_ok());
@@ -467,8 +467,8 @@ mod tests {
 
     #[test]
     fn a_wrong_rendering_is_told_apart() {
-        let spans = [Span::new(2, 4, crate::redact::Rule::HomePath)];
+        let spans = [Span::new(2, 4, ward_core::redact::Rule::HomePath)];
         assert_eq!(render(b"abcdef", &spans), b"ab[LOCAL_PATH]ef");
-        assert!(check_spans(b"abc", &[Span::new(1, 9, crate::redact::Rule::SkKey)]).is_err());
+        assert!(check_spans(b"abc", &[Span::new(1, 9, ward_core::redact::Rule::SkKey)]).is_err());
     }
 }

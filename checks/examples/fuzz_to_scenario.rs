@@ -1,16 +1,16 @@
 //! Writes an input of the structure-aware `scenario` fuzz target as a scenario file:
 //!
 //! ```sh
-//! cargo run -q -p ward-sim --example fuzz_to_scenario -- fuzz/artifacts/scenario/crash-… \
+//! cargo run -q -p ward-checks --example fuzz_to_scenario -- fuzz/artifacts/scenario/crash-… \
 //!     > corpus/scenarios/fuzz/NAME.json
 //! ```
 //!
-//! The binary corpus of the target goes stale when `ward_sim::fuzz::FuzzScenario` changes;
-//! the scenario file does not, and `cargo test` replays it (`sim/tests/corpus_replay.rs`).
+//! The binary corpus of the target goes stale when `ward_checks::scenario::FuzzScenario` changes;
+//! the scenario file does not, and `cargo test` replays it (`checks/tests/scenario_corpus_replay.rs`).
 
 use std::process::ExitCode;
 
-use ward_sim::fuzz::FuzzScenario;
+use ward_checks::scenario::FuzzScenario;
 use ward_sim::world::World;
 
 fn main() -> ExitCode {
