@@ -48,6 +48,7 @@ use ward_core::registry::Registry;
 use ward_sim::catalogue::{DEFAULT_LIMITS, TABLE};
 use ward_sim::generate::args;
 use ward_sim::generate::secrets::{self, Labels};
+use ward_sim::generate::vocabulary::{self, CallIds, PROMPT_SENTENCES, UNKNOWN_TOOLS};
 use ward_sim::oracle::Invariant;
 use ward_sim::rng::SimRng;
 use ward_sim::simulate::{Checked, Engine};
@@ -134,18 +135,9 @@ pub struct FuzzRun {
 pub enum ToolPick {
     /// Row `n % rows` of the oracle's table (the opt-in `code_interpreter` included).
     Catalogue(u8),
-    /// One of [`UNKNOWN_TOOLS`].
+    /// One of the vocabulary's [`UNKNOWN_TOOLS`].
     Unknown(u8),
 }
-
-/// Names no tool has: made up, misspelt, wrong case, empty.
-pub const UNKNOWN_TOOLS: &[&str] = &[
-    "chart_delete_everything",
-    "panes_lst",
-    "Drawing_Create",
-    "",
-    "legacy_export",
-];
 
 impl ToolPick {
     fn name(self) -> &'static str {
@@ -160,7 +152,7 @@ impl ToolPick {
 /// the generator writes them.
 #[derive(Arbitrary, Clone, Debug)]
 pub enum PromptPiece {
-    /// A sentence of [`PROMPT_SENTENCES`].
+    /// A sentence of the vocabulary's [`PROMPT_SENTENCES`].
     Sentence(u8),
     /// Text that looks like a trigger but is none ([`PROMPT_NOISE`]).
     Noise(u8),
@@ -181,15 +173,6 @@ pub enum PromptPiece {
     /// Two configured values overlapping in the text.
     OverlappingConfigured,
 }
-
-/// Sentences of ordinary prompts.
-pub const PROMPT_SENTENCES: &[&str] = &[
-    "Draw the recent support level and compare it with the index.",
-    "Explain the basic concepts of this chart.",
-    "Add an RSI pane and mark the last breakout.",
-    "What changed on the chart since yesterday?",
-    "Remove every drawing and reset the settings.",
-];
 
 /// Text that starts a rule but completes none.
 pub const PROMPT_NOISE: &[&str] = &[
@@ -487,7 +470,10 @@ impl Builder<'_> {
                 PromptPiece::UrlPassword => secrets::url_password(&mut self.rng, &mut self.labels),
                 PromptPiece::Configured => {
                     let secret = secrets::configured(&mut self.rng, &mut self.labels);
-                    texts.push(PromptText::Fixed(format!("My key is {}.", secret.value)));
+                    texts.push(PromptText::Fixed(format!(
+                        "{}.",
+                        vocabulary::gives_key(&secret.value)
+                    )));
                     configured.push(secret.label.clone());
                     self.secrets.push(secret);
                     continue;
@@ -570,19 +556,19 @@ impl Builder<'_> {
             .take(RUN_LISTS_MAX)
             .map(|answer| Answer {
                 text: answer.text.as_ref().map(|text| match text {
-                    AnswerText::Yes => "Yes".to_owned(),
+                    AnswerText::Yes => vocabulary::ANSWER.to_owned(),
                     AnswerText::No => "No".to_owned(),
                     AnswerText::Free(text) => self.free(text),
                 }),
                 delay_ms: answer.delay.ms(),
             })
             .collect();
-        let mut next_id = 9;
+        let mut ids = CallIds::default();
         let turns = run
             .turns
             .iter()
             .take(TURNS_MAX)
-            .map(|turn| self.turn(turn, &configured, &limits, &mut next_id))
+            .map(|turn| self.turn(turn, &configured, &limits, &mut ids))
             .collect();
         RunScript {
             prompt,
@@ -627,7 +613,7 @@ impl Builder<'_> {
         turn: &FuzzTurn,
         configured: &[String],
         limits: &LimitsScript,
-        next_id: &mut u32,
+        ids: &mut CallIds,
     ) -> Turn {
         let delay_ms = match turn.delay {
             // Past the provider timeout, whatever it is.
@@ -650,18 +636,15 @@ impl Builder<'_> {
         });
         let text = match &turn.text {
             ReplyText::Empty => String::new(),
-            ReplyText::Done => "Here is what I found.".to_owned(),
+            ReplyText::Done => vocabulary::FINAL_REPLY.to_owned(),
             ReplyText::Free(text) => self.free(text),
         };
         let mut calls: Vec<CallScript> = Vec::new();
         for call in turn.calls.iter().take(CALLS_MAX) {
             let id = match &call.id {
-                IdPick::Next => {
-                    *next_id += 1;
-                    format!("call_{}", *next_id - 1)
-                }
+                IdPick::Next => ids.next_id(),
                 IdPick::Empty => String::new(),
-                IdPick::Long => "x".repeat(161),
+                IdPick::Long => vocabulary::overlong_call_id(),
                 IdPick::Repeat => calls.last().map(|call| call.id.clone()).unwrap_or_default(),
                 IdPick::Free(text) => self.free(text),
             };
@@ -726,18 +709,8 @@ impl Builder<'_> {
                 let Some(value) = value else {
                     return (name, valid.to_string(), None);
                 };
-                let text = if *escaped {
-                    let first = value.chars().next().map_or(0, u32::from);
-                    let rest = value.chars().skip(1).collect::<String>();
-                    format!("\\u{first:04x}{rest}")
-                } else {
-                    value
-                };
-                (
-                    "web_search".to_owned(),
-                    format!(r#"{{"query":"login with {text}"}}"#),
-                    None,
-                )
+                let (tool, arguments) = vocabulary::echo(&value, *escaped);
+                (tool.to_owned(), arguments, None)
             }
             ArgumentsPick::Huge => {
                 let mut huge = valid.clone();

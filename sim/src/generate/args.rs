@@ -405,12 +405,13 @@ mod tests {
     use ward_core::chart::tools::{CatalogueOptions, registry};
 
     #[test]
-    fn valid_inputs_satisfy_every_published_schema() {
+    fn valid_inputs_satisfy_every_published_schema_and_broken_ones_mostly_do_not() {
         let registry = registry(CatalogueOptions {
             code_interpreter: true,
         })
         .unwrap();
         let mut rng = SimRng::new(11);
+        let (mut broken_count, mut refused) = (0, 0);
         for tool in registry.tools() {
             let validator = jsonschema::validator_for(tool.meta().parameters()).unwrap();
             for _ in 0..50 {
@@ -418,11 +419,23 @@ mod tests {
                 assert!(validator.is_valid(&value), "{}: {value}", tool.name());
                 for errors in 1..8 {
                     let broken = invalid(&mut rng, &value, tool.meta().parameters(), errors);
-                    // A mutation can cancel out (a removed optional field); most must not.
-                    let _ = validator.is_valid(&broken);
+                    let accepted = validator.is_valid(&broken);
+                    // Every schema refuses members it does not describe.
+                    let unexpected = broken.as_object().is_some_and(|members| {
+                        members.keys().any(|key| key.starts_with("unexpected_"))
+                    });
+                    assert!(!(unexpected && accepted), "{}: {broken}", tool.name());
+                    broken_count += 1;
+                    refused += u32::from(!accepted);
                 }
             }
         }
+        // A mutation can cancel out (a removed optional member, a free string replaced by
+        // another); nearly all must not.
+        assert!(
+            refused * 100 >= broken_count * 95,
+            "{refused} of {broken_count} broken inputs refused"
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@
 
 pub mod args;
 pub mod secrets;
+pub mod vocabulary;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -29,6 +30,7 @@ use crate::scenario::{
     Reaction, RunScript, SCENARIO_VERSION, Scenario, SessionScript, ToolBehaviour, Turn,
 };
 use secrets::Labels;
+use vocabulary::{CallIds, PROMPT_SENTENCES, UNKNOWN_TOOLS};
 
 macro_rules! misbehaviours {
     ($($variant:ident = $name:literal: $doc:literal;)*) => {
@@ -109,11 +111,10 @@ pub struct Generated {
     pub misbehaviours: Vec<u32>,
 }
 
-/// Appends `" {parts}."` to `prompt`: one more sentence of a generated prompt.
-fn push_sentence(prompt: &mut String, parts: &[&str]) {
-    prompt.reserve(2 + parts.iter().map(|part| part.len()).sum::<usize>());
+/// Appends `" {text}."` to `prompt`: one more sentence of a generated prompt.
+fn push_sentence(prompt: &mut String, text: &str) {
     prompt.push(' ');
-    parts.iter().for_each(|part| prompt.push_str(part));
+    prompt.push_str(text);
     prompt.push('.');
 }
 
@@ -256,7 +257,7 @@ struct RunPlan<'p> {
     limits: LimitsScript,
     answers: Vec<Answer>,
     tools: BTreeMap<Arc<str>, ToolBehaviour>,
-    next_id: u32,
+    ids: CallIds,
 }
 
 impl<'p> Generator<'p> {
@@ -297,7 +298,7 @@ impl<'p> Generator<'p> {
                 disabled.push(self.rng.pick(&self.catalogue.registered).0.to_string());
             }
             if self.rng.percent(20) {
-                disabled.push("legacy_export".to_owned());
+                disabled.push((*self.rng.pick(UNKNOWN_TOOLS)).to_owned());
             }
             disabled.sort();
             disabled.dedup();
@@ -318,7 +319,7 @@ impl<'p> Generator<'p> {
             limits: LimitsScript::default(),
             answers: Vec::new(),
             tools: BTreeMap::new(),
-            next_id: 9,
+            ids: CallIds::default(),
         };
         let prompt = self.prompt(&mut plan);
         self.limits(&mut plan);
@@ -348,16 +349,11 @@ impl<'p> Generator<'p> {
 
     /// The prompt, with planted secrets and the run's configured values in it.
     fn prompt(&mut self, plan: &mut RunPlan<'p>) -> String {
-        let mut prompt = String::from(*self.rng.pick(&[
-            "Draw the recent support level and compare it with the index.",
-            "Explain the basic concepts of this chart.",
-            "Add an RSI pane and mark the last breakout.",
-            "What changed on the chart since yesterday?",
-        ]));
+        let mut prompt = String::from(*self.rng.pick(PROMPT_SENTENCES));
         if self.rng.percent(55) {
             for _ in 0..self.rng.range(1, 2) {
                 let secret = secrets::configured(&mut self.rng, &mut self.labels);
-                push_sentence(&mut prompt, &["My key is ", &secret.value]);
+                push_sentence(&mut prompt, &vocabulary::gives_key(&secret.value));
                 plan.configured.push(secret.label.clone());
                 self.secrets.push(secret);
             }
@@ -365,7 +361,7 @@ impl<'p> Generator<'p> {
         if self.rng.percent(25) {
             let (secret, planting) =
                 secrets::configured_touching_a_key(&mut self.rng, &mut self.labels);
-            push_sentence(&mut prompt, &[&planting.text]);
+            push_sentence(&mut prompt, &planting.text);
             plan.configured.push(secret.label.clone());
             self.secrets.push(secret);
             self.secrets.extend(planting.parts);
@@ -373,7 +369,7 @@ impl<'p> Generator<'p> {
         if self.rng.percent(15) {
             let (first, second, text) =
                 secrets::overlapping_configured(&mut self.rng, &mut self.labels);
-            push_sentence(&mut prompt, &[&text]);
+            push_sentence(&mut prompt, &text);
             plan.configured.push(first.label.clone());
             plan.configured.push(second.label.clone());
             self.secrets.push(first);
@@ -387,7 +383,7 @@ impl<'p> Generator<'p> {
                     2 => secrets::home_path(&mut self.rng, &mut self.labels),
                     _ => secrets::url_password(&mut self.rng, &mut self.labels),
                 };
-                push_sentence(&mut prompt, &[&planting.text]);
+                push_sentence(&mut prompt, &planting.text);
                 self.secrets.extend(planting.parts);
             }
         }
@@ -503,7 +499,7 @@ impl<'p> Generator<'p> {
         }
         self.provider_trouble(&mut turns);
         turns.push(Turn {
-            text: "Here is what I found.".to_owned(),
+            text: vocabulary::FINAL_REPLY.to_owned(),
             react: react_next,
             ..Turn::default()
         });
@@ -545,15 +541,6 @@ impl<'p> Generator<'p> {
         }
     }
 
-    fn next_id(&mut self, plan: &mut RunPlan<'p>) -> String {
-        let number = itoa::Buffer::new().format(plan.next_id).to_owned();
-        plan.next_id += 1;
-        let mut id = String::with_capacity("call_".len() + number.len());
-        id.push_str("call_");
-        id.push_str(&number);
-        id
-    }
-
     /// One batch of calls, and the reactions its results call for next turn.
     fn batch(&mut self, plan: &mut RunPlan<'p>) -> (Vec<CallScript>, Vec<Reaction>) {
         let size = match plan.limits.calls_per_batch_max {
@@ -583,7 +570,7 @@ impl<'p> Generator<'p> {
             let position = self.rng.range_usize(0, calls.len() - 1);
             calls[position].id = match self.rng.below(3) {
                 0 => String::new(),
-                1 => "x".repeat(161),
+                1 => vocabulary::overlong_call_id(),
                 _ => calls[0].id.clone(),
             };
             if position == 0 && calls.len() > 1 {
@@ -637,11 +624,11 @@ impl<'p> Generator<'p> {
             } else {
                 self.rng.range(0, 500)
             };
-            let text = (!self.rng.percent(10)).then(|| "Yes".to_owned());
+            let text = (!self.rng.percent(10)).then(|| vocabulary::ANSWER.to_owned());
             plan.answers.push(Answer { text, delay_ms });
         }
         let call = CallScript {
-            id: self.next_id(plan),
+            id: plan.ids.next_id(),
             name: name.to_owned(),
             arguments: args::text(&value),
             fix: None,
@@ -671,10 +658,7 @@ impl<'p> Generator<'p> {
             let name = match self.rng.below(3) {
                 0 => self.rng.pick(&self.catalogue.writes).to_string(),
                 1 if !plan.disabled.is_empty() => self.rng.pick(&plan.disabled).clone(),
-                _ => (*self
-                    .rng
-                    .pick(&["chart_delete_everything", "panes_lst", "Drawing_Create"]))
-                .to_owned(),
+                _ => (*self.rng.pick(UNKNOWN_TOOLS)).to_owned(),
             };
             return self.call_to(plan, &name);
         }
@@ -713,14 +697,9 @@ impl<'p> Generator<'p> {
                 .find(|secret| secret.label == label)
                 .map(|secret| secret.value.clone())
                 .unwrap_or_default();
-            let escaped = format!(
-                "\\u{:04x}{}",
-                value.chars().next().map_or(0, u32::from),
-                &value[value.chars().next().map_or(0, char::len_utf8)..]
-            );
-            let text = if self.rng.percent(30) { escaped } else { value };
-            call.name = "web_search".to_owned();
-            call.arguments = format!(r#"{{"query":"login with {text}"}}"#);
+            let (tool, arguments) = vocabulary::echo(&value, self.rng.percent(30));
+            call.name = tool.to_owned();
+            call.arguments = arguments;
         }
         call
     }

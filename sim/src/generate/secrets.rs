@@ -32,16 +32,8 @@ pub struct Labels {
 impl Labels {
     fn make(&mut self, prefix: &str) -> String {
         self.next += 1;
-        join(&[prefix, "-", itoa::Buffer::new().format(self.next)])
+        format!("{prefix}-{}", self.next)
     }
-}
-
-/// The concatenation of `parts`: what `format!` gives for text and plain arguments, without
-/// the formatting machinery (plantings are made for most runs, several at a time).
-fn join(parts: &[&str]) -> String {
-    let mut text = String::with_capacity(parts.iter().map(|part| part.len()).sum());
-    parts.iter().for_each(|part| text.push_str(part));
-    text
 }
 
 /// A high-entropy token of `length` characters that starts with a letter-digit pair, so it
@@ -70,7 +62,7 @@ fn part(labels: &mut Labels, prefix: &str, value: String, shape: SecretShape) ->
 
 /// A configured value: what a run lists in `secrets`.
 pub fn configured(rng: &mut SimRng, labels: &mut Labels) -> PlantedSecret {
-    let value = join(&["cfg", &token_between(rng, 14, 28)]);
+    let value = format!("cfg{}", token_between(rng, 14, 28));
     part(labels, "configured", value, SecretShape::Configured)
 }
 
@@ -80,7 +72,12 @@ pub fn credential(rng: &mut SimRng, labels: &mut Labels) -> Planting {
     let scheme = *rng.pick(&["Bearer", "bearer", "BEARER", "Basic", "basic"]);
     let scheme = if rng.percent(30) {
         let cut = rng.range_usize(1, scheme.len() - 1);
-        join(&[&scheme[..cut], *rng.pick(INVISIBLE), &scheme[cut..]])
+        format!(
+            "{}{}{}",
+            &scheme[..cut],
+            rng.pick(INVISIBLE),
+            &scheme[cut..]
+        )
     } else {
         scheme.to_owned()
     };
@@ -90,9 +87,9 @@ pub fn credential(rng: &mut SimRng, labels: &mut Labels) -> Planting {
         credential.push_str(&token(rng, 6));
     }
     let text = match rng.below(3) {
-        0 => join(&["Authorization: ", &scheme, " ", &credential]),
-        1 => join(&["\"authorization\": \"", &scheme, " ", &credential, "\""]),
-        _ => join(&["use ", &scheme, " ", &credential, " for the call"]),
+        0 => format!("Authorization: {scheme} {credential}"),
+        1 => format!("\"authorization\": \"{scheme} {credential}\""),
+        _ => format!("use {scheme} {credential} for the call"),
     };
     Planting {
         text,
@@ -110,63 +107,51 @@ pub fn key(rng: &mut SimRng, labels: &mut Labels) -> Planting {
     let (text, body) = match rng.below(9) {
         0 => {
             let body = token_between(rng, 20, 48);
-            (join(&["sk-", &body]), body)
+            (format!("sk-{body}"), body)
         }
         1 => {
             let body = token(rng, 32);
-            (join(&["sk-proj-", &body]), body)
+            (format!("sk-proj-{body}"), body)
         }
         2 => {
             let body = token(rng, 40);
-            (join(&["sk-ant-api03-", &body]), body)
+            (format!("sk-ant-api03-{body}"), body)
         }
         3 => {
             let body = token(rng, 24);
-            (join(&["sk_live_", &body]), body)
+            (format!("sk_live_{body}"), body)
         }
         4 => {
             let body = token(rng, 36);
-            (join(&["ghp_", &body]), body)
+            (format!("ghp_{body}"), body)
         }
         5 => {
             let body = token(rng, 16).to_uppercase();
-            (join(&["AKIA", &body]), body)
+            (format!("AKIA{body}"), body)
         }
         6 => {
             let body = token(rng, 24);
             (
-                join(&[
-                    "xoxb-",
-                    itoa::Buffer::new().format(rng.range(100_000_000, 999_999_999)),
-                    "-",
-                    &body,
-                ]),
+                format!("xoxb-{}-{body}", rng.range(100_000_000, 999_999_999)),
                 body,
             )
         }
         7 => {
             let (header, payload, signature) = (token(rng, 20), token(rng, 30), token(rng, 24));
-            (
-                join(&["eyJ", &header, ".eyJ", &payload, ".", &signature]),
-                payload,
-            )
+            (format!("eyJ{header}.eyJ{payload}.{signature}"), payload)
         }
         _ => {
             let body = token(rng, 48);
             (
-                join(&[
-                    "-----BEGIN RSA PRIVATE KEY-----\n",
-                    &body,
-                    "\n-----END RSA PRIVATE KEY-----",
-                ]),
+                format!("-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"),
                 body,
             )
         }
     };
     let text = match rng.below(3) {
-        0 => join(&["my key is ", &text]),
-        1 => join(&["key=", &text, ";"]),
-        _ => join(&["(", &text, ")"]),
+        0 => format!("my key is {text}"),
+        1 => format!("key={text};"),
+        _ => format!("({text})"),
     };
     Planting {
         text,
@@ -177,39 +162,28 @@ pub fn key(rng: &mut SimRng, labels: &mut Labels) -> Planting {
 /// A home path with a user name (R27): every hardened shape.
 pub fn home_path(rng: &mut SimRng, labels: &mut Labels) -> Planting {
     let name = token_between(rng, 6, 12);
-    let spaced = join(&[&token(rng, 6), " ", &token(rng, 7)]);
-    let accented = join(&[
-        "J",
-        itoa::Buffer::new().format(rng.range(10, 99)),
-        "ö",
-        &token(rng, 6),
-    ]);
+    let spaced = format!("{} {}", token(rng, 6), token(rng, 7));
+    let accented = format!("J{}ö{}", rng.range(10, 99), token(rng, 6));
     let (text, names): (String, Vec<String>) = match rng.below(9) {
-        0 => (
-            join(&["/Users/", &name, "/Documents/chart.csv"]),
-            vec![name],
-        ),
-        1 => (join(&["/home/", &name, "/exports"]), vec![name]),
-        2 => (
-            join(&["C:\\Users\\", &name, "\\Desktop\\notes.txt"]),
-            vec![name],
-        ),
-        3 => (join(&["c:\\users\\", &name, "\\AppData"]), vec![name]),
-        4 => (join(&["C:/Users/", &name, "/Downloads"]), vec![name]),
-        5 => (join(&["\\\\?\\C:\\Users\\", &name, "\\data"]), vec![name]),
-        6 => (join(&["/mnt/c/Users/", &name, "/work"]), vec![name]),
+        0 => (format!("/Users/{name}/Documents/chart.csv"), vec![name]),
+        1 => (format!("/home/{name}/exports"), vec![name]),
+        2 => (format!("C:\\Users\\{name}\\Desktop\\notes.txt"), vec![name]),
+        3 => (format!("c:\\users\\{name}\\AppData"), vec![name]),
+        4 => (format!("C:/Users/{name}/Downloads"), vec![name]),
+        5 => (format!("\\\\?\\C:\\Users\\{name}\\data"), vec![name]),
+        6 => (format!("/mnt/c/Users/{name}/work"), vec![name]),
         7 => (
-            join(&["C:\\Users\\", &spaced, "\\Desktop"]),
+            format!("C:\\Users\\{spaced}\\Desktop"),
             spaced.split(' ').map(str::to_owned).collect(),
         ),
-        _ => (join(&["/home/", &accented, "/x"]), vec![accented]),
+        _ => (format!("/home/{accented}/x"), vec![accented]),
     };
     let parts = names
         .into_iter()
         .map(|name| part(labels, "user", name, SecretShape::UserName))
         .collect();
     Planting {
-        text: join(&["the file is in ", &text, " on my machine"]),
+        text: format!("the file is in {text} on my machine"),
         parts,
     }
 }
@@ -218,13 +192,7 @@ pub fn home_path(rng: &mut SimRng, labels: &mut Labels) -> Planting {
 pub fn url_password(rng: &mut SimRng, labels: &mut Labels) -> Planting {
     let password = token_between(rng, 12, 24);
     let scheme = *rng.pick(&["https", "postgres", "redis", "ftp"]);
-    let text = join(&[
-        "connect to ",
-        scheme,
-        "://admin:",
-        &password,
-        "@db.example.com:5432/prices",
-    ]);
+    let text = format!("connect to {scheme}://admin:{password}@db.example.com:5432/prices");
     Planting {
         text,
         parts: vec![part(
@@ -245,11 +213,11 @@ pub fn configured_touching_a_key(
 ) -> (PlantedSecret, Planting) {
     let lead = token_between(rng, 10, 16);
     let body = token(rng, 24);
-    let key_text = join(&["sk-", &body]);
-    let value = join(&[&lead, " ", &key_text[..rng.range_usize(6, 12)]]);
+    let key_text = format!("sk-{body}");
+    let value = format!("{lead} {}", &key_text[..rng.range_usize(6, 12)]);
     let secret = part(labels, "configured", value, SecretShape::Configured);
     let planting = Planting {
-        text: join(&["token ", &lead, " ", &key_text, " end"]),
+        text: format!("token {lead} {key_text} end"),
         parts: vec![part(labels, "key", body, SecretShape::KeyBody)],
     };
     (secret, planting)
@@ -264,16 +232,16 @@ pub fn overlapping_configured(
     let first = part(
         labels,
         "configured",
-        join(&[&a, &b]),
+        format!("{a}{b}"),
         SecretShape::Configured,
     );
     let second = part(
         labels,
         "configured",
-        join(&[&b, &c]),
+        format!("{b}{c}"),
         SecretShape::Configured,
     );
-    (first, second, join(&["values ", &a, &b, &c, " here"]))
+    (first, second, format!("values {a}{b}{c} here"))
 }
 
 #[cfg(test)]

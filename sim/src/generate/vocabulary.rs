@@ -1,0 +1,94 @@
+//! The words both scenario builders use — the generator of this module's parent and the
+//! structure-aware fuzz target's builder (`ward-checks`) — so that a scenario says the same
+//! things whichever of them wrote it.
+
+/// Sentences of ordinary prompts.
+pub const PROMPT_SENTENCES: &[&str] = &[
+    "Draw the recent support level and compare it with the index.",
+    "Explain the basic concepts of this chart.",
+    "Add an RSI pane and mark the last breakout.",
+    "What changed on the chart since yesterday?",
+    "Remove every drawing and reset the settings.",
+];
+
+/// Names no tool has: made up, misspelt, in the wrong case, retired, empty.
+pub const UNKNOWN_TOOLS: &[&str] = &[
+    "chart_delete_everything",
+    "panes_lst",
+    "Drawing_Create",
+    "legacy_export",
+    "",
+];
+
+/// The reply that ends a run: text and no calls.
+pub const FINAL_REPLY: &str = "Here is what I found.";
+
+/// The scripted user's answer.
+pub const ANSWER: &str = "Yes";
+
+/// The words of a prompt that give a configured secret value (a sentence without its full
+/// stop, as plantings are).
+pub fn gives_key(value: &str) -> String {
+    format!("My key is {value}")
+}
+
+/// Call ids in the order a model numbers them: `call_9`, `call_10`, …, so that sorting calls
+/// by id differs from their order.
+#[derive(Clone, Debug)]
+pub struct CallIds {
+    next: u32,
+}
+
+impl Default for CallIds {
+    fn default() -> Self {
+        CallIds { next: 9 }
+    }
+}
+
+impl CallIds {
+    /// The next id.
+    pub fn next_id(&mut self) -> String {
+        self.next += 1;
+        format!("call_{}", self.next - 1)
+    }
+}
+
+/// A call id one character longer than the 160 the runtime accepts (SPEC §4).
+pub fn overlong_call_id() -> String {
+    "x".repeat(161)
+}
+
+/// The tool and argument text of a call that echoes a configured secret `value` into a
+/// search query: as it is, or with its first character written as a JSON `\u` escape (the
+/// decoded string carries the value; the raw text does not).
+pub fn echo(value: &str, escaped: bool) -> (&'static str, String) {
+    let text = match value.chars().next() {
+        Some(first) if escaped => {
+            format!("\\u{:04x}{}", u32::from(first), &value[first.len_utf8()..])
+        }
+        _ => value.to_owned(),
+    };
+    ("web_search", format!(r#"{{"query":"login with {text}"}}"#))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_escaped_echo_decodes_to_the_value() {
+        let (tool, arguments) = echo("cfgK7abcdefgh", true);
+        assert_eq!(tool, "web_search");
+        assert!(!arguments.contains("cfgK7abcdefgh"));
+        let decoded: serde_json::Value = serde_json::from_str(&arguments).unwrap();
+        assert_eq!(decoded["query"], "login with cfgK7abcdefgh");
+        assert!(echo("cfgK7abcdefgh", false).1.contains("cfgK7abcdefgh"));
+    }
+
+    #[test]
+    fn ids_count_up_from_nine() {
+        let mut ids = CallIds::default();
+        assert_eq!([ids.next_id(), ids.next_id()], ["call_9", "call_10"]);
+        assert_eq!(overlong_call_id().chars().count(), 161);
+    }
+}
