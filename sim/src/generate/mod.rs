@@ -144,8 +144,6 @@ struct Catalogue {
     /// Their names: those that only read, and those that change something.
     reads: Vec<Arc<str>>,
     writes: Vec<Arc<str>>,
-    /// Indices into `registered`, in name order.
-    by_name: Vec<usize>,
 }
 
 impl Catalogue {
@@ -167,12 +165,9 @@ impl Catalogue {
                 .map(|(name, _)| Arc::clone(name))
                 .collect()
         };
-        let mut by_name: Vec<usize> = (0..registered.len()).collect();
-        by_name.sort_by(|&left, &right| registered[left].0.cmp(&registered[right].0));
         Catalogue {
             reads: names(true),
             writes: names(false),
-            by_name,
             registered,
         }
     }
@@ -400,26 +395,17 @@ impl<'p> Generator<'p> {
     }
 
     fn behaviours(&mut self, plan: &mut RunPlan<'p>) {
-        // Drawn in registry order, and handed to the map in name order: it sorts what it is
-        // given, and sorted input is the cheapest to sort.
         let catalogue: &Catalogue = self.catalogue;
-        let mut drawn: Vec<Option<ToolBehaviour>> = catalogue
-            .registered
-            .iter()
-            .map(|_| {
-                self.rng.percent(60).then(|| ToolBehaviour {
-                    latency_ms: self.rng.range(1, 40),
-                    effect: Effect::None,
-                })
-            })
-            .collect();
         debug_assert!(plan.tools.is_empty());
         plan.tools = catalogue
-            .by_name
+            .registered
             .iter()
-            .filter_map(|&index| {
-                let behaviour = drawn[index].take()?;
-                Some((Arc::clone(&catalogue.registered[index].0), behaviour))
+            .filter_map(|(name, _)| {
+                let behaviour = self.rng.percent(60).then(|| ToolBehaviour {
+                    latency_ms: self.rng.range(1, 40),
+                    effect: Effect::None,
+                })?;
+                Some((Arc::clone(name), behaviour))
             })
             .collect();
         if self.fire(Misbehaviour::ToolFaults) {
