@@ -32,8 +32,7 @@
 //! configuration), calls per batch, retries per turn.
 
 use std::any::Any;
-use std::borrow::Cow;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,7 +40,7 @@ use crate::chart::SharedChart;
 use crate::deadline::{Activity, CancelToken, StopFlag};
 use crate::envelope::{ToolError, ToolResult};
 use crate::events::{EventKind, EventLog, EventSink};
-use crate::fault::{Fault, FaultSet};
+use crate::fault::{self, FaultSet};
 use crate::guard::SecretGuard;
 use crate::policy::{self, RunPolicy};
 use crate::provider::{Provider, ProviderError, ProviderErrorKind, ProviderReply, ProviderRequest};
@@ -347,40 +346,19 @@ impl<S: SessionStore> Session<S> {
             .collect();
         run.log.emit(EventKind::RunStarted {
             read_only: input.read_only,
-            tools: listed_names(&offered_meta, options.faults),
+            tools: fault::hash_order(options.faults, listed_names(&offered_meta)),
         });
 
         // Every rule on the original prompt in one pass (R15, R29), then the guard, which also
         // catches a fragment of a configured value that no rule saw whole.
-        let redacted_prompt = if crate::fault!(options.faults, Fault::RedactPatternsBeforeValues) {
-            let patterns = Redactor::new(Vec::<String>::new())?
-                .redact(&input.prompt)
-                .into_owned();
-            Redactor::values_only(&input.secrets)?
-                .redact(&patterns)
-                .into_owned()
-        } else {
-            guard.text(&redactor.redact(&input.prompt)).into_owned()
-        };
-        let prompt_in_transcript = if crate::fault!(options.faults, Fault::RedactFirstTurnOnly) {
-            input.prompt.clone()
-        } else {
-            redacted_prompt.clone()
-        };
-        let stored_prompt = Arc::new(Message::User {
+        let redacted = guard.text(&redactor.redact(&input.prompt)).into_owned();
+        let redacted_prompt =
+            fault::prompt_redaction(options.faults, redacted, &input.prompt, &redactor);
+        run.enter(Message::User {
             text: redacted_prompt.clone(),
         });
-        run.store.append(run.session_id, &stored_prompt);
-        run.transcript
-            .push(if prompt_in_transcript == redacted_prompt {
-                Arc::clone(&stored_prompt)
-            } else {
-                Arc::new(Message::User {
-                    text: prompt_in_transcript,
-                })
-            });
         run.log.emit(EventKind::UserMessageCreated {
-            text: redacted_prompt.clone(),
+            text: redacted_prompt,
         });
 
         let activity = Activity::new(Duration::from_millis(input.limits.inactivity_timeout_ms));
@@ -407,25 +385,11 @@ impl<S: SessionStore> Session<S> {
             activity: &activity,
         };
         let limits = input.limits;
-        let turns_max = if crate::fault!(options.faults, Fault::NoTurnLimit) {
-            TURNS_HARD_MAX
-        } else {
-            limits.turns_max
-        };
+        let turns_max = fault::turn_limit(options.faults, limits.turns_max);
 
         for turn in 0..=TURNS_HARD_MAX {
-            let transcript: Cow<'_, [Arc<Message>]> =
-                if turn == 0 && crate::fault!(options.faults, Fault::RedactFirstTurnOnly) {
-                    // The first request shows the store's redacted prompt; later ones resend
-                    // the raw one the transcript kept.
-                    let mut first = run.transcript.clone();
-                    if let Some(last) = first.last_mut() {
-                        *last = Arc::clone(&stored_prompt);
-                    }
-                    Cow::Owned(first)
-                } else {
-                    Cow::Borrowed(&run.transcript)
-                };
+            let transcript =
+                fault::request_transcript(options.faults, &run.transcript, &input.prompt, turn);
             let reply = tokio::select! {
                 biased;
                 stop = watch.stopped() => Err(stop),
@@ -490,13 +454,11 @@ impl<S: SessionStore> Session<S> {
 }
 
 /// The tool names for `run.started`, in registration order.
-fn listed_names(tools: &[&ToolMeta], faults: FaultSet) -> Vec<Arc<str>> {
-    let names = tools.iter().map(|tool| tool.shared_name());
-    if crate::fault!(faults, Fault::NondeterministicOrder) {
-        let shuffled: HashSet<&Arc<str>> = names.collect();
-        return shuffled.into_iter().cloned().collect();
-    }
-    names.cloned().collect()
+fn listed_names(tools: &[&ToolMeta]) -> Vec<Arc<str>> {
+    tools
+        .iter()
+        .map(|tool| tool.shared_name().clone())
+        .collect()
 }
 
 /// Waits for whatever stops a run first.

@@ -1,23 +1,56 @@
 //! Fault injection (SPEC §11): the seeded bugs of the catalogue, compiled in only with the
 //! `fault-injection` cargo feature.
 //!
-//! A run's configuration carries a [`FaultSet`]. Each seeded bug is a one-line hook in the
-//! code it breaks, written with the [`fault!`](crate::fault!) macro:
+//! A run's configuration carries a [`FaultSet`]. Each seeded bug is one line in the code it
+//! breaks, at the rule it breaks, so a reader of that rule can skip it:
 //!
-//! ```
-//! use ward_core::fault::{Fault, FaultSet};
-//! let faults = FaultSet::EMPTY;
-//! if ward_core::fault!(faults, Fault::ReadonlyNoExecCheck) {
-//!     unreachable!("no fault is on unless asked for");
+//! - where the broken behaviour is a condition, the line is a [`fault!`](crate::fault!)
+//!   check (`if !fault!(faults, Fault::PartialWriteOnError) { rollback }`);
+//! - where it needs more, the line calls a helper of this module that takes the correct
+//!   value and returns the broken one when its fault is on, and the correct value untouched
+//!   otherwise. Each helper names its catalogue entry and says what goes wrong.
+//!
+//! A helper has one shape: the check, the broken value, and the correct value it was given.
+//!
+//! ```text
+//! /// `no-turn-limit` (I10): the run's `turns_max` is not enforced; only
+//! /// [`TURNS_HARD_MAX`] stops it.
+//! pub fn turn_limit(faults: FaultSet, turns_max: u32) -> u32 {
+//!     if crate::fault!(faults, Fault::NoTurnLimit) {
+//!         return TURNS_HARD_MAX;
+//!     }
+//!     turns_max
 //! }
 //! ```
 //!
-//! Without the feature the macro expands to the constant `false` and the optimiser removes
-//! the hook; with it, the hook is one bit test. No fault is ever on unless a caller asks for
-//! it by name.
+//! ```
+//! use ward_core::driver::TURNS_HARD_MAX;
+//! use ward_core::fault::{self, Fault, FaultSet};
+//!
+//! // The correct code, with the hook of `no-turn-limit` on the line that sets the limit:
+//! let turns_max = fault::turn_limit(FaultSet::EMPTY, 8);
+//! assert_eq!(turns_max, 8, "no fault is on unless asked for");
+//!
+//! // What the simulator sees under `--bug no-turn-limit` (only with the feature on):
+//! let broken = fault::turn_limit(FaultSet::only(Fault::NoTurnLimit), 8);
+//! let expected = if cfg!(feature = "fault-injection") { TURNS_HARD_MAX } else { 8 };
+//! assert_eq!(broken, expected);
+//! ```
+//!
+//! Every check, in a hook or in a helper, goes through the [`fault!`](crate::fault!) macro.
+//! Without the feature the macro expands to the constant `false`, so every helper returns
+//! the value it was given and the optimiser removes it; with the feature, a hook is one bit
+//! test. No fault is ever on unless a caller asks for it by name.
 
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
+
+use crate::driver::TURNS_HARD_MAX;
+use crate::redact::Redactor;
+use crate::session::Message;
 
 macro_rules! faults {
     ($($variant:ident = $name:literal, $invariant:literal, $description:literal;)*) => {
@@ -164,6 +197,78 @@ impl FromIterator<Fault> for FaultSet {
     fn from_iter<I: IntoIterator<Item = Fault>>(faults: I) -> FaultSet {
         faults.into_iter().fold(FaultSet::EMPTY, FaultSet::with)
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The helpers: each takes the correct value and returns the broken one when its fault is on.
+
+/// `redact-patterns-before-values` (I8): the prompt is redacted in two passes, the pattern
+/// rules first and the configured values on what they left, so a value that a pattern span
+/// cut through survives in fragments; the guard does not look again. Takes the correctly
+/// redacted prompt, the raw one and the run's redactor.
+pub fn prompt_redaction(
+    faults: FaultSet,
+    redacted: String,
+    prompt: &str,
+    redactor: &Redactor,
+) -> String {
+    if !crate::fault!(faults, Fault::RedactPatternsBeforeValues) {
+        return redacted;
+    }
+    // The run's redactor compiled the same pattern rules, so this cannot fail here.
+    let Ok(patterns) = Redactor::new(Vec::<String>::new()) else {
+        return redacted;
+    };
+    let patterns_first = patterns.redact(prompt);
+    redactor
+        .values_only_of()
+        .redact(&patterns_first)
+        .into_owned()
+}
+
+/// `redact-first-turn-only` (I8): the transcript a request shows. The first turn shows the
+/// redacted prompt; every later turn resends the raw prompt in place of the run's redacted
+/// user message (the last one of the transcript). The store and the events keep the
+/// redacted text.
+pub fn request_transcript<'t>(
+    faults: FaultSet,
+    transcript: &'t [Arc<Message>],
+    prompt: &str,
+    turn: u32,
+) -> Cow<'t, [Arc<Message>]> {
+    if turn == 0 || !crate::fault!(faults, Fault::RedactFirstTurnOnly) {
+        return Cow::Borrowed(transcript);
+    }
+    let mut shown = transcript.to_vec();
+    let user = shown
+        .iter_mut()
+        .rev()
+        .find(|message| matches!(***message, Message::User { .. }));
+    if let Some(user) = user {
+        *user = Arc::new(Message::User {
+            text: prompt.to_owned(),
+        });
+    }
+    Cow::Owned(shown)
+}
+
+/// `no-turn-limit` (I10): the run's `turns_max` is not enforced; only
+/// [`TURNS_HARD_MAX`] stops it.
+pub fn turn_limit(faults: FaultSet, turns_max: u32) -> u32 {
+    if crate::fault!(faults, Fault::NoTurnLimit) {
+        return TURNS_HARD_MAX;
+    }
+    turns_max
+}
+
+/// `nondeterministic-order` (I11): the tool names of `run.started` go through a randomly
+/// seeded `HashSet`, so their order changes from one process to the next.
+pub fn hash_order(faults: FaultSet, names: Vec<Arc<str>>) -> Vec<Arc<str>> {
+    if !crate::fault!(faults, Fault::NondeterministicOrder) {
+        return names;
+    }
+    let shuffled: HashSet<Arc<str>> = names.into_iter().collect();
+    shuffled.into_iter().collect()
 }
 
 /// Whether a seeded bug is on: `fault!(faults, Fault::Name)`.
