@@ -548,7 +548,7 @@ impl<S: SessionStore> Run<'_, S> {
 
     fn enter_results(&mut self, results: Vec<CallResult>) {
         self.calls += u32::try_from(results.len()).unwrap_or(u32::MAX);
-        for result in schedule::transcript_results(results, self.faults) {
+        for result in fault::results_entered(self.faults, results) {
             self.enter(Message::Tool {
                 call_id: result.call_id,
                 name: result.name,

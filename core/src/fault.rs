@@ -49,7 +49,9 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use crate::driver::TURNS_HARD_MAX;
+use crate::envelope::codes;
 use crate::redact::Redactor;
+use crate::schedule::CallResult;
 use crate::session::Message;
 
 macro_rules! faults {
@@ -202,6 +204,55 @@ impl FromIterator<Fault> for FaultSet {
 // ---------------------------------------------------------------------------------------------
 // The helpers: each takes the correct value and returns the broken one when its fault is on.
 
+/// `validate-after-domain` (I5): the validation verdict does not gate the body. Takes the
+/// verdict and returns `Ok` when the fault is on, so the body runs on input its schema
+/// refuses and its own result, whatever it is, goes back to the model.
+pub fn validation_verdict<E>(faults: FaultSet, verdict: Result<(), E>) -> Result<(), E> {
+    if crate::fault!(faults, Fault::ValidateAfterDomain) {
+        return Ok(());
+    }
+    verdict
+}
+
+/// `always-sequential` (I12), `sequential-ignored` (I7), `sequential-first-call-only` (I7):
+/// R17's verdict on a batch, broken three ways: every batch runs one call at a time; every
+/// batch runs in parallel; a batch runs one call at a time only when its first call names a
+/// sequential tool (`first_call` says whether it does). Takes the correct verdict.
+pub fn sequential(faults: FaultSet, sequential: bool, first_call: impl FnOnce() -> bool) -> bool {
+    if crate::fault!(faults, Fault::AlwaysSequential) {
+        return true;
+    }
+    if crate::fault!(faults, Fault::SequentialIgnored) {
+        return false;
+    }
+    if crate::fault!(faults, Fault::SequentialFirstCallOnly) {
+        return first_call();
+    }
+    sequential
+}
+
+/// `drop-result-on-cancel`, `duplicate-id-overwrite` (I6): the results of a batch as they
+/// enter the transcript, with some lost. Under the first, every `ABORTED` result is dropped,
+/// so a cancelled call has none; under the second, results are keyed by call id, so a
+/// repeated id's result replaces the first one in place and the repeat has none.
+pub fn results_entered(faults: FaultSet, results: Vec<CallResult>) -> Vec<CallResult> {
+    let mut results = results;
+    if crate::fault!(faults, Fault::DropResultOnCancel) {
+        results.retain(|result| result.result.error_code() != Some(codes::ABORTED));
+    }
+    if crate::fault!(faults, Fault::DuplicateIdOverwrite) {
+        let mut keyed: Vec<CallResult> = Vec::with_capacity(results.len());
+        for result in results {
+            match keyed.iter_mut().find(|kept| kept.call_id == result.call_id) {
+                Some(kept) => *kept = result,
+                None => keyed.push(result),
+            }
+        }
+        results = keyed;
+    }
+    results
+}
+
 /// `redact-patterns-before-values` (I8): the prompt is redacted in two passes, the pattern
 /// rules first and the configured values on what they left, so a value that a pattern span
 /// cut through survives in fragments; the guard does not look again. Takes the correctly
@@ -262,7 +313,7 @@ pub fn turn_limit(faults: FaultSet, turns_max: u32) -> u32 {
 }
 
 /// `nondeterministic-order` (I11): the tool names of `run.started` go through a randomly
-/// seeded `HashSet`, so their order changes from one process to the next.
+/// seeded `HashSet`, so their order changes from one run to the next.
 pub fn hash_order(faults: FaultSet, names: Vec<Arc<str>>) -> Vec<Arc<str>> {
     if !crate::fault!(faults, Fault::NondeterministicOrder) {
         return names;
