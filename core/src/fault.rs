@@ -48,11 +48,14 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
+use serde_json::Value;
+
 use crate::driver::TURNS_HARD_MAX;
-use crate::envelope::codes;
+use crate::envelope::{FieldError, codes};
 use crate::redact::Redactor;
 use crate::schedule::CallResult;
 use crate::session::Message;
+use crate::tool::ToolMeta;
 
 macro_rules! faults {
     ($($variant:ident = $name:literal, $invariant:literal, $description:literal;)*) => {
@@ -204,6 +207,41 @@ impl FromIterator<Fault> for FaultSet {
 // ---------------------------------------------------------------------------------------------
 // The helpers: each takes the correct value and returns the broken one when its fault is on.
 
+/// `readonly-blocks-reads` (I13): a read-only run also refuses every sequential tool, so
+/// `ask_user`, which only reads, is refused as if it wrote. Takes whether the correct check
+/// refuses `tool`.
+pub fn read_only_refusal(faults: FaultSet, refused: bool, tool: &ToolMeta) -> bool {
+    if crate::fault!(faults, Fault::ReadonlyBlocksReads) {
+        return refused || tool.is_sequential();
+    }
+    refused
+}
+
+/// `error-limit-six` (I4): one field error more than the limit is reported.
+pub fn error_limit(faults: FaultSet, errors_max: usize) -> usize {
+    if crate::fault!(faults, Fault::ErrorLimitSix) {
+        return errors_max + 1;
+    }
+    errors_max
+}
+
+/// `error-echoes-value` (I4): each field error's message starts with the input value at its
+/// path (`"sk-…" must be a number`), quoting whatever the model sent.
+pub fn echo_values(faults: FaultSet, input: &Value, errors: Vec<FieldError>) -> Vec<FieldError> {
+    if !crate::fault!(faults, Fault::ErrorEchoesValue) {
+        return errors;
+    }
+    errors
+        .into_iter()
+        .map(|mut error| {
+            let pointer = if error.path == "/" { "" } else { &error.path };
+            let value = input.pointer(pointer).unwrap_or(input);
+            error.message = format!("{value} {}", error.message);
+            error
+        })
+        .collect()
+}
+
 /// `validate-after-domain` (I5): the validation verdict does not gate the body. Takes the
 /// verdict and returns `Ok` when the fault is on, so the body runs on input its schema
 /// refuses and its own result, whatever it is, goes back to the model.
@@ -320,6 +358,19 @@ pub fn hash_order(faults: FaultSet, names: Vec<Arc<str>>) -> Vec<Arc<str>> {
     }
     let shuffled: HashSet<Arc<str>> = names.into_iter().collect();
     shuffled.into_iter().collect()
+}
+
+/// `redact-windows-case-sensitive` (I8): the `Users` segment of a home path counts only when
+/// spelled `Users`, so `c:\users\…` is not redacted. Takes whether the segment at `start`
+/// of `text` matched in any case.
+pub fn users_segment(faults: FaultSet, matched: bool, text: &[u8], start: usize) -> bool {
+    if crate::fault!(faults, Fault::RedactWindowsCaseSensitive) {
+        return matched
+            && text
+                .get(start..)
+                .is_some_and(|rest| rest.starts_with(b"Users"));
+    }
+    matched
 }
 
 /// Whether a seeded bug is on: `fault!(faults, Fault::Name)`.
