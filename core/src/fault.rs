@@ -55,7 +55,7 @@ use crate::envelope::{FieldError, codes};
 use crate::redact::Redactor;
 use crate::schedule::CallResult;
 use crate::session::Message;
-use crate::tool::ToolMeta;
+use crate::tool::{ToolCall, ToolMeta};
 
 macro_rules! faults {
     ($($variant:ident = $name:literal, $invariant:literal, $description:literal;)*) => {
@@ -255,8 +255,13 @@ pub fn validation_verdict<E>(faults: FaultSet, verdict: Result<(), E>) -> Result
 /// `always-sequential` (I12), `sequential-ignored` (I7), `sequential-first-call-only` (I7):
 /// R17's verdict on a batch, broken three ways: every batch runs one call at a time; every
 /// batch runs in parallel; a batch runs one call at a time only when its first call names a
-/// sequential tool (`first_call` says whether it does). Takes the correct verdict.
-pub fn sequential(faults: FaultSet, sequential: bool, first_call: impl FnOnce() -> bool) -> bool {
+/// sequential tool. Takes the correct verdict, the calls and the test of one call.
+pub fn sequential(
+    faults: FaultSet,
+    sequential: bool,
+    calls: &[ToolCall],
+    names_sequential: impl Fn(&ToolCall) -> bool,
+) -> bool {
     if crate::fault!(faults, Fault::AlwaysSequential) {
         return true;
     }
@@ -264,7 +269,7 @@ pub fn sequential(faults: FaultSet, sequential: bool, first_call: impl FnOnce() 
         return false;
     }
     if crate::fault!(faults, Fault::SequentialFirstCallOnly) {
-        return first_call();
+        return calls.first().is_some_and(names_sequential);
     }
     sequential
 }

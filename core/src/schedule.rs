@@ -49,9 +49,7 @@ pub fn is_sequential(calls: &[ToolCall], registry: &Registry, faults: FaultSet) 
             .is_some_and(|tool| tool.meta().is_sequential())
     };
     let sequential = calls.iter().any(names_sequential);
-    fault::sequential(faults, sequential, || {
-        calls.first().is_some_and(names_sequential)
-    })
+    fault::sequential(faults, sequential, calls, names_sequential)
 }
 
 /// One call's result, with the id and name as they enter the transcript (guarded).
