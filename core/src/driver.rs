@@ -28,12 +28,17 @@
 //!    event stream passes the run's exact-value guard once, when it enters; the history of
 //!    earlier runs is checked once when a run loads it, against that run's values.
 //!
+//! The code follows the same seams: `Setup::new` checks the limits and builds the redactor,
+//! the guard and the policy (R14); `Run::start` loads the history, announces `run.started`
+//! and enters the redacted prompt (R15, R22, R23); `Turns::turn` is one provider turn
+//! (`Turns::reply` asks, `Turns::run_batch` runs the batch; R16–R21); `Run::end` emits the
+//! terminal event (R23). [`Session::run`] wires them together.
+//!
 //! Every loop has a bound: turns (`turns_max`, and [`TURNS_HARD_MAX`] whatever the
 //! configuration), calls per batch, retries per turn.
 
 use std::any::Any;
-use std::borrow::Cow;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,7 +46,7 @@ use crate::chart::SharedChart;
 use crate::deadline::{Activity, CancelToken, StopFlag};
 use crate::envelope::{ToolError, ToolResult};
 use crate::events::{EventKind, EventLog, EventSink};
-use crate::fault::{Fault, FaultSet};
+use crate::fault::{self, FaultSet};
 use crate::guard::SecretGuard;
 use crate::policy::{self, RunPolicy};
 use crate::provider::{Provider, ProviderError, ProviderErrorKind, ProviderReply, ProviderRequest};
@@ -251,10 +256,23 @@ pub fn deadline_exceeded(inactivity_timeout_ms: u64) -> ToolError {
     )
 }
 
+/// What stopped a run before its end (R19, R20).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stop {
     Cancelled,
     Deadline,
+}
+
+impl Stop {
+    /// How the run ends: `run.cancelled`, or `run.failed` with `DEADLINE_EXCEEDED`.
+    fn outcome(self, limits: &Limits) -> RunOutcome {
+        match self {
+            Stop::Cancelled => RunOutcome::Cancelled,
+            Stop::Deadline => RunOutcome::Failed {
+                error: deadline_exceeded(limits.inactivity_timeout_ms),
+            },
+        }
+    }
 }
 
 /// A conversation of runs over one chart.
@@ -306,7 +324,8 @@ impl<S: SessionStore> Session<S> {
         &mut self.store
     }
 
-    /// Runs one agent run to its end.
+    /// Runs one agent run to its end: the start (R14, R4, R11–R13, R15), the turns (R16–R22),
+    /// then the terminal event (R23).
     pub async fn run<P: Provider + ?Sized>(
         &mut self,
         input: StartRunInput,
@@ -314,189 +333,207 @@ impl<S: SessionStore> Session<S> {
         events: &mut dyn EventSink,
         options: RunOptions,
     ) -> Result<RunReport, StartError> {
-        input.limits.check()?;
-        let redactor = Redactor::new(&input.secrets)?.with_faults(options.faults);
-        let guard = SecretGuard::for_redactor(&redactor);
-        let policy = RunPolicy {
-            read_only: input.read_only,
-            disabled: input.disabled_tools.clone(),
-        };
+        let setup = Setup::new(&input, options.faults)?;
         let registry = self.registry.clone();
-        let offered = policy::resolve(&registry, &policy, options.faults);
+        let offered = policy::resolve(&registry, &setup.policy, options.faults);
         let offered_meta: Vec<&ToolMeta> = offered.iter().map(|tool| tool.meta()).collect();
         let offered_names: Vec<&str> = offered.iter().map(|tool| tool.name()).collect();
-        let mut system_prompt = SYSTEM_PROMPT.to_owned();
-        if input.read_only {
-            system_prompt.push_str(READ_ONLY_NOTE);
-        }
         let mut run = Run {
             session_id: &self.id,
             store: &mut self.store,
             log: EventLog::new(events),
             transcript: Vec::new(),
-            guard: &guard,
+            guard: &setup.guard,
             faults: options.faults,
             batches: 0,
             calls: 0,
         };
-        run.transcript = run
-            .store
-            .load(run.session_id)
-            .into_iter()
-            .map(|message| guard.shared_message(message))
-            .collect();
-        run.log.emit(EventKind::RunStarted {
-            read_only: input.read_only,
-            tools: listed_names(&offered_meta, options.faults),
-        });
-
-        // Every rule on the original prompt in one pass (R15, R29), then the guard, which also
-        // catches a fragment of a configured value that no rule saw whole.
-        let redacted_prompt = if crate::fault!(options.faults, Fault::RedactPatternsBeforeValues) {
-            let patterns = Redactor::new(Vec::<String>::new())?
-                .redact(&input.prompt)
-                .into_owned();
-            Redactor::values_only(&input.secrets)?
-                .redact(&patterns)
-                .into_owned()
-        } else {
-            guard.text(&redactor.redact(&input.prompt)).into_owned()
-        };
-        let prompt_in_transcript = if crate::fault!(options.faults, Fault::RedactFirstTurnOnly) {
-            input.prompt.clone()
-        } else {
-            redacted_prompt.clone()
-        };
-        let stored_prompt = Arc::new(Message::User {
-            text: redacted_prompt.clone(),
-        });
-        run.store.append(run.session_id, &stored_prompt);
-        run.transcript
-            .push(if prompt_in_transcript == redacted_prompt {
-                Arc::clone(&stored_prompt)
-            } else {
-                Arc::new(Message::User {
-                    text: prompt_in_transcript,
-                })
-            });
-        run.log.emit(EventKind::UserMessageCreated {
-            text: redacted_prompt.clone(),
-        });
+        run.start(&input, &offered_meta, &setup.redactor);
 
         let activity = Activity::new(Duration::from_millis(input.limits.inactivity_timeout_ms));
         let stop = StopFlag::new();
-        let scope = CallScope {
-            policy: &policy,
-            offered: &offered_names,
-            guard: &guard,
-            faults: options.faults,
+        let mut turns = Turns {
+            provider,
+            system_prompt: &setup.system_prompt,
+            tools: &offered_meta,
+            prompt: &input.prompt,
+            limits: input.limits,
+            turns_max: fault::turn_limit(options.faults, input.limits.turns_max),
+            batch: BatchRun {
+                registry: &registry,
+                scope: CallScope {
+                    policy: &setup.policy,
+                    offered: &offered_names,
+                    guard: &setup.guard,
+                    faults: options.faults,
+                },
+                guard: &setup.guard,
+                calls_per_batch_max: input.limits.calls_per_batch_max as usize,
+                stop: &stop,
+                activity: &activity,
+                chart: &self.chart,
+                user: &options.user,
+                extension: &options.extension,
+            },
+            watch: Watch {
+                cancel: options.cancel.as_ref(),
+                activity: &activity,
+            },
         };
-        let batch_run = BatchRun {
-            registry: &registry,
-            scope,
-            guard: &guard,
-            calls_per_batch_max: input.limits.calls_per_batch_max as usize,
-            stop: &stop,
-            activity: &activity,
-            chart: &self.chart,
-            user: &options.user,
-            extension: &options.extension,
-        };
-        let watch = Watch {
-            cancel: options.cancel.as_ref(),
-            activity: &activity,
-        };
-        let limits = input.limits;
-        let turns_max = if crate::fault!(options.faults, Fault::NoTurnLimit) {
-            TURNS_HARD_MAX
-        } else {
-            limits.turns_max
-        };
-
         for turn in 0..=TURNS_HARD_MAX {
-            let transcript: Cow<'_, [Arc<Message>]> =
-                if turn == 0 && crate::fault!(options.faults, Fault::RedactFirstTurnOnly) {
-                    // The first request shows the store's redacted prompt; later ones resend
-                    // the raw one the transcript kept.
-                    let mut first = run.transcript.clone();
-                    if let Some(last) = first.last_mut() {
-                        *last = Arc::clone(&stored_prompt);
-                    }
-                    Cow::Owned(first)
-                } else {
-                    Cow::Borrowed(&run.transcript)
-                };
-            let reply = tokio::select! {
-                biased;
-                stop = watch.stopped() => Err(stop),
-                reply = ask(provider, &system_prompt, &transcript, &offered_meta, turn, &limits) => Ok(reply),
-            };
-            drop(transcript);
-            let reply = match reply {
-                Err(stop) => return Ok(run.end_stopped(stop, &limits)),
-                Ok(Err(error)) => {
-                    return Ok(run.end(RunOutcome::Failed {
-                        error: error.to_error(),
-                    }));
-                }
-                Ok(Ok(reply)) => reply,
-            };
-            activity.reset();
-            let text = guard.string(reply.text);
-            // The calls as the model sent them run the batch (the guard judges their raw
-            // input); their guarded form, the same calls when clean, is entered and announced.
-            let calls = reply.calls;
-            let guarded_calls = guard.calls(&calls);
-            run.enter(Message::Assistant {
-                text: text.clone(),
-                calls: Arc::clone(&guarded_calls),
-            });
-            run.log.emit(EventKind::AssistantMessageCompleted {
-                turn,
-                text: text.clone(),
-                calls: guarded_calls,
-            });
-            if calls.is_empty() {
-                return Ok(run.end(RunOutcome::Completed { text }));
-            }
-            if run.batches >= turns_max {
-                run.abort_unstarted(&calls);
-                return Ok(run.end(RunOutcome::Failed {
-                    error: tool_loop_limit(limits.turns_max),
-                }));
-            }
-            let (results, stopped) = {
-                let batch = schedule::run_batch(&batch_run, &calls, &mut run.log);
-                tokio::pin!(batch);
-                tokio::select! {
-                    biased;
-                    results = &mut batch => (results, None),
-                    stop_reason = watch.stopped() => {
-                        stop.raise();
-                        (batch.await, Some(stop_reason))
-                    }
-                }
-            };
-            run.batches += 1;
-            run.enter_results(results);
-            if let Some(stop_reason) = stopped {
-                return Ok(run.end_stopped(stop_reason, &limits));
+            if let Some(outcome) = turns.turn(&mut run, turn).await {
+                return Ok(run.end(outcome));
             }
         }
         Ok(run.end(RunOutcome::Failed {
-            error: tool_loop_limit(limits.turns_max),
+            error: tool_loop_limit(input.limits.turns_max),
         }))
     }
 }
 
-/// The tool names for `run.started`, in registration order.
-fn listed_names(tools: &[&ToolMeta], faults: FaultSet) -> Vec<Arc<str>> {
-    let names = tools.iter().map(|tool| tool.shared_name());
-    if crate::fault!(faults, Fault::NondeterministicOrder) {
-        let shuffled: HashSet<&Arc<str>> = names.collect();
-        return shuffled.into_iter().cloned().collect();
+/// What a run fixes before it starts (R14, R11): its limits are checked, its secret values
+/// compiled into the prompt redactor and the exact-value guard, its policy set.
+struct Setup {
+    redactor: Redactor,
+    guard: SecretGuard,
+    policy: RunPolicy,
+    system_prompt: String,
+}
+
+impl Setup {
+    /// Refuses limits outside their ranges and secret values the redactor refuses (R14).
+    fn new(input: &StartRunInput, faults: FaultSet) -> Result<Setup, StartError> {
+        input.limits.check()?;
+        let redactor = Redactor::new(&input.secrets)?.with_faults(faults);
+        let guard = SecretGuard::for_redactor(&redactor);
+        let policy = RunPolicy {
+            read_only: input.read_only,
+            disabled: input.disabled_tools.clone(),
+        };
+        let mut system_prompt = SYSTEM_PROMPT.to_owned();
+        if input.read_only {
+            system_prompt.push_str(READ_ONLY_NOTE);
+        }
+        Ok(Setup {
+            redactor,
+            guard,
+            policy,
+            system_prompt,
+        })
     }
-    names.cloned().collect()
+}
+
+/// The tool names for `run.started`, in registration order.
+fn listed_names(tools: &[&ToolMeta]) -> Vec<Arc<str>> {
+    tools
+        .iter()
+        .map(|tool| tool.shared_name().clone())
+        .collect()
+}
+
+/// What every turn of a run needs: the provider, what each request carries, the limits, and
+/// the batch runner.
+struct Turns<'a, P: ?Sized> {
+    provider: &'a mut P,
+    system_prompt: &'a str,
+    /// The resolved tool list (R4), sent with every request.
+    tools: &'a [&'a ToolMeta],
+    /// The raw prompt; only a seeded bug ever sends it.
+    prompt: &'a str,
+    limits: Limits,
+    /// The batches the run may take (R19).
+    turns_max: u32,
+    batch: BatchRun<'a>,
+    watch: Watch<'a>,
+}
+
+impl<P: Provider + ?Sized> Turns<'_, P> {
+    /// One provider turn (R16, R19, R22): asks for a reply, guards it and enters it. A reply
+    /// without calls ends the run `run.completed`; a reply with calls past the turn limit
+    /// ends it `TOOL_LOOP_LIMIT`, its calls `ABORTED`; otherwise its calls run as one batch
+    /// and their results are entered. `Some` when the run ends.
+    async fn turn<S: SessionStore>(
+        &mut self,
+        run: &mut Run<'_, S>,
+        turn: u32,
+    ) -> Option<RunOutcome> {
+        let reply = match self.reply(run, turn).await {
+            Ok(reply) => reply,
+            Err(outcome) => return Some(outcome),
+        };
+        self.batch.activity.reset();
+        let text = self.batch.guard.string(reply.text);
+        // The calls as the model sent them run the batch (the guard judges their raw
+        // input); their guarded form, the same calls when clean, is entered and announced.
+        let calls = reply.calls;
+        let guarded_calls = self.batch.guard.calls(&calls);
+        run.enter(Message::Assistant {
+            text: text.clone(),
+            calls: Arc::clone(&guarded_calls),
+        });
+        run.log.emit(EventKind::AssistantMessageCompleted {
+            turn,
+            text: text.clone(),
+            calls: guarded_calls,
+        });
+        if calls.is_empty() {
+            return Some(RunOutcome::Completed { text });
+        }
+        if run.batches >= self.turns_max {
+            run.abort_unstarted(&calls);
+            return Some(RunOutcome::Failed {
+                error: tool_loop_limit(self.limits.turns_max),
+            });
+        }
+        self.run_batch(run, &calls).await
+    }
+
+    /// The provider's reply to the transcript (R16, R18, R21), unless the run is cancelled
+    /// or its deadline passes first (R19, R20): `Err` is how the run ends.
+    async fn reply<S: SessionStore>(
+        &mut self,
+        run: &Run<'_, S>,
+        turn: u32,
+    ) -> Result<ProviderReply, RunOutcome> {
+        let transcript = fault::request_transcript(run.faults, &run.transcript, self.prompt, turn);
+        let reply = tokio::select! {
+            biased;
+            stop = self.watch.stopped() => Err(stop),
+            reply = ask(self.provider, self.system_prompt, &transcript, self.tools, turn, &self.limits) => Ok(reply),
+        };
+        match reply {
+            Err(stop) => Err(stop.outcome(&self.limits)),
+            Ok(Err(error)) => Err(RunOutcome::Failed {
+                error: error.to_error(),
+            }),
+            Ok(Ok(reply)) => Ok(reply),
+        }
+    }
+
+    /// Runs one batch (R17, R20) and enters its results. When the run is cancelled or its
+    /// deadline passes meanwhile, the stop flag is raised, every call still gets its result,
+    /// and then the run ends: `Some` is how.
+    async fn run_batch<S: SessionStore>(
+        &self,
+        run: &mut Run<'_, S>,
+        calls: &[ToolCall],
+    ) -> Option<RunOutcome> {
+        let (results, stopped) = {
+            let batch = schedule::run_batch(&self.batch, calls, &mut run.log);
+            tokio::pin!(batch);
+            tokio::select! {
+                biased;
+                results = &mut batch => (results, None),
+                stop = self.watch.stopped() => {
+                    self.batch.stop.raise();
+                    (batch.await, Some(stop))
+                }
+            }
+        };
+        run.batches += 1;
+        run.enter_results(results);
+        stopped.map(|stop| stop.outcome(&self.limits))
+    }
 }
 
 /// Waits for whatever stops a run first.
@@ -577,6 +614,31 @@ struct Run<'r, S: SessionStore> {
 }
 
 impl<S: SessionStore> Run<'_, S> {
+    /// The start (R15, R22, R23): the session's history is loaded through the guard,
+    /// `run.started` announces the offered tools, and the prompt, redacted with the full
+    /// redactor, enters the transcript, the store and the events.
+    fn start(&mut self, input: &StartRunInput, tools: &[&ToolMeta], redactor: &Redactor) {
+        let guard = self.guard;
+        self.transcript = (self.store.load(self.session_id).into_iter())
+            .map(|message| guard.shared_message(message))
+            .collect();
+        self.log.emit(EventKind::RunStarted {
+            read_only: input.read_only,
+            tools: fault::hash_order(self.faults, listed_names(tools)),
+        });
+        // Every rule on the original prompt in one pass (R15, R29), then the guard, which also
+        // catches a fragment of a configured value that no rule saw whole.
+        let redacted = guard.text(&redactor.redact(&input.prompt)).into_owned();
+        let redacted_prompt =
+            fault::prompt_redaction(self.faults, redacted, &input.prompt, redactor);
+        self.enter(Message::User {
+            text: redacted_prompt.clone(),
+        });
+        self.log.emit(EventKind::UserMessageCreated {
+            text: redacted_prompt,
+        });
+    }
+
     /// Appends an already guarded message to the transcript and the store.
     fn enter(&mut self, message: Message) {
         let message = Arc::new(message);
@@ -586,7 +648,7 @@ impl<S: SessionStore> Run<'_, S> {
 
     fn enter_results(&mut self, results: Vec<CallResult>) {
         self.calls += u32::try_from(results.len()).unwrap_or(u32::MAX);
-        for result in schedule::transcript_results(results, self.faults) {
+        for result in fault::results_entered(self.faults, results) {
             self.enter(Message::Tool {
                 call_id: result.call_id,
                 name: result.name,
@@ -619,15 +681,7 @@ impl<S: SessionStore> Run<'_, S> {
         self.enter_results(results);
     }
 
-    fn end_stopped(self, stop: Stop, limits: &Limits) -> RunReport {
-        match stop {
-            Stop::Cancelled => self.end(RunOutcome::Cancelled),
-            Stop::Deadline => self.end(RunOutcome::Failed {
-                error: deadline_exceeded(limits.inactivity_timeout_ms),
-            }),
-        }
-    }
-
+    /// The end (R23): the outcome, guarded (R22), becomes the run's one terminal event.
     fn end(mut self, outcome: RunOutcome) -> RunReport {
         let outcome = match outcome {
             RunOutcome::Failed { error } => RunOutcome::Failed {

@@ -17,7 +17,7 @@
 use std::collections::BTreeSet;
 
 use crate::envelope::ToolError;
-use crate::fault::{Fault, FaultSet};
+use crate::fault::{self, Fault, FaultSet};
 use crate::registry::{Registry, Tool};
 use crate::tool::ToolMeta;
 
@@ -77,10 +77,7 @@ pub fn check_execution(
 ) -> Result<(), ToolError> {
     if policy.read_only {
         let checks_writes = !crate::fault!(faults, Fault::ReadonlyNoExecCheck);
-        if checks_writes && !tool.is_read_only() {
-            return Err(ToolError::not_allowed_read_only(tool.name()));
-        }
-        if crate::fault!(faults, Fault::ReadonlyBlocksReads) && tool.is_sequential() {
+        if fault::read_only_refusal(faults, checks_writes && !tool.is_read_only(), tool) {
             return Err(ToolError::not_allowed_read_only(tool.name()));
         }
     }

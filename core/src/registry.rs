@@ -34,7 +34,7 @@ use futures::FutureExt;
 use serde_json::Value;
 
 use crate::envelope::{CALL_ID_CHARS_MAX, ToolError, ToolResult};
-use crate::fault::{Fault, FaultSet};
+use crate::fault::{self, Fault, FaultSet};
 use crate::guard::SecretGuard;
 use crate::policy::{self, RunPolicy};
 use crate::tool::{ExecutionMode, Safety, ToolBody, ToolCall, ToolContext, ToolMeta, ToolSpec};
@@ -303,8 +303,6 @@ pub struct CallScope<'a> {
 pub struct Admitted<'r> {
     tool: &'r Tool,
     input: Value,
-    /// False only under the `validate-after-domain` fault.
-    validated: bool,
 }
 
 impl Admitted<'_> {
@@ -366,21 +364,9 @@ impl Registry {
         if scope.guard.finds_in_value(&input) {
             return Err(ToolError::secret_in_input());
         }
-        if crate::fault!(scope.faults, Fault::ValidateAfterDomain) {
-            return Ok(Admitted {
-                tool,
-                input,
-                validated: false,
-            });
-        }
-        tool.schema
-            .validate_with(&input, scope.faults)
-            .map_err(ToolError::input_invalid)?;
-        Ok(Admitted {
-            tool,
-            input,
-            validated: true,
-        })
+        let verdict = tool.schema.validate_with(&input, scope.faults);
+        fault::validation_verdict(scope.faults, verdict).map_err(ToolError::input_invalid)?;
+        Ok(Admitted { tool, input })
     }
 
     /// R3 step 7: runs an admitted call's body. Catches a panic as `INTERNAL_ERROR`, rolls a
@@ -391,22 +377,12 @@ impl Registry {
         context: &ToolContext,
         faults: FaultSet,
     ) -> ToolResult {
-        let Admitted {
-            tool,
-            input,
-            validated,
-        } = admitted;
-        let late_input = (!validated).then(|| input.clone());
+        let Admitted { tool, input } = admitted;
         let checkpoint = (!tool.meta.is_read_only()).then(|| context.chart.begin());
         let caught = AssertUnwindSafe(tool.body.call(context, input))
             .catch_unwind()
             .await;
-        let mut outcome = caught.unwrap_or_else(|_panic| Err(ToolError::internal()));
-        if let Some(input) = late_input {
-            if let Err(fields) = tool.schema.validate_with(&input, faults) {
-                outcome = Err(ToolError::input_invalid(fields));
-            }
-        }
+        let outcome = caught.unwrap_or_else(|_panic| Err(ToolError::internal()));
         match (outcome, checkpoint) {
             (Ok(data), Some(checkpoint)) => {
                 ToolResult::success(data, context.chart.commit(checkpoint))

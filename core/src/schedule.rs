@@ -25,7 +25,7 @@ use crate::chart::SharedChart;
 use crate::deadline::{Activity, StopFlag};
 use crate::envelope::{ToolError, ToolResult};
 use crate::events::{EventKind, EventLog};
-use crate::fault::{Fault, FaultSet};
+use crate::fault::{self, Fault, FaultSet};
 use crate::guard::SecretGuard;
 use crate::registry::{Admitted, CallIds, CallScope, Registry};
 use crate::tool::{ToolCall, ToolContext, UserResponder};
@@ -48,16 +48,8 @@ pub fn is_sequential(calls: &[ToolCall], registry: &Registry, faults: FaultSet) 
             .get(&call.name)
             .is_some_and(|tool| tool.meta().is_sequential())
     };
-    if crate::fault!(faults, Fault::AlwaysSequential) {
-        return true;
-    }
-    if crate::fault!(faults, Fault::SequentialIgnored) {
-        return false;
-    }
-    if crate::fault!(faults, Fault::SequentialFirstCallOnly) {
-        return calls.first().is_some_and(names_sequential);
-    }
-    calls.iter().any(names_sequential)
+    let sequential = calls.iter().any(names_sequential);
+    fault::sequential(faults, sequential, calls, names_sequential)
 }
 
 /// One call's result, with the id and name as they enter the transcript (guarded).
@@ -168,8 +160,8 @@ pub(crate) async fn run_batch(
     log: &mut EventLog<'_>,
 ) -> Vec<CallResult> {
     let sequential = is_sequential(calls, run.registry, run.scope.faults);
-    let mut results: Vec<Option<CallResult>> = vec![None; calls.len()];
-    let mut completion_order = Vec::with_capacity(calls.len());
+    // Results are collected as calls finish, then put back in the order sent.
+    let mut results: Vec<CallResult> = Vec::with_capacity(calls.len());
     let mut ids = CallIds::default();
     let labels: Vec<Label> = calls.iter().map(|call| run.label(call)).collect();
     if sequential {
@@ -193,8 +185,7 @@ pub(crate) async fn run_batch(
                 run.activity.reset();
                 result
             };
-            completion_order.push(index);
-            results[index] = Some(run.finished(log, index, &labels[index], result));
+            results.push(run.finished(log, index, &labels[index], result));
         }
     } else {
         let mut refused = Vec::new();
@@ -221,53 +212,29 @@ pub(crate) async fn run_batch(
             }
         }
         for (index, result) in refused {
-            completion_order.push(index);
-            results[index] = Some(run.finished(log, index, &labels[index], result));
+            results.push(run.finished(log, index, &labels[index], result));
         }
         while let Some((index, result)) = running.next().await {
             run.activity.reset();
-            completion_order.push(index);
-            results[index] = Some(run.finished(log, index, &labels[index], result));
+            results.push(run.finished(log, index, &labels[index], result));
         }
     }
-    let mut results: Vec<CallResult> = results.into_iter().flatten().collect();
     debug_assert_eq!(
         results.len(),
         calls.len(),
         "every call has exactly one result"
     );
-    if crate::fault!(run.scope.faults, Fault::ResultsCompletionOrder) {
-        results.sort_by_key(|result| {
-            completion_order
-                .iter()
-                .position(|&index| index == result.index)
-        });
+    // Results go back in the order sent, whatever order they finished in (R17).
+    if !crate::fault!(run.scope.faults, Fault::ResultsCompletionOrder) {
+        results.sort_by_key(|result| result.index);
+        debug_assert!(
+            (results.iter().enumerate()).all(|(position, result)| result.index == position),
+            "one result per call, in the order sent"
+        );
     }
     results
 }
 
 fn cap(run: &BatchRun<'_>) -> u32 {
     u32::try_from(run.calls_per_batch_max).unwrap_or(u32::MAX)
-}
-
-/// The results as they enter the transcript. Correct code keeps every result; two seeded
-/// bugs lose some (SPEC §11).
-pub(crate) fn transcript_results(results: Vec<CallResult>, faults: FaultSet) -> Vec<CallResult> {
-    let mut results = results;
-    if crate::fault!(faults, Fault::DropResultOnCancel) {
-        results
-            .retain(|result| result.result.error_code() != Some(crate::envelope::codes::ABORTED));
-    }
-    if crate::fault!(faults, Fault::DuplicateIdOverwrite) {
-        // Results keyed by call id: a repeat replaces the first result in place.
-        let mut keyed: Vec<CallResult> = Vec::with_capacity(results.len());
-        for result in results {
-            match keyed.iter_mut().find(|kept| kept.call_id == result.call_id) {
-                Some(kept) => *kept = result,
-                None => keyed.push(result),
-            }
-        }
-        results = keyed;
-    }
-    results
 }

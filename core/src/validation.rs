@@ -52,7 +52,7 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use crate::envelope::FieldError;
-use crate::fault::{Fault, FaultSet};
+use crate::fault::{self, FaultSet};
 
 /// At most this many field errors go back to the model (R6).
 pub const FIELD_ERRORS_MAX: usize = 5;
@@ -360,15 +360,9 @@ impl ToolSchema {
         if self.is_valid(input) {
             return Ok(());
         }
-        let errors_max = if crate::fault!(faults, Fault::ErrorLimitSix) {
-            FIELD_ERRORS_MAX + 1
-        } else {
-            FIELD_ERRORS_MAX
-        };
         let mut walk = Walk {
             errors: Vec::new(),
-            errors_max,
-            echo_values: crate::fault!(faults, Fault::ErrorEchoesValue),
+            errors_max: fault::error_limit(faults, FIELD_ERRORS_MAX),
         };
         let mut path = String::new();
         self.root.walk(input, &mut path, &mut walk);
@@ -380,7 +374,7 @@ impl ToolSchema {
                 message: "does not match the schema".to_owned(),
             });
         }
-        Err(walk.errors)
+        Err(fault::echo_values(faults, input, walk.errors))
     }
 
     /// Every error of `input`, in the documented order, from `iter_errors`. Unbounded: for
@@ -466,7 +460,7 @@ impl Node {
             rank_errors(&self.whole, value, path, &mut ranked);
             sort_ranked_at(value, path.len(), &mut ranked);
             for (_, error) in ranked {
-                walk.push(error, value);
+                walk.push(error);
             }
             return;
         };
@@ -477,7 +471,7 @@ impl Node {
             .collect();
         own.sort_by_key(|(rank, _)| *rank);
         for (_, error) in own {
-            walk.push(error, value);
+            walk.push(error);
         }
         match value {
             Value::Object(members) => {
@@ -490,13 +484,10 @@ impl Node {
                     match (properties.get(key), additional) {
                         (Some(node), _) => node.walk(member, path, walk),
                         (None, Additional::Schema(node)) => node.walk(member, path, walk),
-                        (None, Additional::Forbidden) => walk.push(
-                            FieldError {
-                                path: path.clone(),
-                                message: UNEXPECTED_PROPERTY.to_owned(),
-                            },
-                            member,
-                        ),
+                        (None, Additional::Forbidden) => walk.push(FieldError {
+                            path: path.clone(),
+                            message: UNEXPECTED_PROPERTY.to_owned(),
+                        }),
                         (None, Additional::Allowed) => {}
                     }
                     path.truncate(length);
@@ -529,7 +520,6 @@ fn is_structural(object: &Map<String, Value>) -> bool {
 struct Walk {
     errors: Vec<FieldError>,
     errors_max: usize,
-    echo_values: bool,
 }
 
 impl Walk {
@@ -537,14 +527,10 @@ impl Walk {
         self.errors.len() >= self.errors_max
     }
 
-    fn push(&mut self, mut error: FieldError, value: &Value) {
-        if self.is_full() {
-            return;
+    fn push(&mut self, error: FieldError) {
+        if !self.is_full() {
+            self.errors.push(error);
         }
-        if self.echo_values {
-            error.message = format!("{value} {}", error.message);
-        }
-        self.errors.push(error);
     }
 }
 

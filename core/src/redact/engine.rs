@@ -27,7 +27,7 @@ use super::span::{Span, covers, first_ending_after, merge};
 use super::text::starts_with;
 use super::tokens::{self, PemEnds, RunCache};
 use super::work::Work;
-use crate::fault::{Fault, FaultSet};
+use crate::fault::FaultSet;
 
 /// The merged spans of one input, with per-rule candidate counts and the work done.
 pub(crate) struct Found {
@@ -216,8 +216,7 @@ impl<'s, 't> PatternPass<'s, 't> {
                 let found = if anchor == Anchor::Home {
                     home::home(context.text, work, position)
                 } else {
-                    let exact_case = crate::fault!(self.faults, Fault::RedactWindowsCaseSensitive);
-                    let segment = home::users_segment(context.text, work, position, exact_case);
+                    let segment = home::users_segment(context.text, work, position, self.faults);
                     self.after_colon_homes.extend(segment.after_colon);
                     segment.candidate
                 };

@@ -39,6 +39,7 @@ use super::Rule;
 use super::span::Span;
 use super::text::{char_len_at, starts_with, starts_with_ignore_case, white_space_len_at};
 use super::work::Work;
+use crate::fault::{self, FaultSet};
 
 /// The longest UNC host or share segment read backwards, in bytes.
 const SEGMENT_LEN_MAX: usize = 255;
@@ -106,19 +107,18 @@ pub(crate) struct UsersSegment {
     pub(crate) after_colon: Option<(usize, HomeCandidate)>,
 }
 
-/// From a `Users` anchor (`rs` at `anchor`). `exact_case` is only ever set by a seeded bug
-/// (SPEC §11, `redact-windows-case-sensitive`): then only `Users` spelled so is a home.
+/// From a `Users` anchor (`rs` at `anchor`), with the run's faults (SPEC §11).
 pub(crate) fn users_segment(
     text: &[u8],
     work: &mut Work,
     anchor: usize,
-    exact_case: bool,
+    faults: FaultSet,
 ) -> UsersSegment {
     let mut blocked_colon = None;
-    let candidate = users_candidate(text, work, anchor, exact_case, &mut blocked_colon);
+    let candidate = users_candidate(text, work, anchor, faults, &mut blocked_colon);
     let after_colon = blocked_colon.and_then(|colon| {
         let mut unblocked = Some(colon);
-        let candidate = users_candidate(text, work, anchor, exact_case, &mut unblocked)?;
+        let candidate = users_candidate(text, work, anchor, faults, &mut unblocked)?;
         Some((colon, candidate))
     });
     UsersSegment {
@@ -133,16 +133,12 @@ fn users_candidate(
     text: &[u8],
     work: &mut Work,
     anchor: usize,
-    exact_case: bool,
+    faults: FaultSet,
     colon: &mut Option<usize>,
 ) -> Option<HomeCandidate> {
     let users = anchor.checked_sub(3)?;
-    let is_users = if exact_case {
-        starts_with(text, users, b"Users")
-    } else {
-        starts_with_ignore_case(text, users, b"users")
-    };
-    if !is_users {
+    let is_users = starts_with_ignore_case(text, users, b"users");
+    if !fault::users_segment(faults, is_users, text, users) {
         return None;
     }
     let (after_len, after_byte) = separator_at(text, users + 5)?;
@@ -344,7 +340,7 @@ mod tests {
             .to_ascii_lowercase()
             .find("rs\\")
             .or_else(|| text.to_ascii_lowercase().find("rs/"))?;
-        match users_segment(bytes, &mut work, anchor, false).candidate? {
+        match users_segment(bytes, &mut work, anchor, FaultSet::EMPTY).candidate? {
             HomeCandidate::Found(span) => Some(&text[span.range()]),
             HomeCandidate::Nameless { .. } => Some(""),
         }
@@ -388,7 +384,7 @@ mod tests {
     fn sentences_are_not_names() {
         let text = "/Users/bob is in here and/or there";
         let mut work = Work::default();
-        match users_segment(text.as_bytes(), &mut work, 4, false).candidate {
+        match users_segment(text.as_bytes(), &mut work, 4, FaultSet::EMPTY).candidate {
             Some(HomeCandidate::Found(span)) => assert_eq!(&text[span.range()], "/Users/bob"),
             _ => panic!("expected a home path"),
         }
