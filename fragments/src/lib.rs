@@ -55,9 +55,10 @@
 //! costs at most the places of its pair times the length of a needle, and with needles that
 //! are high-entropy keys, hits are rare.
 //!
-//! [`Fragments::runs`] reports every run, but not once each: a run longer than `2·stride`
-//! bytes is found again from each looked-at position inside it. [`Fragments::spans`] merges
-//! them; the proptest of this crate compares the distinct runs with [`reference::runs`].
+//! [`Fragments::runs`] reports every run, but not once each: a run is found from every
+//! looked-at position where it holds a byte pair, so a run of more than `stride + 1` bytes
+//! can be found twice or more. [`Fragments::spans`] merges them; the proptest of this crate
+//! compares the distinct runs with [`reference::runs`].
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
