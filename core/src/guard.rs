@@ -9,9 +9,11 @@
 //!
 //! Beyond whole values, the guard redacts any fragment of 8 or more characters of a
 //! configured value (I8 allows none to leave): a model that echoes half a key, or spells it
-//! with a JSON escape in its argument text (`\u0073k-…`), must not get the rest through. A
-//! fragment is found through one of its 8-character windows and grown to the whole run of
-//! characters it shares with the value.
+//! with a JSON escape in its argument text (`\u0073k-…`), must not get the rest through.
+//! Fragments are found by the `ward_fragments` scanner (each is the whole run of characters
+//! the text shares with a value); the policy is the guard's own: ASCII text without a
+//! fragment is cleared before the redactor runs, and fragments are widened to character
+//! boundaries and merged into one `[REDACTED]` each.
 //!
 //! The same guard refuses a call whose arguments carry a whole configured value
 //! (`SECRET_IN_INPUT`): it checks the raw argument text and, once parsed, every decoded
@@ -21,6 +23,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
+use ward_fragments::Fragments;
 
 use crate::envelope::{FieldError, Outcome, ToolError, ToolResult};
 use crate::redact::{RedactError, Redactor};
@@ -54,7 +57,7 @@ impl SecretGuard {
         }
         SecretGuard {
             redactor: Some(redactor.values_only_of()),
-            fragments: Some(Arc::new(Fragments::new(redactor.values().iter().cloned()))),
+            fragments: Some(Arc::new(fragments_of(redactor.values()))),
         }
     }
 
@@ -69,12 +72,12 @@ impl SecretGuard {
         let (Some(redactor), Some(fragments)) = (&self.redactor, &self.fragments) else {
             return Cow::Borrowed(text);
         };
-        if fragments.clears(text) {
+        if clears(fragments, text) {
             return Cow::Borrowed(text);
         }
         match redactor.redact(text) {
-            Cow::Borrowed(text) => fragments.redact(text),
-            Cow::Owned(redacted) => match fragments.redact(&redacted) {
+            Cow::Borrowed(text) => redact_fragments(fragments, text),
+            Cow::Owned(redacted) => match redact_fragments(fragments, &redacted) {
                 Cow::Borrowed(_) => Cow::Owned(redacted),
                 Cow::Owned(again) => Cow::Owned(again),
             },
@@ -102,7 +105,7 @@ impl SecretGuard {
         let (Some(redactor), Some(fragments)) = (&self.redactor, &self.fragments) else {
             return false;
         };
-        !fragments.clears(text) && matches!(redactor.redact(text), Cow::Owned(_))
+        !clears(fragments, text) && matches!(redactor.redact(text), Cow::Owned(_))
     }
 
     /// Whether any decoded string or object key of `value` carries a whole configured value.
@@ -115,7 +118,7 @@ impl SecretGuard {
     fn touches(&self, text: &str) -> bool {
         self.fragments
             .as_ref()
-            .is_some_and(|fragments| !fragments.clears(text))
+            .is_some_and(|fragments| !clears(fragments, text))
             && matches!(self.text(text), Cow::Owned(_))
     }
 
@@ -303,218 +306,50 @@ fn any_text_within<F: Fn(&str) -> bool>(value: &Value, test: &F) -> bool {
     }
 }
 
-/// The characters of a window.
+/// The characters of the shortest fragment the guard redacts.
 const WINDOW_CHARS: usize = 8;
 
-/// Finds fragments of configured values: runs of 8 or more characters that the text shares
-/// with a value.
-///
-/// A fragment is at least 8 bytes long, so it covers one of every 7 consecutive text
-/// positions: only positions that are multiples of 7 are looked at, and the two bytes there
-/// are looked up in a 65,536-bit table of the byte pairs the values hold. A hit leads, through
-/// a chain per bucket of pairs, to where in which value the pair stands; from there the
-/// shared run is grown both ways and kept when it reaches 8 characters. Cheap to build (the
-/// guard is made per run: one place per byte of the values, chained in one pass, nothing
-/// sorted) and about two instructions per text byte.
-#[derive(Debug)]
-struct Fragments {
-    pairs: Box<PairTable>,
-    /// The first place of each bucket of pairs (`NONE` for an empty bucket).
-    heads: Vec<u32>,
-    /// Every place a pair stands: (pair, value, byte offset in the value, next place of the
-    /// bucket), each bucket's places chained in (value, offset) order.
-    places: Vec<Place>,
-    values: Vec<Vec<u8>>,
+/// The fragment scanner of `values` (given without their invisible format characters, as the
+/// exact rule reads them): any run of 8 or more characters of a value counts.
+fn fragments_of(values: &[String]) -> Fragments {
+    Fragments::new(values.iter().map(|value| (value.as_bytes(), WINDOW_CHARS)))
 }
 
-/// Where a byte pair stands in a value, and the next place of its bucket.
-#[derive(Debug, Clone, Copy)]
-struct Place {
-    pair: u16,
-    value: u32,
-    offset: u32,
-    next: u32,
+/// Whether `text` certainly holds neither a value nor a fragment of one, decided without the
+/// redactor. Every occurrence of a value is a run of 8 or more characters shared with it, and
+/// ASCII text has no invisible character that could hide one: one pass of the scanner clears
+/// most text, and anything shorter than 8 bytes is clear at once.
+fn clears(fragments: &Fragments, text: &str) -> bool {
+    text.len() < WINDOW_CHARS || (text.is_ascii() && fragments.find(text.as_bytes()).is_none())
 }
 
-/// The end of a bucket's chain.
-const NONE: u32 = u32::MAX;
-
-/// The bucket of a pair: the top byte of a multiplicative hash, so that pairs of like bytes
-/// (`aa`, `bb`) and ASCII text spread over all 256 buckets.
-fn bucket(pair: u16) -> usize {
-    usize::from(pair.wrapping_mul(0x9E37) >> 8)
-}
-
-/// Text positions looked at: one in this many (a fragment has at least `STRIDE + 1` bytes).
-const STRIDE: usize = WINDOW_CHARS - 1;
-
-impl Fragments {
-    /// The table of `values`, given without their invisible format characters (as the exact
-    /// rule reads them).
-    fn new(values: impl Iterator<Item = String>) -> Fragments {
-        let values: Vec<Vec<u8>> = values.map(String::into_bytes).collect();
-        // Indices and offsets are kept as `u32`: configured values are keys of at most a few
-        // hundred bytes, far from the 4 GiB where a place would no longer be found.
-        let pairs_count = values
-            .iter()
-            .map(|bytes| bytes.len().saturating_sub(1))
-            .sum();
-        let mut places: Vec<Place> = Vec::with_capacity(pairs_count);
-        for (value, bytes) in values.iter().enumerate() {
-            for (offset, pair) in bytes.windows(2).enumerate() {
-                places.push(Place {
-                    pair: u16::from_le_bytes([pair[0], pair[1]]),
-                    value: u32::try_from(value).unwrap_or(u32::MAX),
-                    offset: u32::try_from(offset).unwrap_or(u32::MAX),
-                    next: NONE,
-                });
-            }
-        }
-        // Chained back to front, so that each chain runs in (value, offset) order.
-        let mut heads = vec![NONE; 256];
-        let mut pairs = empty_pair_table();
-        for index in (0..places.len()).rev() {
-            let pair = places[index].pair;
-            pairs[usize::from(pair >> 6)] |= 1 << (pair & 63);
-            places[index].next = heads[bucket(pair)];
-            heads[bucket(pair)] = u32::try_from(index).unwrap_or(NONE);
-        }
-        Fragments {
-            pairs,
-            heads,
-            places,
-            values,
-        }
+/// `text` with every fragment replaced by `[REDACTED]` (touching fragments merged).
+fn redact_fragments<'a>(fragments: &Fragments, text: &'a str) -> Cow<'a, str> {
+    let spans = fragments.spans(text.as_bytes());
+    if spans.is_empty() {
+        return Cow::Borrowed(text);
     }
-
-    /// The places of `pair`, in (value, offset) order.
-    fn places(&self, pair: u16) -> impl Iterator<Item = (usize, usize)> + '_ {
-        let mut next = self.heads[bucket(pair)];
-        std::iter::from_fn(move || {
-            while let Some(place) = self.places.get(next as usize) {
-                next = place.next;
-                if place.pair == pair {
-                    return Some((place.value as usize, place.offset as usize));
-                }
-            }
-            None
-        })
-    }
-
-    /// Every fragment found through a looked-at position, in the order found (not merged;
-    /// the same fragment can be found from several positions).
-    fn raw_spans<'t>(&'t self, text: &'t [u8]) -> impl Iterator<Item = (usize, usize)> + 't {
-        (0..text.len().saturating_sub(1))
-            .step_by(STRIDE)
-            .filter_map(move |position| {
-                let pair = u16::from_le_bytes([text[position], text[position + 1]]);
-                let held = (self.pairs[usize::from(pair >> 6)] >> (pair & 63)) & 1 != 0;
-                held.then_some((position, pair))
-            })
-            .flat_map(move |(position, pair)| {
-                self.places(pair).filter_map(move |(value, offset)| {
-                    self.shared_run(text, position, value, offset)
-                })
-            })
-    }
-
-    /// The fragments of `text`, merged, in order.
-    fn spans(&self, text: &[u8]) -> Vec<(usize, usize)> {
-        let mut spans: Vec<(usize, usize)> = self.raw_spans(text).collect();
-        spans.sort_unstable();
-        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
-        for (start, end) in spans {
-            match merged.last_mut() {
-                Some(last) if start <= last.1 => last.1 = last.1.max(end),
-                _ => merged.push((start, end)),
-            }
-        }
-        merged
-    }
-
-    /// The run the text shares with `value` around text position `position` = value offset
-    /// `offset`, when it holds at least 8 characters.
-    fn shared_run(
-        &self,
-        text: &[u8],
-        position: usize,
-        value: usize,
-        offset: usize,
-    ) -> Option<(usize, usize)> {
-        let value = &self.values[value];
-        let before = text[..position]
-            .iter()
+    let mut output = String::with_capacity(text.len());
+    let mut copied = 0;
+    for (start, end) in spans {
+        // A fragment can begin or end inside a character (the text and the value share a
+        // lead byte, then differ): widen it to the text's character boundaries.
+        let start = (0..=start)
             .rev()
-            .zip(value[..offset].iter().rev())
-            .take_while(|(a, b)| a == b)
-            .count();
-        let after = text[position..]
-            .iter()
-            .zip(&value[offset..])
-            .take_while(|(a, b)| a == b)
-            .count();
-        let (start, end) = (position - before, position + after);
-        // Characters: every byte that does not continue a UTF-8 sequence starts one.
-        let characters = text[start..end]
-            .iter()
-            .filter(|&&byte| byte & 0xC0 != 0x80)
-            .count();
-        (characters >= WINDOW_CHARS).then_some((start, end))
-    }
-
-    /// Whether `text` holds any fragment.
-    fn finds_in(&self, text: &[u8]) -> bool {
-        self.raw_spans(text).next().is_some()
-    }
-
-    /// Whether `text` certainly holds neither a value nor a fragment of one, decided without
-    /// the redactor. Every occurrence of a value is a run of 8 or more characters shared with
-    /// it, and ASCII text has no invisible character that could hide one: one pass of the
-    /// table clears most text, and anything shorter than 8 bytes is clear at once.
-    fn clears(&self, text: &str) -> bool {
-        text.len() < WINDOW_CHARS || (text.is_ascii() && !self.finds_in(text.as_bytes()))
-    }
-
-    /// `text` with every fragment replaced by `[REDACTED]` (touching fragments merged).
-    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let spans = self.spans(text.as_bytes());
-        if spans.is_empty() {
-            return Cow::Borrowed(text);
+            .find(|&at| text.is_char_boundary(at))
+            .unwrap_or(0);
+        let end = (end..=text.len())
+            .find(|&at| text.is_char_boundary(at))
+            .unwrap_or(text.len());
+        if start < copied {
+            continue;
         }
-        let mut output = String::with_capacity(text.len());
-        let mut copied = 0;
-        for (start, end) in spans {
-            // Fragments start and end on character boundaries of the value; widen to the
-            // text's boundaries should a match ever end inside a character.
-            let start = (0..=start)
-                .rev()
-                .find(|&at| text.is_char_boundary(at))
-                .unwrap_or(0);
-            let end = (end..=text.len())
-                .find(|&at| text.is_char_boundary(at))
-                .unwrap_or(text.len());
-            if start < copied {
-                continue;
-            }
-            output.push_str(&text[copied..start]);
-            output.push_str(crate::redact::REDACTED);
-            copied = end;
-        }
-        output.push_str(&text[copied..]);
-        Cow::Owned(output)
+        output.push_str(&text[copied..start]);
+        output.push_str(crate::redact::REDACTED);
+        copied = end;
     }
-}
-
-/// One bit per byte pair (65,536 bits): a fixed size, so that looking a pair up needs no
-/// bounds check.
-type PairTable = [u64; 1024];
-
-/// An empty [`PairTable`], allocated zeroed.
-fn empty_pair_table() -> Box<PairTable> {
-    let table: Box<[u64]> = vec![0u64; 1024].into_boxed_slice();
-    table
-        .try_into()
-        .unwrap_or_else(|_| unreachable!("the table has 1024 words"))
+    output.push_str(&text[copied..]);
+    Cow::Owned(output)
 }
 
 #[cfg(test)]
@@ -525,7 +360,7 @@ mod tests {
     const KEY: &str = "prov-KEY-9f8e7d6c5b4a";
 
     #[test]
-    fn an_empty_guard_checks_nothing_and_allocates_nothing() {
+    fn an_empty_guard_is_inactive_and_hands_text_back_borrowed() {
         let guard = SecretGuard::new(Vec::<String>::new()).unwrap();
         assert!(!guard.is_active());
         assert!(matches!(guard.text("anything"), Cow::Borrowed(_)));

@@ -17,6 +17,7 @@ use ward_core::envelope::{Outcome, ToolError, ToolResult};
 use ward_core::events::EventKind;
 use ward_core::session::Message;
 use ward_core::tool::ToolCall;
+use ward_fragments::Fragments;
 
 use super::{At, Breach, Findings, Invariant, RunCheck, any_string};
 use crate::scenario::SecretShape;
@@ -189,25 +190,15 @@ impl<'r> Scan<'_, 'r> {
 }
 
 /// Finds planted parts (whole), and runs of 8 or more characters shared with a configured
-/// value, outside placeholders.
-///
-/// Whatever it looks for is at least `length_min` bytes long, so an occurrence covers one of
-/// every `stride` (`length_min - 1`) consecutive text positions: the scanner only looks at
-/// positions that are multiples of `stride`, and looks up the two bytes there in a
-/// 65,536-bit table of the byte pairs the secrets hold. A hit names, through the group of
-/// pairs with the same first byte, where in which secret the pair stands; the shared run is
-/// grown both ways from there and judged.
+/// value, outside placeholders. The finding is [`Fragments`]' (the scanner the runtime's
+/// guard uses too, a library checked against its plain reference version); what counts as a
+/// leak is decided here.
 struct Scanner<'a> {
-    pairs: Box<PairTable>,
-    /// (pair, secret, byte offset of the pair in the secret), grouped by the pair's first
-    /// byte and in (secret, offset) order within a group.
-    entries: Vec<(u16, u32, u32)>,
-    /// Where each group starts in `entries`, and where the last one ends.
-    starts: [u32; 257],
-    /// (secret, whether any 8-character run of it counts, or only the whole).
+    fragments: Fragments,
+    /// (secret, whether any 8-character run of it counts, or only the whole), in the order
+    /// given to `fragments`.
     secrets: Vec<(&'a [u8], bool)>,
-    stride: usize,
-    /// The shortest thing looked for: shorter texts (keys, short values) hold none.
+    /// The fewest bytes anything looked for has: shorter texts (keys, short values) hold none.
     length_min: usize,
 }
 
@@ -216,55 +207,29 @@ const RUN_CHARS_MIN: usize = 8;
 
 impl<'a> Scanner<'a> {
     fn new(planted: &[&'a str], configured: &[&'a str]) -> Option<Scanner<'a>> {
+        // A configured value of fewer than 8 characters has no run that counts.
         let secrets: Vec<(&'a [u8], bool)> = planted
             .iter()
             .map(|part| (part.as_bytes(), false))
-            .chain(configured.iter().map(|value| (value.as_bytes(), true)))
-            .filter(|(secret, _)| secret.len() >= 2)
+            .chain(
+                configured
+                    .iter()
+                    .filter(|value| value.chars().count() >= RUN_CHARS_MIN)
+                    .map(|value| (value.as_bytes(), true)),
+            )
             .collect();
-        let length_min = secrets
-            .iter()
-            .map(|(secret, runs)| {
-                if *runs {
-                    RUN_CHARS_MIN.min(secret.len())
-                } else {
-                    secret.len()
-                }
-            })
-            .min()?;
-        let stride = length_min - 1;
-        let pairs_of = || {
-            secrets.iter().enumerate().flat_map(|(index, (secret, _))| {
-                secret.windows(2).enumerate().map(move |(offset, pair)| {
-                    (u16::from_le_bytes([pair[0], pair[1]]), index, offset)
-                })
-            })
-        };
-        let group = |pair: u16| usize::from(pair & 0xFF);
-        let mut starts = [0u32; 257];
-        let mut count = 0;
-        for (pair, ..) in pairs_of() {
-            starts[group(pair) + 1] += 1;
-            count += 1;
-        }
-        for index in 1..starts.len() {
-            starts[index] += starts[index - 1];
-        }
-        let mut filled = starts;
-        let mut entries = vec![(0u16, 0u32, 0u32); count];
-        let mut pairs = empty_pair_table();
-        for (pair, index, offset) in pairs_of() {
-            let slot = &mut filled[group(pair)];
-            entries[*slot as usize] = (pair, index as u32, offset as u32);
-            *slot += 1;
-            pairs[usize::from(pair >> 6)] |= 1 << (pair & 63);
-        }
+        // A planted part counts only whole: asked for as many characters as it has bytes,
+        // the scanner reports runs holding all its characters, and `find` keeps the whole
+        // ones.
+        let fragments = Fragments::new(
+            secrets
+                .iter()
+                .map(|&(secret, runs)| (secret, if runs { RUN_CHARS_MIN } else { secret.len() })),
+        );
+        let length_min = fragments.run_len_min()?;
         Some(Scanner {
-            pairs,
-            entries,
-            starts,
+            fragments,
             secrets,
-            stride,
             length_min,
         })
     }
@@ -275,53 +240,14 @@ impl<'a> Scanner<'a> {
             return None;
         }
         let bytes = text.as_bytes();
-        let mut position = 0;
-        while position + 1 < bytes.len() {
-            let pair = u16::from_le_bytes([bytes[position], bytes[position + 1]]);
-            if (self.pairs[usize::from(pair >> 6)] >> (pair & 63)) & 1 != 0 {
-                if let Some(found) = self.verify(bytes, position, pair) {
-                    return Some(found);
-                }
-            }
-            position += self.stride;
-        }
-        None
-    }
-
-    /// A secret whose pair at some offset stands at `position` and that leaks there.
-    fn verify(&self, text: &[u8], position: usize, pair: u16) -> Option<usize> {
-        let group = usize::from(pair & 0xFF);
-        let (from, to) = (self.starts[group] as usize, self.starts[group + 1] as usize);
-        self.entries[from..to]
-            .iter()
-            .filter(|(held, ..)| *held == pair)
-            .find(|&&(_, index, offset)| {
-                let (index, offset) = (index as usize, offset as usize);
-                let (secret, runs) = &self.secrets[index];
-                let before = text[..position]
-                    .iter()
-                    .rev()
-                    .zip(secret[..offset].iter().rev())
-                    .take_while(|(a, b)| a == b)
-                    .count();
-                let after = text[position..]
-                    .iter()
-                    .zip(&secret[offset..])
-                    .take_while(|(a, b)| a == b)
-                    .count();
-                let (start, end) = (position - before, position + after);
-                let leaks = if *runs {
-                    text[start..end]
-                        .iter()
-                        .filter(|&&byte| byte & 0xC0 != 0x80)
-                        .count()
-                        >= RUN_CHARS_MIN
-                } else {
-                    before == offset && after == secret.len() - offset
-                };
-                leaks && !inside_placeholder(text, start, end)
+        self.fragments
+            .runs(bytes)
+            .find(|run| {
+                let (secret, runs) = self.secrets[run.needle];
+                let leaks = runs || run.end - run.start == secret.len();
+                leaks && !inside_placeholder(bytes, run.start, run.end)
             })
-            .map(|&(_, index, _)| index as usize)
+            .map(|run| run.needle)
     }
 
     fn find_in_value(&self, value: &Value) -> Option<usize> {
@@ -365,15 +291,4 @@ fn inside_placeholder(text: &[u8], start: usize, end: usize) -> bool {
         let from = end.saturating_sub(placeholder.len());
         (from..=start).any(|at| text[at..].starts_with(placeholder))
     })
-}
-
-/// One bit per byte pair (65,536 bits).
-type PairTable = [u64; 1024];
-
-/// An empty [`PairTable`], allocated zeroed.
-fn empty_pair_table() -> Box<PairTable> {
-    let table: Box<[u64]> = vec![0u64; 1024].into_boxed_slice();
-    table
-        .try_into()
-        .unwrap_or_else(|_| unreachable!("the table has 1024 words"))
 }
