@@ -6,6 +6,8 @@
 //! default limits too ([`DEFAULT_LIMITS`]). If the runtime's metadata or defaults drifted
 //! from the specification, the oracles would notice.
 
+use std::collections::BTreeMap;
+
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use ward_core::driver::Limits;
@@ -97,12 +99,7 @@ pub fn by_name() -> &'static [Entry] {
 
 /// The table's row for `name`.
 pub fn entry(name: &str) -> Option<&'static Entry> {
-    position(name).map(|index| &TABLE[index])
-}
-
-/// Where `name` stands in [`TABLE`].
-pub fn position(name: &str) -> Option<usize> {
-    TABLE.iter().position(|entry| entry.name == name)
+    TABLE.iter().find(|entry| entry.name == name)
 }
 
 /// The default limits of a run as the SPEC states them (R18, R19): at most 8 batches, 32
@@ -122,17 +119,17 @@ pub fn is_registered(name: &str, code_interpreter: bool) -> bool {
     entry(name).is_some_and(|entry| !entry.opt_in || code_interpreter)
 }
 
-/// The oracles' compiled schemas, by the tool's row in [`TABLE`].
+/// The oracles' compiled schemas, by tool name.
 pub struct Schemas {
-    /// Per row: the compiled schema and its published text; `None` for a tool the registry
-    /// does not register (or whose schema does not compile).
-    validators: Vec<Option<(jsonschema::Validator, String)>>,
+    /// The compiled schema and its published text of every tool of the table the registry
+    /// registers (and whose schema compiles).
+    compiled: BTreeMap<&'static str, (jsonschema::Validator, String)>,
 }
 
 impl std::fmt::Debug for Schemas {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Schemas")
-            .field("tools", &self.validators.iter().flatten().count())
+            .field("tools", &self.compiled.len())
             .finish()
     }
 }
@@ -140,15 +137,15 @@ impl std::fmt::Debug for Schemas {
 impl Schemas {
     /// Compiles every published schema of `registry`.
     pub fn compile(registry: &Registry) -> Schemas {
-        let validators = TABLE
+        let compiled = TABLE
             .iter()
-            .map(|entry| {
+            .filter_map(|entry| {
                 let parameters = registry.get(entry.name)?.meta().parameters();
                 let validator = jsonschema::validator_for(parameters).ok()?;
-                Some((validator, parameters.to_string()))
+                Some((entry.name, (validator, parameters.to_string())))
             })
             .collect();
-        Schemas { validators }
+        Schemas { compiled }
     }
 
     /// Whether `arguments` is a valid input of `tool` (R6: empty text is `{}`; text that is not
@@ -159,12 +156,7 @@ impl Schemas {
 
     /// [`accepts`](Self::accepts), for argument text already read by [`strict_parse`].
     pub fn accepts_parsed(&self, tool: &str, parsed: Option<&Value>) -> bool {
-        position(tool).is_some_and(|row| self.row_accepts(row, parsed))
-    }
-
-    /// [`accepts_parsed`](Self::accepts_parsed) for the tool of `row` in [`TABLE`].
-    pub fn row_accepts(&self, row: usize, parsed: Option<&Value>) -> bool {
-        match (self.validators.get(row).and_then(Option::as_ref), parsed) {
+        match (self.compiled.get(tool), parsed) {
             (Some((validator, _)), Some(value)) => validator.is_valid(value),
             _ => false,
         }
@@ -172,8 +164,8 @@ impl Schemas {
 
     /// The published schema of `tool`, as JSON text (empty for an unknown tool).
     pub fn published(&self, tool: &str) -> &str {
-        position(tool)
-            .and_then(|row| self.validators[row].as_ref())
+        self.compiled
+            .get(tool)
             .map_or("", |(_, text)| text.as_str())
     }
 }
@@ -270,12 +262,12 @@ mod tests {
     }
 
     #[test]
-    fn every_row_is_found_where_it_stands_and_nothing_else_is() {
-        for (row, entry) in TABLE.iter().enumerate() {
-            assert_eq!(position(entry.name), Some(row), "{}", entry.name);
+    fn every_row_is_found_by_its_name_and_nothing_else_is() {
+        for row in TABLE {
+            assert_eq!(entry(row.name), Some(row), "{}", row.name);
         }
-        for name in ["", "ask_use", "ask_userr", "Ask_user", "panes_lisT"] {
-            assert_eq!(position(name), None, "{name}");
+        for name in ["", "ask_use", "ask_userr", "Ask_user", "panes_lisT", "zzz"] {
+            assert_eq!(entry(name), None, "{name}");
         }
     }
 

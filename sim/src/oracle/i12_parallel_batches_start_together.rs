@@ -9,7 +9,7 @@ use super::{At, Breach, Findings, Invariant, RunCheck};
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     let view = run.view;
-    for batch in &view.batches {
+    for (number, batch) in view.batches.iter().enumerate() {
         let slow = batch
             .bodies
             .iter()
@@ -20,7 +20,7 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
                     .is_some_and(|behaviour| behaviour.latency_ms >= 1)
             })
             .count();
-        if run.is_sequential(batch) || slow < 2 {
+        if run.is_sequential(number) || slow < 2 {
             continue;
         }
         findings.arm(Invariant::I12);

@@ -10,8 +10,8 @@ use crate::catalogue;
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     let view = run.view;
-    for batch in &view.batches {
-        if !run.is_sequential(batch) || batch.bodies.len() < 2 {
+    for (number, batch) in view.batches.iter().enumerate() {
+        if !run.is_sequential(number) || batch.bodies.len() < 2 {
             continue;
         }
         findings.arm(Invariant::I7);

@@ -13,11 +13,10 @@
 use ward_core::chart::ChartState;
 
 use super::{At, Breach, Findings, Invariant, RunCheck};
-use crate::catalogue;
 use crate::view::{BatchView, RunView};
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
-    for (batch, index, _) in run.calls() {
+    for (batch, index, fact) in run.calls() {
         let Some(result) = RunCheck::result_of(batch, index) else {
             continue;
         };
@@ -28,7 +27,7 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
             continue;
         }
         let call = &batch.calls[index];
-        if catalogue::entry(&call.name).is_some_and(|entry| !entry.read_only) {
+        if fact.destructive {
             findings.arm(Invariant::I9);
         }
         let at = At::Call(batch.turn, &call.id);

@@ -46,7 +46,7 @@ use serde_json::Value;
 use ward_core::driver::Limits;
 use ward_core::envelope::ToolResult;
 
-use crate::catalogue::{self, Schemas, strict_parse};
+use crate::catalogue::{self, Entry, Schemas, strict_parse};
 use crate::scenario::{RunScript, Scenario};
 use crate::view::{BatchView, RunView};
 use crate::world::Trace;
@@ -350,6 +350,8 @@ pub(crate) struct CallFacts {
     pub within_cap: bool,
     /// The tool is offered in this run (by the oracle's own table).
     pub offered: bool,
+    /// The table's row of the tool, when the scenario's registry registers it.
+    pub entry: Option<&'static Entry>,
     /// A registered tool.
     pub registered: bool,
     /// Registered, and destructive by the table.
@@ -444,6 +446,7 @@ impl<'a> RunCheck<'a> {
                     .as_ref()
                     .is_some_and(|value| any_string(value, &carries_secret));
                 CallFacts {
+                    entry,
                     id_ok,
                     within_cap: index < self.limits.calls_per_batch_max as usize,
                     offered: self
@@ -507,12 +510,11 @@ impl<'a> RunCheck<'a> {
         ))
     }
 
-    /// Whether `batch`, as sent, names a registered sequential tool (R17).
-    pub fn is_sequential(&self, batch: &BatchView<'_>) -> bool {
-        batch.calls.iter().any(|call| {
-            catalogue::is_registered(&call.name, self.scenario.code_interpreter)
-                && catalogue::entry(&call.name).is_some_and(|entry| entry.sequential)
-        })
+    /// Whether batch number `batch`, as sent, names a registered sequential tool (R17).
+    pub fn is_sequential(&self, batch: usize) -> bool {
+        self.calls[batch]
+            .iter()
+            .any(|fact| fact.entry.is_some_and(|entry| entry.sequential))
     }
 }
 

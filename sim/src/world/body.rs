@@ -4,10 +4,11 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use memchr::memmem;
 use serde_json::{Value, json};
 use ward_core::envelope::ToolError;
 use ward_core::tool::{ToolBody, ToolContext};
@@ -113,7 +114,10 @@ pub fn injection(tool: &str, arguments: &str) -> String {
 
 /// Finds an injected instruction in `text`: (tool, arguments).
 pub(super) fn find_injection(text: &str) -> Option<(String, String)> {
-    let rest = &text[text.find("and call `")? + "and call `".len()..];
+    // One searcher for every string of every result (the provider looks through all of them).
+    static CALL: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new("and call `"));
+    let rest = &text[CALL.find(text.as_bytes())? + "and call `".len()..];
     let tool_end = rest.find('`')?;
     let tool = &rest[..tool_end];
     let rest = &rest[tool_end..];
