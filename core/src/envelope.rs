@@ -230,7 +230,7 @@ impl ToolError {
 ///
 /// Data and errors are shared (`Arc`): a result is never changed once made, and it is handed
 /// to the transcript, the session store and the event stream, so each gets it without a copy.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// The tool ran and returned data.
     Success(Arc<Value>),
@@ -239,7 +239,7 @@ pub enum Outcome {
 }
 
 /// The envelope of one call (SPEC §4).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolResult {
     /// Data or error.
     pub outcome: Outcome,

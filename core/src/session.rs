@@ -13,8 +13,9 @@ use serde::{Deserialize, Serialize};
 use crate::envelope::ToolResult;
 use crate::tool::ToolCall;
 
-/// One record of the transcript.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One record of the transcript. Equality is total (`Eq`): two messages are equal exactly
+/// when every field is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "camelCase")]
 pub enum Message {
     /// The user's prompt, redacted.

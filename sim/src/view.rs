@@ -133,7 +133,7 @@ pub struct RunView<'a> {
     /// Every event.
     pub events: Vec<&'a Event>,
     /// Session store appends.
-    pub appends: Vec<&'a Message>,
+    pub appends: Vec<&'a Arc<Message>>,
     /// Snapshots by event sequence number.
     pub snapshots: Snapshots<'a>,
     /// When the scenario cancelled the run.

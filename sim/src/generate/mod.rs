@@ -139,7 +139,7 @@ pub struct Plan {
 /// The tools one kind of scenario registers.
 #[derive(Clone, Debug)]
 struct Catalogue {
-    /// In registry order, with whether each only reads.
+    /// In name order, with whether each only reads.
     registered: Vec<(Arc<str>, bool)>,
     /// Their names: those that only read, and those that change something.
     reads: Vec<Arc<str>>,
@@ -148,7 +148,7 @@ struct Catalogue {
 
 impl Catalogue {
     fn new(registry: &Registry, code_interpreter: bool) -> Catalogue {
-        let registered: Vec<(Arc<str>, bool)> = registry
+        let mut registered: Vec<(Arc<str>, bool)> = registry
             .tools()
             .filter(|tool| code_interpreter || tool.name() != "code_interpreter")
             .map(|tool| {
@@ -158,6 +158,9 @@ impl Catalogue {
                 )
             })
             .collect();
+        // In name order: a run's tool behaviours are drawn in this order into a map kept in
+        // name order.
+        registered.sort();
         let names = |reads: bool| {
             registered
                 .iter()

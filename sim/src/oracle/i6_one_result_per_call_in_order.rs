@@ -27,7 +27,7 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     }
     let appends = &view.appends;
     for (position, message) in appends.iter().enumerate() {
-        let Message::Assistant { calls, .. } = message else {
+        let Message::Assistant { calls, .. } = &***message else {
             continue;
         };
         if calls.is_empty() {
@@ -35,7 +35,7 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
         }
         let results: Vec<&str> = appends[position + 1..]
             .iter()
-            .map_while(|message| match message {
+            .map_while(|message| match &***message {
                 Message::Tool { call_id, .. } => Some(&**call_id),
                 _ => None,
             })

@@ -400,9 +400,7 @@ impl<'a> RunCheck<'a> {
             .collect();
         let expected_offer: Vec<&'static str> = catalogue::by_name()
             .iter()
-            .filter(|entry| !entry.opt_in || scenario.code_interpreter)
-            .filter(|entry| !script.read_only || entry.read_only)
-            .filter(|entry| !script.disabled_tools.iter().any(|name| name == entry.name))
+            .filter(|entry| allows(scenario, script, entry))
             .map(|entry| entry.name)
             .collect();
         let mut run = RunCheck {
@@ -449,10 +447,7 @@ impl<'a> RunCheck<'a> {
                     entry,
                     id_ok,
                     within_cap: index < self.limits.calls_per_batch_max as usize,
-                    offered: self
-                        .expected_offer
-                        .binary_search(&call.name.as_str())
-                        .is_ok(),
+                    offered: entry.is_some_and(|entry| allows(self.scenario, self.script, entry)),
                     registered,
                     destructive: entry.is_some_and(|entry| !entry.read_only),
                     valid_input: registered
@@ -516,6 +511,15 @@ impl<'a> RunCheck<'a> {
             .iter()
             .any(|fact| fact.entry.is_some_and(|entry| entry.sequential))
     }
+}
+
+/// Whether the run of `script` may be offered, and may run, the tool of `entry`, by the
+/// oracle's own table (R4, R11–R13): registered (the opt-in tool only when the scenario asks
+/// for it), read-only in a read-only run, and not switched off.
+fn allows(scenario: &Scenario, script: &RunScript, entry: &Entry) -> bool {
+    (!entry.opt_in || scenario.code_interpreter)
+        && (!script.read_only || entry.read_only)
+        && !script.disabled_tools.iter().any(|name| name == entry.name)
 }
 
 /// What the checks need besides the trace.
