@@ -1,4 +1,18 @@
-//! ward-sim: the simulator library and the `ward` command-line program.
+//! ward-sim: the simulator library and the `ward` command-line program (SPEC §9, §10, §12).
+//!
+//! | module | what |
+//! |---|---|
+//! | [`scenario`] | the scenario file format: sessions of runs, the provider's script, behaviours, planted secrets |
+//! | [`generate`] | scenarios from a seed: a plausible model and every misbehaviour, chosen by swarm testing |
+//! | [`world`] | runs a scenario against the core on virtual time and records every boundary observation |
+//! | [`view`] | a run's records arranged for the oracle |
+//! | [`oracle`] | the invariants I1–I13, one file each, and the verdict |
+//! | [`catalogue`] | the oracle's own copy of the tool table, the default limits and the schemas |
+//! | [`trace`] | the trace digest (I11), JSON-lines and Chrome traces |
+//! | [`simulate`] | one scenario or seed end to end: generate, execute, check, digest, rerun |
+//! | [`campaign`], [`shrink`] | many seeds in parallel, reported in seed order; shrinking a failure |
+//! | [`cli`] | the `ward` commands |
+//! | [`rng`] | the one seeded generator |
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

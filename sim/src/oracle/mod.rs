@@ -2,24 +2,24 @@
 //! its SPEC text), so that `grep I7` finds the check of I7 and the next invariant is one more
 //! file beside them.
 //!
-//! Every check sees only what [`world`](crate::world) recorded at the runtime's boundaries —
+//! Every check sees only what [`crate::world`] recorded at the runtime's boundaries —
 //! provider requests and replies, tool bodies' starts, ends, inputs and outputs, session store
 //! appends, events, chart snapshots and undo — plus the scenario it ran. The oracle carries
 //! its own copy of the catalogue and of the SPEC's default limits, and compiles the published
-//! schemas itself ([`catalogue`](crate::catalogue)); it never calls ward's redactor or
-//! validator, and no check knows about any seeded bug.
+//! schemas itself ([`crate::catalogue`]); it never calls ward's redactor or validator, and no
+//! check knows about any seeded bug.
 //!
 //! Verdicts come from values: two traces that hold equal records get the same verdict,
 //! whether the runtime shared a record between the places it reached or sent copies.
 //!
 //! # How a check is written
 //!
-//! Each file has one function, `check(run, findings)`. [`RunCheck`] holds what every check
+//! Each file has one function, `check(run, findings)`. `RunCheck` holds what every check
 //! reads about one run: the arranged trace ([`RunView`]), the script, the limits by the
-//! oracle's own table, and the [`CallFacts`] of every call (what the oracle knows of a call
-//! before looking at what the runtime did with it). A check calls [`Findings::arm`] when its
+//! oracle's own table, and the `CallFacts` of every call (what the oracle knows of a call
+//! before looking at what the runtime did with it). A check calls `Findings::arm` when its
 //! situation arises in the run ("armed": an oracle that never had a chance to fire shows up
-//! in the campaign summary), and [`Findings::report`] with a [`Breach`] to report a violation
+//! in the campaign summary), and `Findings::report` with a [`Breach`] to report a violation
 //! at a call or at the run; it stops at its first violation in a run.
 //!
 //! I11 (determinism) compares two executions rather than one trace: every caller that

@@ -10,14 +10,14 @@
 //! The simulator sees the runtime only where SPEC §9 allows:
 //!
 //! - the provider: every request it receives and every reply it gives
-//!   ([`provider`](self::provider));
+//!   (`provider`);
 //! - every tool body's start, end, input and output, through a wrapper registered with
 //!   [`RegistryBuilder::wrap_bodies`], which also plants the scenario's behaviours
-//!   ([`body`](self::body));
+//!   (`body`);
 //! - the session store's appends, the event stream, and the chart's public snapshot (taken
 //!   when a call starts and finishes) and undo (run back at the end of every session).
 //!
-//! All of it lands in one [`Trace`] per run, in the order it happened ([`records`]).
+//! All of it lands in one [`Trace`] per run, in the order it happened (`records`).
 
 mod body;
 mod provider;
