@@ -148,13 +148,8 @@ impl Schemas {
         Schemas { compiled }
     }
 
-    /// Whether `arguments` is a valid input of `tool` (R6: empty text is `{}`; text that is not
-    /// JSON, or repeats a key, is invalid).
-    pub fn accepts(&self, tool: &str, arguments: &str) -> bool {
-        self.accepts_parsed(tool, strict_parse(arguments).as_ref())
-    }
-
-    /// [`accepts`](Self::accepts), for argument text already read by [`strict_parse`].
+    /// Whether `parsed` (argument text as [`strict_parse`] reads it, R6) is a valid input of
+    /// `tool`.
     pub fn accepts_parsed(&self, tool: &str, parsed: Option<&Value>) -> bool {
         match (self.compiled.get(tool), parsed) {
             (Some((validator, _)), Some(value)) => validator.is_valid(value),

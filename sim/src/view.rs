@@ -28,7 +28,7 @@ pub struct RequestView<'a> {
     /// The offered tools.
     pub tools: &'a [Arc<str>],
     /// The messages after those this request shares with the previous request's transcript
-    /// (the very same messages, seen in an earlier request).
+    /// (equal messages, seen in an earlier request).
     pub appended: &'a [Arc<Message>],
 }
 
@@ -277,9 +277,12 @@ impl<'a> RunView<'a> {
                 }
                 Record::Append { message } => view.appends.push(message),
                 Record::Snapshot { seq, state: taken } => {
+                    // `None`: the same as the run's previous snapshot. The world always records
+                    // a run's first snapshot in full.
                     if let Some(taken) = taken {
                         state = Some(taken);
                     }
+                    debug_assert!(state.is_some(), "a run's first snapshot holds its state");
                     if let Some(state) = state {
                         view.snapshots.by_seq.insert(*seq, state);
                     }

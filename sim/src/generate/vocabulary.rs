@@ -11,13 +11,15 @@ pub const PROMPT_SENTENCES: &[&str] = &[
     "Remove every drawing and reset the settings.",
 ];
 
-/// Names no tool has: made up, misspelt, in the wrong case, retired, empty.
+/// Names no tool has: made up, misspelt, in the wrong case, empty, retired. (The order is
+/// part of the structure-aware fuzz target's input format: its committed corpus picks names
+/// by position.)
 pub const UNKNOWN_TOOLS: &[&str] = &[
     "chart_delete_everything",
     "panes_lst",
     "Drawing_Create",
-    "legacy_export",
     "",
+    "legacy_export",
 ];
 
 /// The reply that ends a run: text and no calls.

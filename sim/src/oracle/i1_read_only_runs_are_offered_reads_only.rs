@@ -1,7 +1,7 @@
 //! I1. In a read-only run every tool list sent to the provider holds only read-only tools.
 //!
 //! The first of R12's two independent checks, seen from outside: the list the provider
-//! receives. Each distinct list is looked at once.
+//! receives. A list equal to the previous request's is not looked at again.
 
 use super::{At, Breach, Findings, Invariant, RunCheck};
 use crate::catalogue;

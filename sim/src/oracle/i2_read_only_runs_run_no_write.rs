@@ -12,7 +12,7 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
         return;
     }
     for (batch, index, fact) in run.calls() {
-        if !fact.destructive {
+        if !fact.destructive() {
             continue;
         }
         findings.arm(Invariant::I2);

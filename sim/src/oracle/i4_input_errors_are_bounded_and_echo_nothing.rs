@@ -17,7 +17,7 @@ const FIELD_ERRORS_MAX: usize = 5;
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     for (batch, index, fact) in run.calls() {
-        if fact.registered && !fact.valid_input {
+        if fact.registered() && !fact.valid_input {
             findings.arm(Invariant::I4);
         }
         let Some(result) = RunCheck::result_of(batch, index) else {

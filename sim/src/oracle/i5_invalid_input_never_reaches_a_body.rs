@@ -7,7 +7,7 @@ use super::{At, Breach, Findings, Invariant, RunCheck};
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     for (batch, index, fact) in run.calls() {
-        if !fact.registered || fact.valid_input {
+        if !fact.registered() || fact.valid_input {
             continue;
         }
         findings.arm(Invariant::I5);

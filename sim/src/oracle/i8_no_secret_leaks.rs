@@ -8,14 +8,11 @@
 //! more characters it shares with a text (R22's guard must remove those wherever they come
 //! from). A run inside a placeholder (`[REDACTED]`, `[LOCAL_PATH]`) does not count.
 //!
-//! The same record often reaches several boundaries (a message is stored and then sent; a
-//! result reaches the events and the store): a record equal to one already scanned in this
-//! run is not scanned again, since it holds nothing (or the check would have stopped). This
-//! memo, kept beside the scanner, pays for itself: over seeds 0..2000 (callgrind, release
-//! build) the campaign takes 1.539 billion instructions with it and 1.620 billion without
-//! (5.0 %).
-
-use std::sync::Arc;
+//! Every occurrence is scanned, also of a record that reached several boundaries (a message
+//! stored and then sent, a result in the events and the store). Skipping records equal to one
+//! already scanned saved 4.2 % of the campaign's instructions (callgrind, seeds 0..2000,
+//! `campaign` profile: 1.386 against 1.448 billion) and about 1 % of its time, under the 5 %
+//! a speed trick must earn, so there is no such memo.
 
 use serde_json::Value;
 use ward_core::envelope::{Outcome, ToolError, ToolResult};
@@ -47,12 +44,6 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     let Some(scanner) = Scanner::new(&planted, &run.configured) else {
         return;
     };
-    let mut scan = Scan {
-        scanner: &scanner,
-        messages: Vec::new(),
-        results: Vec::new(),
-        calls: Vec::new(),
-    };
     let view = run.view;
     for request in &view.requests {
         let prompt = request
@@ -63,7 +54,7 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
             request
                 .appended
                 .iter()
-                .find_map(|message| scan.message(message))
+                .find_map(|message| scanner.message(message))
         });
         if let Some(found) = found {
             let explanation = format!(
@@ -74,7 +65,7 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
         }
     }
     for message in &view.appends {
-        if let Some(found) = scan.message(message) {
+        if let Some(found) = scanner.message(message) {
             let explanation = format!(
                 "a session record carries secret text {}",
                 scanner.describe(found)
@@ -83,7 +74,7 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
         }
     }
     for event in &view.events {
-        if let Some(found) = scan.event(&event.kind) {
+        if let Some(found) = scanner.event(&event.kind) {
             let explanation = format!(
                 "event {} carries secret text {}",
                 event.seq,
@@ -100,96 +91,6 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
             let explanation = format!("a configured secret reached the input of {}", body.tool);
             let at = At::Call(turn, body.call_id);
             return findings.report(Breach::SecretInToolInput, at, explanation);
-        }
-    }
-}
-
-/// One run's scan: the scanner, and the records already scanned (compared by value), so that
-/// a record that reached several boundaries is scanned once.
-struct Scan<'s, 'r> {
-    scanner: &'s Scanner<'s>,
-    messages: Vec<&'r Arc<Message>>,
-    results: Vec<&'r ToolResult>,
-    calls: Vec<&'r Arc<[ToolCall]>>,
-}
-
-/// Whether `item` is equal to none of `seen`; remembers it.
-fn first_time<'r, T: PartialEq + ?Sized>(seen: &mut Vec<&'r T>, item: &'r T) -> bool {
-    if seen.contains(&item) {
-        return false;
-    }
-    seen.push(item);
-    true
-}
-
-impl<'r> Scan<'_, 'r> {
-    fn message(&mut self, message: &'r Arc<Message>) -> Option<usize> {
-        if !first_time(&mut self.messages, message) {
-            return None;
-        }
-        match &**message {
-            Message::User { text } => self.scanner.find(text),
-            Message::Assistant { text, calls } => {
-                self.scanner.find(text).or_else(|| self.calls(calls))
-            }
-            Message::Tool {
-                call_id,
-                name,
-                result,
-            } => self
-                .scanner
-                .find(call_id)
-                .or_else(|| self.scanner.find(name))
-                .or_else(|| self.result(result)),
-        }
-    }
-
-    fn calls(&mut self, calls: &'r Arc<[ToolCall]>) -> Option<usize> {
-        if !first_time(&mut self.calls, calls) {
-            return None;
-        }
-        calls.iter().find_map(|call| {
-            self.scanner
-                .find(&call.id)
-                .or_else(|| self.scanner.find(&call.name))
-                .or_else(|| self.scanner.find(&call.arguments))
-        })
-    }
-
-    fn result(&mut self, result: &'r ToolResult) -> Option<usize> {
-        if !first_time(&mut self.results, result) {
-            return None;
-        }
-        match &result.outcome {
-            Outcome::Success(data) => self.scanner.find_in_value(data),
-            Outcome::Failure(error) => self.scanner.find_in_error(error),
-        }
-    }
-
-    fn event(&mut self, kind: &'r EventKind) -> Option<usize> {
-        let scanner = self.scanner;
-        match kind {
-            EventKind::RunStarted { tools, .. } => tools.iter().find_map(|tool| scanner.find(tool)),
-            EventKind::UserMessageCreated { text } | EventKind::RunCompleted { text } => {
-                scanner.find(text)
-            }
-            EventKind::AssistantMessageCompleted { text, calls, .. } => {
-                scanner.find(text).or_else(|| self.calls(calls))
-            }
-            EventKind::ToolStarted { call_id, name, .. } => {
-                scanner.find(call_id).or_else(|| scanner.find(name))
-            }
-            EventKind::ToolFinished {
-                call_id,
-                name,
-                result,
-                ..
-            } => scanner
-                .find(call_id)
-                .or_else(|| scanner.find(name))
-                .or_else(|| self.result(result)),
-            EventKind::RunFailed { error } => scanner.find_in_error(error),
-            EventKind::RunCancelled => None,
         }
     }
 }
@@ -253,6 +154,62 @@ impl<'a> Scanner<'a> {
                 leaks && !inside_placeholder(bytes, run.start, run.end)
             })
             .map(|run| run.needle)
+    }
+
+    fn message(&self, message: &Message) -> Option<usize> {
+        match message {
+            Message::User { text } => self.find(text),
+            Message::Assistant { text, calls } => self.find(text).or_else(|| self.calls(calls)),
+            Message::Tool {
+                call_id,
+                name,
+                result,
+            } => self
+                .find(call_id)
+                .or_else(|| self.find(name))
+                .or_else(|| self.result(result)),
+        }
+    }
+
+    fn calls(&self, calls: &[ToolCall]) -> Option<usize> {
+        calls.iter().find_map(|call| {
+            self.find(&call.id)
+                .or_else(|| self.find(&call.name))
+                .or_else(|| self.find(&call.arguments))
+        })
+    }
+
+    fn result(&self, result: &ToolResult) -> Option<usize> {
+        match &result.outcome {
+            Outcome::Success(data) => self.find_in_value(data),
+            Outcome::Failure(error) => self.find_in_error(error),
+        }
+    }
+
+    fn event(&self, kind: &EventKind) -> Option<usize> {
+        match kind {
+            EventKind::RunStarted { tools, .. } => tools.iter().find_map(|tool| self.find(tool)),
+            EventKind::UserMessageCreated { text } | EventKind::RunCompleted { text } => {
+                self.find(text)
+            }
+            EventKind::AssistantMessageCompleted { text, calls, .. } => {
+                self.find(text).or_else(|| self.calls(calls))
+            }
+            EventKind::ToolStarted { call_id, name, .. } => {
+                self.find(call_id).or_else(|| self.find(name))
+            }
+            EventKind::ToolFinished {
+                call_id,
+                name,
+                result,
+                ..
+            } => self
+                .find(call_id)
+                .or_else(|| self.find(name))
+                .or_else(|| self.result(result)),
+            EventKind::RunFailed { error } => self.find_in_error(error),
+            EventKind::RunCancelled => None,
+        }
     }
 
     fn find_in_value(&self, value: &Value) -> Option<usize> {

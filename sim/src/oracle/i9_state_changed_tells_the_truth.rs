@@ -8,7 +8,8 @@
 //! change at the end of each session.
 //!
 //! A call's snapshots are attributed to it only when no other body of its batch ran while it
-//! did (parallel reads never change the chart, but a write beside them would).
+//! did (parallel reads never change the chart, but a write beside them would). The check is
+//! armed by a call to a registered destructive tool: only those may change the chart.
 
 use ward_core::chart::ChartState;
 
@@ -27,7 +28,7 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
             continue;
         }
         let call = &batch.calls[index];
-        if fact.destructive {
+        if fact.destructive() {
             findings.arm(Invariant::I9);
         }
         let at = At::Call(batch.turn, &call.id);

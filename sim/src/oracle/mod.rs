@@ -14,7 +14,7 @@
 //!
 //! # How a check is written
 //!
-//! Each file has one function, `check(run, findings)`. `RunCheck` holds what every check
+//! Each file has a function `check(run, findings)`. `RunCheck` holds what every check
 //! reads about one run: the arranged trace ([`RunView`]), the script, the limits by the
 //! oracle's own table, and the `CallFacts` of every call (what the oracle knows of a call
 //! before looking at what the runtime did with it). A check calls `Findings::arm` when its
@@ -352,16 +352,24 @@ pub(crate) struct CallFacts {
     pub offered: bool,
     /// The table's row of the tool, when the scenario's registry registers it.
     pub entry: Option<&'static Entry>,
-    /// A registered tool.
-    pub registered: bool,
-    /// Registered, and destructive by the table.
-    pub destructive: bool,
     /// The input parses (R6) and satisfies the schema.
     pub valid_input: bool,
     /// The raw text is at most 256 KiB and carries no configured value.
     pub clean_payload: bool,
     /// The input as R6 reads it (`None`: not JSON, or a key repeats).
     pub parsed: Option<Value>,
+}
+
+impl CallFacts {
+    /// A registered tool.
+    pub fn registered(&self) -> bool {
+        self.entry.is_some()
+    }
+
+    /// A registered tool that is destructive by the table.
+    pub fn destructive(&self) -> bool {
+        self.entry.is_some_and(|entry| !entry.read_only)
+    }
 }
 
 /// The largest argument text the runtime takes (R3, SPEC §4).
@@ -386,7 +394,7 @@ pub(crate) struct RunCheck<'a> {
     /// The tools the oracle expects the run to be offered, by its own table, in name order.
     pub expected_offer: Vec<&'static str>,
     /// The facts of each call, by batch.
-    pub calls: Vec<Vec<CallFacts>>,
+    pub facts: Vec<Vec<CallFacts>>,
 }
 
 impl<'a> RunCheck<'a> {
@@ -411,9 +419,9 @@ impl<'a> RunCheck<'a> {
             schemas,
             configured,
             expected_offer,
-            calls: Vec::new(),
+            facts: Vec::new(),
         };
-        run.calls = view
+        run.facts = view
             .batches
             .iter()
             .map(|batch| run.facts_of(batch))
@@ -434,9 +442,10 @@ impl<'a> RunCheck<'a> {
                 if id_ok {
                     seen.push(&call.id);
                 }
-                let registered =
-                    catalogue::is_registered(&call.name, self.scenario.code_interpreter);
-                let entry = catalogue::entry(&call.name).filter(|_| registered);
+                // The row of a tool this scenario's registry registers (the opt-in one only
+                // when asked for).
+                let entry = catalogue::entry(&call.name)
+                    .filter(|entry| !entry.opt_in || self.scenario.code_interpreter);
                 let parsed = strict_parse(&call.arguments);
                 let carries_secret =
                     |text: &str| self.configured.iter().any(|value| text.contains(value));
@@ -448,9 +457,7 @@ impl<'a> RunCheck<'a> {
                     id_ok,
                     within_cap: index < self.limits.calls_per_batch_max as usize,
                     offered: entry.is_some_and(|entry| allows(self.scenario, self.script, entry)),
-                    registered,
-                    destructive: entry.is_some_and(|entry| !entry.read_only),
-                    valid_input: registered
+                    valid_input: entry.is_some()
                         && self.schemas.accepts_parsed(&call.name, parsed.as_ref()),
                     clean_payload: call.arguments.len() <= ARGUMENT_BYTES_MAX
                         && !carries_secret(&call.arguments)
@@ -466,7 +473,7 @@ impl<'a> RunCheck<'a> {
         self.view
             .batches
             .iter()
-            .zip(&self.calls)
+            .zip(&self.facts)
             .flat_map(|(batch, facts)| {
                 facts
                     .iter()
@@ -507,7 +514,7 @@ impl<'a> RunCheck<'a> {
 
     /// Whether batch number `batch`, as sent, names a registered sequential tool (R17).
     pub fn is_sequential(&self, batch: usize) -> bool {
-        self.calls[batch]
+        self.facts[batch]
             .iter()
             .any(|fact| fact.entry.is_some_and(|entry| entry.sequential))
     }

@@ -115,19 +115,22 @@ impl EventSink for SimEvents {
         self.recorder.record(Record::Event(event));
         if snapshot {
             let state = self.chart.snapshot_shared();
-            let unchanged = self
-                .last_state
-                .as_ref()
-                .is_some_and(|last| **last == *state);
-            if !unchanged {
+            let changed = changed(self.last_state.as_deref(), &state);
+            if changed {
                 self.last_state = Some(Arc::clone(&state));
             }
             self.recorder.record(Record::Snapshot {
                 seq,
-                state: (!unchanged).then_some(state),
+                state: changed.then_some(state),
             });
         }
     }
+}
+
+/// Whether a snapshot must be recorded in full: it is the run's first, or its state differs
+/// from the previous snapshot's (by value: an equal copy is unchanged).
+fn changed(last: Option<&ChartState>, state: &ChartState) -> bool {
+    last != Some(state)
 }
 
 /// The session store of a simulated session: keeps its messages and records every append.
@@ -310,4 +313,22 @@ async fn execute_run(
         trace.start_error = Some(error.to_string());
     }
     trace
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_is_recorded_when_its_value_changes_not_its_allocation() {
+        let chart = SharedChart::new(42);
+        let state = chart.snapshot_shared();
+        let copy = Arc::new((*state).clone());
+        assert!(changed(None, &state), "a run's first snapshot");
+        assert!(!changed(Some(&state), &state));
+        assert!(!changed(Some(&copy), &state), "an equal copy is unchanged");
+        let mut moved = (*state).clone();
+        moved.next_id += 1;
+        assert!(changed(Some(&state), &moved));
+    }
 }
