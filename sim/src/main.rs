@@ -7,9 +7,10 @@ use clap::{Parser, Subcommand};
 use ward_sim::cli::{bugs, call, redact, replay, run, tools};
 
 /// mimalloc, not the system allocator: a campaign allocates and frees millions of small
-/// blocks (JSON values, strings, records). Measured side by side (2026-12-01): 1.54 against
-/// 1.92 billion instructions over seeds 0..2000 (callgrind), and a median of 4,874 against
-/// 4,387 runs/s over five alternating runs of `ward run --seeds 0..20000 --jobs 1` (1.11×).
+/// blocks (JSON values, strings, records). Measured side by side (2026-12-01, `campaign`
+/// profile): 1.45 against 1.80 billion instructions over seeds 0..2000 (callgrind), and a
+/// median of 8,627 against 6,265 runs/s over seven alternating runs of
+/// `ward run --seeds 0..20000 --jobs 1` (median ratio 1.25×).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
