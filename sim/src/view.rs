@@ -21,6 +21,8 @@ pub struct RequestView<'a> {
     pub at_ms: u64,
     /// Turn.
     pub turn: u32,
+    /// Attempt within the turn (R18).
+    pub attempt: u32,
     /// The system prompt.
     pub system_prompt: &'a str,
     /// Whether the system prompt differs from the previous request's.
@@ -39,6 +41,8 @@ pub struct ReplyView<'a> {
     pub at_ms: u64,
     /// Turn.
     pub turn: u32,
+    /// Attempt within the turn (R18).
+    pub attempt: u32,
     /// The calls.
     pub calls: &'a [ToolCall],
     /// The reply's text.
@@ -64,6 +68,8 @@ pub struct BodyView<'a> {
     pub start_ms: u64,
     /// End, virtual ms; `None` when abandoned.
     pub end_ms: Option<u64>,
+    /// How it ended (`ok`, its error code, or `panic`); `None` when abandoned.
+    pub outcome: Option<&'a str>,
 }
 
 /// One call's result as the event stream reported it.
@@ -169,6 +175,7 @@ impl<'a> RunView<'a> {
                 Record::Request {
                     at_ms,
                     turn,
+                    attempt,
                     system_prompt: new_prompt,
                     tools,
                     appended,
@@ -183,6 +190,7 @@ impl<'a> RunView<'a> {
                     view.requests.push(RequestView {
                         at_ms: *at_ms,
                         turn: *turn,
+                        attempt: *attempt,
                         system_prompt,
                         new_system_prompt: new_prompt.is_some(),
                         tools: offered,
@@ -192,6 +200,7 @@ impl<'a> RunView<'a> {
                 Record::Reply {
                     at_ms,
                     turn,
+                    attempt,
                     text,
                     calls,
                     error,
@@ -200,6 +209,7 @@ impl<'a> RunView<'a> {
                     view.replies.push(ReplyView {
                         at_ms: *at_ms,
                         turn: *turn,
+                        attempt: *attempt,
                         calls,
                         text,
                         error: error.as_deref(),
@@ -237,18 +247,21 @@ impl<'a> RunView<'a> {
                         input,
                         start_ms: *at_ms,
                         end_ms: None,
+                        outcome: None,
                     });
                 }
                 Record::BodyEnd {
                     at_ms,
                     index,
                     call_id,
+                    outcome,
                     ..
                 } => {
                     let key = (*index, &**call_id);
                     if let Some(open) = open_starts.iter().position(|(open, _)| *open == key) {
                         let (_, body) = open_starts.swap_remove(open);
                         view.bodies[body].end_ms = Some(*at_ms);
+                        view.bodies[body].outcome = Some(outcome);
                     }
                 }
                 Record::Event(event) => {

@@ -1,4 +1,4 @@
-//! The oracle: the invariants of SPEC §9, one file each (`i1_…` to `i13_…`, each opening with
+//! The oracle: the invariants of SPEC §9, one file each (`i1_…` to `i14_…`, each opening with
 //! its SPEC text), so that `grep I7` finds the check of I7 and the next invariant is one more
 //! file beside them.
 //!
@@ -29,6 +29,7 @@ mod i10_every_run_ends_within_its_limits;
 pub mod i11_same_scenario_same_trace;
 mod i12_parallel_batches_start_together;
 mod i13_what_is_allowed_is_allowed;
+mod i14_the_runtime_agrees_with_the_model;
 mod i1_read_only_runs_are_offered_reads_only;
 mod i2_read_only_runs_run_no_write;
 mod i3_switched_off_tools_are_never_offered_or_run;
@@ -80,11 +81,13 @@ pub enum Invariant {
     I12,
     /// What is allowed is allowed.
     I13,
+    /// The runtime agrees with the reference model.
+    I14,
 }
 
 impl Invariant {
     /// How many invariants there are.
-    pub const COUNT: usize = 13;
+    pub const COUNT: usize = 14;
 
     /// Every invariant, in order.
     pub const ALL: [Invariant; Invariant::COUNT] = [
@@ -101,6 +104,7 @@ impl Invariant {
         Invariant::I11,
         Invariant::I12,
         Invariant::I13,
+        Invariant::I14,
     ];
 
     /// Position in [`Invariant::ALL`].
@@ -108,14 +112,15 @@ impl Invariant {
         self as usize
     }
 
-    /// `I1` … `I13`.
+    /// `I1` … `I14`.
     pub fn id(self) -> &'static str {
         [
             "I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12", "I13",
+            "I14",
         ][self.index()]
     }
 
-    /// Parses `I1` … `I13`.
+    /// Parses `I1` … `I14`.
     pub fn from_id(id: &str) -> Option<Invariant> {
         Invariant::ALL
             .into_iter()
@@ -203,6 +208,12 @@ pub enum Breach {
     AllowedCallRefused,
     /// I13: the provider stopped calling tools but the run did not end `run.completed`.
     NotCompleted,
+    /// I14: a call's result, or whether its body ran, differs from the model's.
+    ModelCall,
+    /// I14: the provider was asked, or a body started, at another instant than the model's.
+    ModelTiming,
+    /// I14: the run ended otherwise, or at another instant, than the model's.
+    ModelRunEnd,
 }
 
 impl Breach {
@@ -228,6 +239,7 @@ impl Breach {
             TraceDiffers => Invariant::I11,
             ParallelStartedLate => Invariant::I12,
             OfferDiffers | AllowedCallRefused | NotCompleted => Invariant::I13,
+            ModelCall | ModelTiming | ModelRunEnd => Invariant::I14,
         }
     }
 }
@@ -574,6 +586,7 @@ impl Oracle {
                 i10_every_run_ends_within_its_limits::check(&run, &mut findings);
                 i12_parallel_batches_start_together::check(&run, &mut findings);
                 i13_what_is_allowed_is_allowed::check(&run, &mut findings);
+                i14_the_runtime_agrees_with_the_model::check(&run, &mut findings);
                 changes.record(&run);
             }
             i9_state_changed_tells_the_truth::check_undo(view, &changes, &mut findings);
