@@ -5,7 +5,8 @@
 //! provider reply and every finished call, paused while `ask_user` waits) ends the run; a
 //! cancelled, failed or timed-out run starts no body afterwards, lets a write already running
 //! complete, and ends only after every call has its result. The limits are the script's,
-//! missing ones from the oracle's own table of the SPEC's defaults.
+//! missing ones from the oracle's own table of the SPEC's defaults. The check is exact (SPEC
+//! §9): a run that fails `DEADLINE_EXCEEDED` before its deadline is due is refused too.
 
 use ward_core::events::EventKind;
 
@@ -52,6 +53,18 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     }
     let end = view.end_ms();
     let deadline = deadline_instant(run);
+    let failed_by_deadline = matches!(
+        view.terminal().map(|event| &event.kind),
+        Some(EventKind::RunFailed { error }) if error.code == "DEADLINE_EXCEEDED"
+    );
+    if failed_by_deadline && deadline.is_none_or(|deadline| deadline > end) {
+        let due = deadline.map_or("never due".to_owned(), |at| format!("due at {at} ms"));
+        let explanation = format!(
+            "the run failed DEADLINE_EXCEEDED at {end} ms, but its {} ms inactivity deadline was {due}",
+            limits.inactivity_timeout_ms
+        );
+        return findings.report(Breach::DeadlineEarly, At::Run, explanation);
+    }
     // The run stops at a cancel, at its inactivity deadline, or at its end (R20).
     let stop = [view.cancel_at, deadline]
         .into_iter()
@@ -123,7 +136,9 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
 
 /// The instant the inactivity deadline passed, if it did: the first moment at which
 /// `inactivity_timeout_ms` went by without a provider reply or a finished call, not counting
-/// time spent waiting for the user (R19).
+/// time spent waiting for the user (R19). Due at the same instant as a reply or a finished
+/// call, either may come first, so it counts only before them; due at the run's end, it
+/// counts.
 fn deadline_instant(run: &RunCheck<'_>) -> Option<u64> {
     let view = run.view;
     let timeout = run.limits.inactivity_timeout_ms;
@@ -145,9 +160,19 @@ fn deadline_instant(run: &RunCheck<'_>) -> Option<u64> {
         .bodies
         .iter()
         .filter(|body| body.tool == "ask_user")
-        .map(|body| (body.start_ms, body.end_ms.unwrap_or(view.end_ms())))
+        .map(|body| {
+            // The body waits for the user once its own latency has passed.
+            let latency_ms = run
+                .script
+                .tools
+                .get(body.tool)
+                .map_or(0, |behaviour| behaviour.latency_ms);
+            let end_ms = body.end_ms.unwrap_or(view.end_ms());
+            ((body.start_ms + latency_ms).min(end_ms), end_ms)
+        })
         .collect();
     waiting.sort_unstable();
+    let end = view.end_ms();
     activity.windows(2).find_map(|pair| {
         // Walk the window from its start, skipping the waits, until the timeout is used.
         let (from, to) = (pair[0], pair[1]);
@@ -165,6 +190,6 @@ fn deadline_instant(run: &RunCheck<'_>) -> Option<u64> {
             cursor = end;
         }
         let deadline = cursor + remaining;
-        (deadline < to).then_some(deadline)
+        (deadline < to || (deadline == to && to == end)).then_some(deadline)
     })
 }

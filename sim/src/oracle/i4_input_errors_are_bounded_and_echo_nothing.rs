@@ -3,7 +3,8 @@
 //!
 //! R6 and R7: the message is `The tool input is invalid: ` followed by each field's
 //! `path: message`, joined by `; `, exactly as listed in `error.fields`; a message states the
-//! rule and never quotes a value taken from the input.
+//! rule and never quotes a value taken from the input. The check is exact (SPEC §9): object
+//! keys taken from the input appear only in paths, never in a field's message.
 
 use std::borrow::Cow;
 
@@ -70,9 +71,10 @@ fn lists_fields(message: &str, fields: &[FieldError]) -> bool {
     message == format!("The tool input is invalid: {}", listed.join("; "))
 }
 
-/// A distinctive value of the input that one of `messages` quotes: a string of at least 6
-/// characters, or a number of at least 5, that the tool's published schema does not contain
-/// (messages may name allowed values and bounds, which come from the schema).
+/// A distinctive value or key of the input that one of `messages` quotes: a string or key of
+/// at least 6 characters, or a number of at least 5, that the tool's published schema does
+/// not contain (messages may name allowed values, bounds and properties, which come from the
+/// schema).
 fn echoed_value<'m>(
     parsed: Option<&Value>,
     arguments: &str,
@@ -111,9 +113,14 @@ fn collect_values<'v>(value: &'v Value, into: &mut Vec<Cow<'v, str>>) {
             }
         }
         Value::Array(items) => items.iter().for_each(|item| collect_values(item, into)),
-        Value::Object(members) => members
-            .values()
-            .for_each(|member| collect_values(member, into)),
+        Value::Object(members) => {
+            for (key, member) in members {
+                if key.chars().count() >= 6 {
+                    into.push(Cow::Borrowed(key));
+                }
+                collect_values(member, into);
+            }
+        }
         _ => {}
     }
 }
@@ -159,6 +166,10 @@ mod tests {
         let repeated = r#"{"limit":1,"limit":"zqAB12cd"}"#;
         assert!(strict_parse(repeated).is_none());
         let found = echoed_value(None, repeated, messages.iter().copied(), "{}");
+        assert_eq!(found.as_deref(), Some("zqAB12cd"));
+        // A key of the input is an echo too.
+        let key = strict_parse(r#"{"zqAB12cd":1}"#);
+        let found = echoed_value(key.as_ref(), "", messages.iter().copied(), "{}");
         assert_eq!(found.as_deref(), Some("zqAB12cd"));
         // A value the schema itself spells is not an echo.
         let schema = r#"{"enum":["zqAB12cd"]}"#;

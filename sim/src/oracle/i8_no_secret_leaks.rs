@@ -3,10 +3,12 @@
 //! (placeholders excluded); no configured secret reaches a tool body's input.
 //!
 //! Ground truth is what the scenario planted and labelled: high-entropy parts, so ordinary
-//! text never holds one by chance. A planted part that the run's prompt carries counts whole
-//! (the redactor's patterns must remove it); a configured value counts for any run of 8 or
-//! more characters it shares with a text (R22's guard must remove those wherever they come
-//! from). A run inside a placeholder (`[REDACTED]`, `[LOCAL_PATH]`) does not count.
+//! text never holds one by chance. The check is exact (SPEC §9): a planted part that the
+//! run's prompt carries counts for any run of 8 or more of its characters a text shares with
+//! it (a leaked tail of a user name counts; the redactor's patterns must remove the whole
+//! part), or whole when it is shorter; a configured value counts for any run of 8 or more
+//! characters (R22's guard must remove those wherever they come from). A run inside a
+//! placeholder (`[REDACTED]`, `[LOCAL_PATH]`) does not count.
 //!
 //! Every occurrence is scanned, also of a record that reached several boundaries (a message
 //! stored and then sent, a result in the events and the store). Skipping records equal to one
@@ -95,43 +97,35 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     }
 }
 
-/// Finds planted parts (whole), and runs of 8 or more characters shared with a configured
-/// value, outside placeholders. The finding is [`Fragments`]' (the scanner the runtime's
+/// Finds runs of 8 or more characters shared with a planted part or a configured value (a
+/// shorter part whole), outside placeholders. The finding is [`Fragments`]' (the scanner the runtime's
 /// guard uses too, a library checked against its plain reference version); what counts as a
 /// leak is decided here.
 struct Scanner<'a> {
     fragments: Fragments,
-    /// (secret, whether any 8-character run of it counts, or only the whole), in the order
-    /// given to `fragments`.
-    secrets: Vec<(&'a [u8], bool)>,
+    /// The secrets, in the order given to `fragments`.
+    secrets: Vec<&'a [u8]>,
     /// The fewest bytes anything looked for has: shorter texts (keys, short values) hold none.
     length_min: usize,
 }
 
-/// A run of this many characters of a configured value is a leak (I8).
+/// A run of this many characters of a secret is a leak (I8).
 const RUN_CHARS_MIN: usize = 8;
 
 impl<'a> Scanner<'a> {
     fn new(planted: &[&'a str], configured: &[&'a str]) -> Option<Scanner<'a>> {
-        // A configured value of fewer than 8 characters has no run that counts.
-        let secrets: Vec<(&'a [u8], bool)> = planted
+        // A configured value of fewer than 8 characters has no run that counts (the runtime
+        // refuses one at the start, R24); a planted part that short counts whole.
+        let secrets: Vec<&'a [u8]> = planted
             .iter()
-            .map(|part| (part.as_bytes(), false))
             .chain(
                 configured
                     .iter()
-                    .filter(|value| value.chars().count() >= RUN_CHARS_MIN)
-                    .map(|value| (value.as_bytes(), true)),
+                    .filter(|value| value.chars().count() >= RUN_CHARS_MIN),
             )
+            .map(|secret| secret.as_bytes())
             .collect();
-        // A planted part counts only whole: asked for as many characters as it has bytes,
-        // the scanner reports runs holding all its characters, and `find` keeps the whole
-        // ones.
-        let fragments = Fragments::new(
-            secrets
-                .iter()
-                .map(|&(secret, runs)| (secret, if runs { RUN_CHARS_MIN } else { secret.len() })),
-        );
+        let fragments = Fragments::new(secrets.iter().map(|&secret| (secret, RUN_CHARS_MIN)));
         let length_min = fragments.run_len_min()?;
         Some(Scanner {
             fragments,
@@ -148,11 +142,7 @@ impl<'a> Scanner<'a> {
         let bytes = text.as_bytes();
         self.fragments
             .runs(bytes)
-            .find(|run| {
-                let (secret, runs) = self.secrets[run.needle];
-                let leaks = runs || run.end - run.start == secret.len();
-                leaks && !inside_placeholder(bytes, run.start, run.end)
-            })
+            .find(|run| !inside_placeholder(bytes, run.start, run.end))
             .map(|run| run.needle)
     }
 
@@ -237,7 +227,7 @@ impl<'a> Scanner<'a> {
 
     /// Names what was found without printing a secret: its length and first two characters.
     fn describe(&self, secret: usize) -> String {
-        let text = String::from_utf8_lossy(self.secrets[secret].0);
+        let text = String::from_utf8_lossy(self.secrets[secret]);
         let head: String = text.chars().take(2).collect();
         format!(
             "(of a {}-character secret starting {head:?})",

@@ -198,6 +198,8 @@ pub enum Breach {
     CompletedPastDeadline,
     /// I10: the run ended later than its stop and the writes running then allow.
     EndedLate,
+    /// I10: the run failed `DEADLINE_EXCEEDED` before its inactivity deadline was due.
+    DeadlineEarly,
     /// I11: the same scenario gave two different traces.
     TraceDiffers,
     /// I12: in a parallel batch a body started after the batch's start instant.
@@ -235,7 +237,8 @@ impl Breach {
             | BodyAfterStop
             | RequestAfterStop
             | CompletedPastDeadline
-            | EndedLate => Invariant::I10,
+            | EndedLate
+            | DeadlineEarly => Invariant::I10,
             TraceDiffers => Invariant::I11,
             ParallelStartedLate => Invariant::I12,
             OfferDiffers | AllowedCallRefused | NotCompleted => Invariant::I13,
