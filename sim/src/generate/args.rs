@@ -362,6 +362,15 @@ pub fn text(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
+/// `text` followed by white space up to `bytes` bytes (JSON allows it after a value), or
+/// `text` when it is already that long.
+pub fn padded(text: &str, bytes: usize) -> String {
+    let mut padded = String::with_capacity(bytes.max(text.len()));
+    padded.push_str(text);
+    padded.extend(std::iter::repeat_n(' ', bytes.saturating_sub(text.len())));
+    padded
+}
+
 /// The text of `value` with its first key written twice.
 pub fn with_duplicate_key(value: &Value) -> String {
     let text = text(value);

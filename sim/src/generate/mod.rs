@@ -11,6 +11,15 @@
 //! received (correct a refused input, obey an injected instruction), the script holds a
 //! reaction that the provider evaluates on the results it actually received.
 //!
+//! **Edges.** Each limit of the SPEC is also generated at limit − 1, the limit and limit + 1,
+//! with a fixed probability per decision point ([`EDGE_PERCENT`], 1 % for the payloads) rather than a swarm-drawn
+//! one, so every seed range visits them: inputs with 4, 5 and 6 errors (the cap of 5), argument
+//! text of 256 KiB ± 1 byte, call ids of 160 ± 1 characters (in ASCII or two-byte letters),
+//! batches at the cap ± 1, runs that call tools for the turn limit ± 1 turns, tools that take
+//! the inactivity timeout ± 1 ms, provider answers at the provider timeout ± 1 ms, and as many
+//! retryable provider errors in a row as the retries allow, and one more, with `retry-after`
+//! at the 60 s cap ± 1 ms. Each is a misbehaviour named `edge-…`, counted like the others.
+//!
 //! Every random choice comes from one [`SimRng`] seeded with the seed.
 
 pub mod args;
@@ -30,6 +39,14 @@ use crate::scenario::{
     Reaction, RunScript, SCENARIO_VERSION, Scenario, SessionScript, ToolBehaviour, Turn,
 };
 use secrets::Labels;
+
+/// The SPEC's limits the edges are generated around (SPEC §4, R6, R18, R19).
+const FIELD_ERRORS_MAX: u64 = 5;
+const ARGUMENT_BYTES_MAX: u64 = 256 * 1024;
+const CALL_ID_CHARS_MAX: u64 = 160;
+const PROVIDER_TIMEOUT_MS: u64 = 60_000;
+const RETRIES_MAX: u64 = 2;
+const RETRY_WAIT_MAX_MS: u64 = 60_000;
 use vocabulary::{CallIds, PROMPT_SENTENCES, UNKNOWN_TOOLS};
 
 macro_rules! misbehaviours {
@@ -72,6 +89,38 @@ misbehaviours! {
     ToolFaults = "tool-faults": "tool bodies fail, panic or leak a configured secret";
     SlowTools = "slow-tools": "tool bodies outlast the inactivity deadline";
     AskUser = "ask-user": "asks the user, who answers late or never";
+    EdgeErrors = "edge-errors": "an input with 4, 5 or 6 errors (the cap of 5, ± 1)";
+    EdgePayload = "edge-payload": "argument text of 256 KiB − 1, 256 KiB or 256 KiB + 1 bytes";
+    EdgeId = "edge-id": "a call id of 159, 160 or 161 characters";
+    EdgeBatch = "edge-batch": "a batch of cap − 1, cap or cap + 1 calls";
+    EdgeTurns = "edge-turns": "calls tools for the turn limit − 1, the limit or the limit + 1 turns";
+    EdgeDeadline = "edge-deadline": "a tool that takes the inactivity timeout − 1, exactly or + 1 ms";
+    EdgeProviderTimeout = "edge-provider-timeout": "answers at the provider timeout − 1, exactly or + 1 ms";
+    EdgeRetries = "edge-retries": "as many retryable errors in a row as retries allow, or one more; retry-after at 60 s ± 1 ms";
+}
+
+/// How often, in percent, an `edge-…` misbehaviour fires at its decision point; 1 % for
+/// the 256 KiB payloads, which cost a campaign most.
+pub const EDGE_PERCENT: u64 = 5;
+
+impl Misbehaviour {
+    /// Whether it puts a limit at its edge (fired at a fixed rate, not drawn by the swarm).
+    pub fn is_edge(self) -> bool {
+        self.name().starts_with("edge-")
+    }
+
+    /// The fixed rate of an edge, in percent per decision point.
+    fn edge_percent(self) -> u64 {
+        match self {
+            Misbehaviour::EdgePayload => 1,
+            _ => EDGE_PERCENT,
+        }
+    }
+}
+
+/// One of limit − 1, the limit and limit + 1.
+fn around(rng: &mut SimRng, limit: u64) -> u64 {
+    (limit + rng.range(0, 2)).saturating_sub(1)
 }
 
 /// Which misbehaviours a seed turns on, and how often each fires (percent per decision
@@ -86,8 +135,10 @@ impl Swarm {
     fn draw(rng: &mut SimRng) -> Swarm {
         let rates = Misbehaviour::ALL
             .iter()
-            .map(|_| {
-                if rng.percent(50) {
+            .map(|misbehaviour| {
+                if misbehaviour.is_edge() {
+                    misbehaviour.edge_percent()
+                } else if rng.percent(50) {
                     *rng.pick(&[8, 20, 40, 70])
                 } else {
                     0
@@ -437,7 +488,12 @@ impl<'p> Generator<'p> {
                 plan.tools.entry(Arc::from(*write)).or_default().effect = Effect::Fail;
             }
         }
-        if self.fire(Misbehaviour::SlowTools) {
+        if self.fire(Misbehaviour::EdgeDeadline) {
+            let timeout = self.rng.range(1_000, 3_000);
+            plan.limits.inactivity_timeout_ms = Some(timeout);
+            let slow = Arc::clone(&self.rng.pick(&self.catalogue.registered).0);
+            plan.tools.entry(slow).or_default().latency_ms = around(&mut self.rng, timeout);
+        } else if self.fire(Misbehaviour::SlowTools) {
             let timeout = self.rng.range(1_000, 3_000);
             plan.limits.inactivity_timeout_ms = Some(timeout);
             let slow = Arc::clone(self.rng.pick(&self.catalogue.reads));
@@ -466,7 +522,10 @@ impl<'p> Generator<'p> {
 
     fn turns(&mut self, plan: &mut RunPlan<'p>) -> Vec<Turn> {
         let turns_max = plan.limits.turns_max.unwrap_or(8) as u64;
-        let call_turns = if plan.limits.turns_max.is_some() {
+        let edge = self.fire(Misbehaviour::EdgeTurns);
+        let call_turns = if edge {
+            around(&mut self.rng, turns_max).max(1)
+        } else if plan.limits.turns_max.is_some() {
             turns_max + self.rng.range(1, 2)
         } else {
             self.rng.range(1, 4)
@@ -476,13 +535,19 @@ impl<'p> Generator<'p> {
         for _ in 0..call_turns {
             self.provider_trouble(&mut turns);
             let (calls, reactions) = self.batch(plan);
+            let delay_ms = if self.fire(Misbehaviour::EdgeProviderTimeout) {
+                around(&mut self.rng, PROVIDER_TIMEOUT_MS)
+            } else {
+                0
+            };
             turns.push(Turn {
+                delay_ms,
                 calls,
                 react: std::mem::take(&mut react_next),
                 ..Turn::default()
             });
             react_next = reactions;
-            if self.rng.percent(10) {
+            if !edge && self.rng.percent(10) {
                 break;
             }
         }
@@ -497,6 +562,22 @@ impl<'p> Generator<'p> {
 
     /// Provider errors and timeouts before a step.
     fn provider_trouble(&mut self, turns: &mut Vec<Turn>) {
+        if self.fire(Misbehaviour::EdgeRetries) {
+            let errors = RETRIES_MAX + self.rng.range(0, 1);
+            for _ in 0..errors {
+                let retry_after_ms = self
+                    .rng
+                    .percent(50)
+                    .then(|| around(&mut self.rng, RETRY_WAIT_MAX_MS));
+                turns.push(Turn {
+                    error: Some(ProviderFailure {
+                        kind: FailureKind::RateLimited,
+                        retry_after_ms,
+                    }),
+                    ..Turn::default()
+                });
+            }
+        }
         if self.fire(Misbehaviour::ProviderErrors) {
             let kind = if self.rng.percent(85) {
                 *self.rng.pick(&[
@@ -533,6 +614,10 @@ impl<'p> Generator<'p> {
     /// One batch of calls, and the reactions its results call for next turn.
     fn batch(&mut self, plan: &mut RunPlan<'p>) -> (Vec<CallScript>, Vec<Reaction>) {
         let size = match plan.limits.calls_per_batch_max {
+            _ if self.fire(Misbehaviour::EdgeBatch) => {
+                let cap = plan.limits.calls_per_batch_max.unwrap_or(32) as u64;
+                around(&mut self.rng, cap).max(1)
+            }
             Some(cap) if self.rng.percent(70) => cap as u64 + self.rng.range(1, 3),
             _ => self.rng.range(1, 4),
         };
@@ -565,6 +650,12 @@ impl<'p> Generator<'p> {
             if position == 0 && calls.len() > 1 {
                 calls[1].id = calls[0].id.clone();
             }
+        }
+        if self.fire(Misbehaviour::EdgeId) {
+            let position = self.rng.range_usize(0, calls.len() - 1);
+            let chars = around(&mut self.rng, CALL_ID_CHARS_MAX) as usize;
+            let letter = if self.rng.percent(50) { 'x' } else { 'é' };
+            calls[position].id = vocabulary::call_id_of(&calls[position].id, chars, letter);
         }
         if plan
             .tools
@@ -658,7 +749,14 @@ impl<'p> Generator<'p> {
         let reads_only = plan.read_only || self.rng.percent(45);
         let (mut call, valid) = self.plausible_with_value(plan, reads_only);
         let schema = self.schema(&call.name);
-        if self.fire(Misbehaviour::InvalidArgs) {
+        if self.fire(Misbehaviour::EdgeErrors) {
+            let errors = around(&mut self.rng, FIELD_ERRORS_MAX) as usize;
+            call.arguments = args::text(&args::invalid(&mut self.rng, &valid, schema, errors));
+            call.fix = Some(args::text(&valid));
+        } else if self.fire(Misbehaviour::EdgePayload) {
+            let bytes = around(&mut self.rng, ARGUMENT_BYTES_MAX) as usize;
+            call.arguments = args::padded(&call.arguments, bytes);
+        } else if self.fire(Misbehaviour::InvalidArgs) {
             let errors = self.rng.range_usize(1, 3);
             call.arguments = args::text(&args::invalid(&mut self.rng, &valid, schema, errors));
             call.fix = Some(args::text(&valid));

@@ -55,6 +55,18 @@ impl CallIds {
     }
 }
 
+/// A call id of exactly `chars` characters: `id`, then `-`, then `letter` repeated (a
+/// two-byte letter such as `é` makes characters and bytes differ).
+pub fn call_id_of(id: &str, chars: usize, letter: char) -> String {
+    let mut long: String = id.chars().take(chars).collect();
+    if long.chars().count() < chars {
+        long.push('-');
+    }
+    let missing = chars.saturating_sub(long.chars().count());
+    long.extend(std::iter::repeat_n(letter, missing));
+    long
+}
+
 /// A call id one character longer than the 160 the runtime accepts (SPEC §4).
 pub fn overlong_call_id() -> String {
     "x".repeat(161)
@@ -92,5 +104,10 @@ mod tests {
         let mut ids = CallIds::default();
         assert_eq!([ids.next_id(), ids.next_id()], ["call_9", "call_10"]);
         assert_eq!(overlong_call_id().chars().count(), 161);
+        for chars in [159, 160, 161] {
+            let id = call_id_of("call_12", chars, 'é');
+            assert_eq!(id.chars().count(), chars);
+            assert!(id.starts_with("call_12-é"));
+        }
     }
 }

@@ -52,13 +52,16 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
         return findings.report(Breach::TooManyBatches, At::Run, explanation);
     }
     let end = view.end_ms();
-    let deadline = deadline_instant(run);
+    // Due at the instant a wait for the user starts, the deadline may fire or the wait pause
+    // it first: the stop checks take the later reading, the early-deadline check either.
+    let deadline = deadline_instant(run, Tie::PauseFirst);
+    let deadline_earliest = deadline_instant(run, Tie::DeadlineFirst);
     let failed_by_deadline = matches!(
         view.terminal().map(|event| &event.kind),
         Some(EventKind::RunFailed { error }) if error.code == "DEADLINE_EXCEEDED"
     );
-    if failed_by_deadline && deadline.is_none_or(|deadline| deadline > end) {
-        let due = deadline.map_or("never due".to_owned(), |at| format!("due at {at} ms"));
+    if failed_by_deadline && deadline_earliest.is_none_or(|deadline| deadline > end) {
+        let due = deadline_earliest.map_or("never due".to_owned(), |at| format!("due at {at} ms"));
         let explanation = format!(
             "the run failed DEADLINE_EXCEEDED at {end} ms, but its {} ms inactivity deadline was {due}",
             limits.inactivity_timeout_ms
@@ -139,7 +142,7 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
 /// time spent waiting for the user (R19). Due at the same instant as a reply or a finished
 /// call, either may come first, so it counts only before them; due at the run's end, it
 /// counts.
-fn deadline_instant(run: &RunCheck<'_>) -> Option<u64> {
+fn deadline_instant(run: &RunCheck<'_>, tie: Tie) -> Option<u64> {
     let view = run.view;
     let timeout = run.limits.inactivity_timeout_ms;
     let mut activity: Vec<u64> = vec![0];
@@ -183,7 +186,9 @@ fn deadline_instant(run: &RunCheck<'_>) -> Option<u64> {
             if start >= end {
                 continue;
             }
-            if start - cursor >= remaining {
+            if start - cursor > remaining
+                || (start - cursor == remaining && tie == Tie::DeadlineFirst)
+            {
                 break;
             }
             remaining -= start - cursor;
@@ -192,4 +197,11 @@ fn deadline_instant(run: &RunCheck<'_>) -> Option<u64> {
         let deadline = cursor + remaining;
         (deadline < to || (deadline == to && to == end)).then_some(deadline)
     })
+}
+
+/// Which comes first when the deadline is due at the instant a wait for the user starts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tie {
+    PauseFirst,
+    DeadlineFirst,
 }

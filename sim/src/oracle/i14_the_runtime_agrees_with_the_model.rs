@@ -657,7 +657,11 @@ impl<'r, 'a> Model<'r, 'a> {
         let name = batch.calls[index].name.as_str();
         name == "ask_user"
             && !matches!(
-                self.run.script.tools.get(name).map(|behaviour| &behaviour.effect),
+                self.run
+                    .script
+                    .tools
+                    .get(name)
+                    .map(|behaviour| &behaviour.effect),
                 Some(Effect::Panic)
             )
     }
