@@ -94,7 +94,7 @@ impl std::fmt::Display for Outcome<'_> {
 
 /// R3's refusals in the order the entry point checks them: the first that applies is the
 /// call's result, and its body does not run.
-const REFUSALS: [(&str, fn(&Call<'_>) -> bool); 8] = [
+const REFUSALS: [(&str, Applies); 8] = [
     ("INVALID_CALL_ID", |call| !call.id_shape_ok),
     ("DUPLICATE_CALL_ID", |call| call.id_repeats),
     ("TOOL_NOT_FOUND", |call| !call.facts.registered()),
@@ -108,6 +108,9 @@ const REFUSALS: [(&str, fn(&Call<'_>) -> bool); 8] = [
     }),
     ("TOOL_INPUT_INVALID", |call| !call.facts.valid_input),
 ];
+
+/// Whether a refusal applies to a call.
+type Applies = fn(&Call<'_>) -> bool;
 
 /// What R3 looks at for one call.
 struct Call<'f> {
@@ -495,12 +498,7 @@ impl<'r, 'a> Model<'r, 'a> {
                     id_shape_ok,
                     id_repeats,
                     read_only_run: self.run.script.read_only,
-                    switched_off: self
-                        .run
-                        .script
-                        .disabled_tools
-                        .iter()
-                        .any(|name| *name == call.name),
+                    switched_off: self.run.script.disabled_tools.contains(&call.name),
                     too_large: call.arguments.len() > ARGUMENT_BYTES_MAX,
                 }
             })
