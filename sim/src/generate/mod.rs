@@ -18,7 +18,8 @@
 //! batches at the cap ± 1, runs that call tools for the turn limit ± 1 turns, tools that take
 //! the inactivity timeout ± 1 ms, provider answers at the provider timeout ± 1 ms, and as many
 //! retryable provider errors in a row as the retries allow, and one more, with `retry-after`
-//! at the 60 s cap ± 1 ms. Each is a misbehaviour named `edge-…`, counted like the others.
+//! at the 60 s cap ± 1 ms, configured values of 8 characters and echoes of 7, 8 and 9
+//! characters of one. Each is a misbehaviour named `edge-…`, counted like the others.
 //!
 //! Every random choice comes from one [`SimRng`] seeded with the seed.
 
@@ -97,6 +98,7 @@ misbehaviours! {
     EdgeDeadline = "edge-deadline": "a tool that takes the inactivity timeout − 1, exactly or + 1 ms";
     EdgeProviderTimeout = "edge-provider-timeout": "answers at the provider timeout − 1, exactly or + 1 ms";
     EdgeRetries = "edge-retries": "as many retryable errors in a row as retries allow, or one more; retry-after at 60 s ± 1 ms";
+    EdgeSecrets = "edge-secrets": "a configured value of 8 characters (the shortest); arguments echoing 7, 8 or 9 characters of one";
 }
 
 /// How often, in percent, an `edge-…` misbehaviour fires at its decision point; 1 % for
@@ -401,7 +403,11 @@ impl<'p> Generator<'p> {
         let mut prompt = String::from(*self.rng.pick(PROMPT_SENTENCES));
         if self.rng.percent(55) {
             for _ in 0..self.rng.range(1, 2) {
-                let secret = secrets::configured(&mut self.rng, &mut self.labels);
+                let secret = if self.fire(Misbehaviour::EdgeSecrets) {
+                    secrets::configured_shortest(&mut self.rng, &mut self.labels)
+                } else {
+                    secrets::configured(&mut self.rng, &mut self.labels)
+                };
                 push_sentence(&mut prompt, &vocabulary::gives_key(&secret.value));
                 plan.configured.push(secret.label.clone());
                 self.secrets.push(secret);
@@ -776,6 +782,18 @@ impl<'p> Generator<'p> {
             && self.fire(Misbehaviour::HugeArgs)
         {
             call.arguments = args::oversized(&valid);
+        } else if !plan.configured.is_empty() && self.fire(Misbehaviour::EdgeSecrets) {
+            let label = self.rng.pick(&plan.configured).clone();
+            let chars = around(&mut self.rng, 8) as usize;
+            let fragment: String = self
+                .secrets
+                .iter()
+                .find(|secret| secret.label == label)
+                .map(|secret| secret.value.chars().take(chars).collect())
+                .unwrap_or_default();
+            let (tool, arguments) = vocabulary::echo(&fragment, false);
+            call.name = tool.to_owned();
+            call.arguments = arguments;
         } else if !plan.configured.is_empty() && self.fire(Misbehaviour::EchoSecret) {
             let label = self.rng.pick(&plan.configured).clone();
             let value = self

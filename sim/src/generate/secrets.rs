@@ -66,6 +66,12 @@ pub fn configured(rng: &mut SimRng, labels: &mut Labels) -> PlantedSecret {
     part(labels, "configured", value, SecretShape::Configured)
 }
 
+/// A configured exact value of 8 characters, the shortest R24 accepts.
+pub fn configured_shortest(rng: &mut SimRng, labels: &mut Labels) -> PlantedSecret {
+    let value = format!("cfg{}", token(rng, 5));
+    part(labels, "configured", value, SecretShape::Configured)
+}
+
 /// An authorization value (R25, R28): scheme in some letter case, maybe behind a header
 /// context, maybe with an invisible character inside the scheme word.
 pub fn credential(rng: &mut SimRng, labels: &mut Labels) -> Planting {
@@ -164,7 +170,8 @@ pub fn home_path(rng: &mut SimRng, labels: &mut Labels) -> Planting {
     let name = token_between(rng, 6, 12);
     let spaced = format!("{} {}", token(rng, 6), token(rng, 7));
     let accented = format!("J{}ö{}", rng.range(10, 99), token(rng, 6));
-    let (text, names): (String, Vec<String>) = match rng.below(9) {
+    let dotted = format!("{}.{}{}", token(rng, 4), token(rng, 5), rng.range(10, 99));
+    let (text, names): (String, Vec<String>) = match rng.below(10) {
         0 => (format!("/Users/{name}/Documents/chart.csv"), vec![name]),
         1 => (format!("/home/{name}/exports"), vec![name]),
         2 => (format!("C:\\Users\\{name}\\Desktop\\notes.txt"), vec![name]),
@@ -176,7 +183,8 @@ pub fn home_path(rng: &mut SimRng, labels: &mut Labels) -> Planting {
             format!("C:\\Users\\{spaced}\\Desktop"),
             spaced.split(' ').map(str::to_owned).collect(),
         ),
-        _ => (format!("/home/{accented}/x"), vec![accented]),
+        8 => (format!("/home/{accented}/x"), vec![accented]),
+        _ => (format!("/Users/{dotted}/Library"), vec![dotted]),
     };
     let parts = names
         .into_iter()
