@@ -597,6 +597,7 @@ impl Builder<'_> {
                 match configured.get(usize::from(index) % configured.len().max(1)) {
                     Some(secret) => Effect::LeakSecret {
                         label: secret.label.clone(),
+                        fail: false,
                     },
                     None => Effect::Fail,
                 }
@@ -633,6 +634,7 @@ impl Builder<'_> {
             retry_after_ms: failure
                 .retry_after_s
                 .map(|seconds| 1_000 * u64::from(seconds)),
+            leak: None,
         });
         let text = match &turn.text {
             ReplyText::Empty => String::new(),

@@ -237,10 +237,14 @@ pub enum Effect {
     Fail,
     /// The body panics.
     Panic,
-    /// The result carries the planted secret with this label.
+    /// The result carries the planted secret with this label: in its data, or, when `fail`,
+    /// in the message of the error the body fails with.
     LeakSecret {
         /// The secret's label.
         label: String,
+        /// Fail, with the secret in the error message.
+        #[serde(default, skip_serializing_if = "is_false")]
+        fail: bool,
     },
     /// The result carries an instruction to call a tool.
     Inject {
@@ -279,7 +283,7 @@ pub struct Turn {
 }
 
 /// A provider error.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProviderFailure {
     /// What failed.
@@ -287,6 +291,9 @@ pub struct ProviderFailure {
     /// The provider's `retry-after`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
+    /// The label of a planted secret the error's message carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leak: Option<String>,
 }
 
 /// The provider error kinds of R21.
@@ -493,13 +500,22 @@ impl Scenario {
                     return Err(invalid(format!("{at}/limits"), error.to_string()));
                 }
                 for (tool, behaviour) in run.tools.iter() {
-                    if let Effect::LeakSecret { label } = &behaviour.effect {
+                    if let Effect::LeakSecret { label, .. } = &behaviour.effect {
                         if self.secret(label).is_none() {
                             return Err(invalid(
                                 format!("{at}/tools/{tool}/effect/label"),
                                 format!("no planted secret is labelled '{label}'"),
                             ));
                         }
+                    }
+                }
+                for (index, turn) in run.turns.iter().enumerate() {
+                    let leak = turn.error.as_ref().and_then(|error| error.leak.as_ref());
+                    if let Some(label) = leak.filter(|label| self.secret(label).is_none()) {
+                        return Err(invalid(
+                            format!("{at}/turns/{index}/error/leak"),
+                            format!("no planted secret is labelled '{label}'"),
+                        ));
                     }
                 }
             }

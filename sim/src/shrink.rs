@@ -413,7 +413,10 @@ fn remove_unused_secrets(scenario: &mut Scenario) {
             runs(scenario).any(|run| {
                 run.secrets.contains(&secret.label)
                     || run.prompt.contains(&secret.value)
-                    || run.tools.values().any(|behaviour| matches!(&behaviour.effect, Effect::LeakSecret { label } if *label == secret.label))
+                    || run.tools.values().any(|behaviour| matches!(&behaviour.effect, Effect::LeakSecret { label, .. } if *label == secret.label))
+                    || run.turns.iter().any(|turn| {
+                        turn.error.as_ref().and_then(|error| error.leak.as_ref()) == Some(&secret.label)
+                    })
             })
         })
         .collect();

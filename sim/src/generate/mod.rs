@@ -477,6 +477,7 @@ impl<'p> Generator<'p> {
                     _ => match plan.configured.first() {
                         Some(label) => Effect::LeakSecret {
                             label: label.clone(),
+                            fail: self.rng.percent(50),
                         },
                         None => Effect::Fail,
                     },
@@ -539,7 +540,7 @@ impl<'p> Generator<'p> {
         let mut turns = Vec::new();
         let mut react_next = Vec::new();
         for _ in 0..call_turns {
-            self.provider_trouble(&mut turns);
+            self.provider_trouble(plan, &mut turns);
             let (calls, reactions) = self.batch(plan);
             let delay_ms = if self.fire(Misbehaviour::EdgeProviderTimeout) {
                 around(&mut self.rng, PROVIDER_TIMEOUT_MS)
@@ -557,7 +558,7 @@ impl<'p> Generator<'p> {
                 break;
             }
         }
-        self.provider_trouble(&mut turns);
+        self.provider_trouble(plan, &mut turns);
         turns.push(Turn {
             text: vocabulary::FINAL_REPLY.to_owned(),
             react: react_next,
@@ -566,8 +567,9 @@ impl<'p> Generator<'p> {
         turns
     }
 
-    /// Provider errors and timeouts before a step.
-    fn provider_trouble(&mut self, turns: &mut Vec<Turn>) {
+    /// Provider errors and timeouts before a step. An error's message may carry one of the
+    /// run's configured values (the runtime's guard must keep it out of `run.failed`).
+    fn provider_trouble(&mut self, plan: &RunPlan<'p>, turns: &mut Vec<Turn>) {
         if self.fire(Misbehaviour::EdgeRetries) {
             let errors = RETRIES_MAX + self.rng.range(0, 1);
             for _ in 0..errors {
@@ -575,10 +577,12 @@ impl<'p> Generator<'p> {
                     .rng
                     .percent(50)
                     .then(|| around(&mut self.rng, RETRY_WAIT_MAX_MS));
+                let leak = self.leak(plan);
                 turns.push(Turn {
                     error: Some(ProviderFailure {
                         kind: FailureKind::RateLimited,
                         retry_after_ms,
+                        leak,
                     }),
                     ..Turn::default()
                 });
@@ -600,10 +604,12 @@ impl<'p> Generator<'p> {
             };
             let retry_after_ms = (kind == FailureKind::RateLimited && self.rng.percent(50))
                 .then(|| self.rng.range(100, 90_000));
+            let leak = self.leak(plan);
             turns.push(Turn {
                 error: Some(ProviderFailure {
                     kind,
                     retry_after_ms,
+                    leak,
                 }),
                 ..Turn::default()
             });
@@ -615,6 +621,14 @@ impl<'p> Generator<'p> {
                 ..Turn::default()
             });
         }
+    }
+
+    /// Now and then, the label of one of the run's configured values for an error to carry.
+    fn leak(&mut self, plan: &RunPlan<'p>) -> Option<String> {
+        if plan.configured.is_empty() || !self.rng.percent(30) {
+            return None;
+        }
+        Some(self.rng.pick(&plan.configured).clone())
     }
 
     /// One batch of calls, and the reactions its results call for next turn.

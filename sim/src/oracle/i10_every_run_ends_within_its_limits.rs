@@ -171,7 +171,7 @@ fn deadline_instant(run: &RunCheck<'_>, tie: Tie) -> Option<u64> {
                 .get(body.tool)
                 .map_or(0, |behaviour| behaviour.latency_ms);
             let end_ms = body.end_ms.unwrap_or(view.end_ms());
-            ((body.start_ms + latency_ms).min(end_ms), end_ms)
+            (body.start_ms.saturating_add(latency_ms).min(end_ms), end_ms)
         })
         .collect();
     waiting.sort_unstable();

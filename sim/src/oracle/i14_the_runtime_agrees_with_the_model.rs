@@ -39,6 +39,9 @@
 //! - The inactivity deadline is due `inactivity_timeout_ms` after the last provider reply or
 //!   finished call (the run's start before either), plus the time spent waiting for the
 //!   user's answer since then; `ask_user`'s own latency is not a wait.
+//! - Instants past [`HORIZON_MS`] (about 35 years, beyond the timers of the runtime's clock)
+//!   are not simulated faithfully by the world; the model gives no verdict on a run that
+//!   reaches one. Only hand-written or fuzzed scenarios do; generated ones stay within hours.
 //! - A refused call finishes the moment it is taken up; that instant is always one at which
 //!   the deadline was just reset (the reply, or the previous call's end), so a refusal never
 //!   moves it.
@@ -56,6 +59,8 @@ const RETRY_WAIT_MAX_MS: u64 = 60_000;
 const ARGUMENT_BYTES_MAX: usize = 256 * 1024;
 /// SPEC §4: the longest call id.
 const CALL_ID_CHARS_MAX: usize = 160;
+/// The latest instant the model judges (2^40 ms, about 35 years).
+const HORIZON_MS: u64 = 1 << 40;
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     findings.arm(Invariant::I14);
@@ -65,7 +70,7 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
         Err(disagreement) => Err(disagreement),
     };
     if let Err(Disagreement {
-        breach,
+        breach: Some(breach),
         at,
         explanation,
     }) = disagreement
@@ -189,9 +194,10 @@ impl<'a> Where<'a> {
     }
 }
 
-/// A disagreement between the model and the trace.
+/// A disagreement between the model and the trace; no breach when the run went past the
+/// horizon and the model gives no verdict.
 struct Disagreement<'a> {
-    breach: Breach,
+    breach: Option<Breach>,
     at: Where<'a>,
     explanation: String,
 }
@@ -200,10 +206,22 @@ type Walk<'a, T> = Result<T, Disagreement<'a>>;
 
 fn disagree<'a, T>(breach: Breach, at: Where<'a>, explanation: String) -> Walk<'a, T> {
     Err(Disagreement {
-        breach,
+        breach: Some(breach),
         at,
         explanation,
     })
+}
+
+/// No verdict on a run that reaches an instant past the horizon.
+fn within_horizon<'a>(at_ms: u64) -> Walk<'a, u64> {
+    if at_ms > HORIZON_MS {
+        return Err(Disagreement {
+            breach: None,
+            at: Where::Run,
+            explanation: format!("{at_ms} ms is past the model's horizon"),
+        });
+    }
+    Ok(at_ms)
 }
 
 /// R19's inactivity deadline and the scenario's cancel, on virtual time.
@@ -362,12 +380,11 @@ impl<'r, 'a> Model<'r, 'a> {
             }
             self.requests += 1;
             let timed_out = step.delay_ms > limits.provider_timeout_ms;
-            let due_ms = now_ms
-                + if timed_out {
-                    limits.provider_timeout_ms
-                } else {
-                    step.delay_ms
-                };
+            let due_ms = within_horizon(now_ms.saturating_add(if timed_out {
+                limits.provider_timeout_ms
+            } else {
+                step.delay_ms
+            }))?;
             let recorded = view
                 .replies
                 .iter()
@@ -388,6 +405,7 @@ impl<'r, 'a> Model<'r, 'a> {
                 Some((FailureKind::Timeout, None))
             } else {
                 step.error
+                    .as_ref()
                     .map(|failure| (failure.kind, failure.retry_after_ms))
             };
             let Some((kind, retry_after_ms)) = failure else {
@@ -422,8 +440,9 @@ impl<'r, 'a> Model<'r, 'a> {
                 );
                 return disagree(Breach::ModelTiming, Where::Turn(turn), explanation);
             }
-            if let Some(stop) = self.clock.stop_by(due_ms + wait_ms) {
-                let stop_first = stop.at_ms < due_ms + wait_ms || retry.is_none();
+            let retry_ms = within_horizon(due_ms.saturating_add(wait_ms))?;
+            if let Some(stop) = self.clock.stop_by(retry_ms) {
+                let stop_first = stop.at_ms < retry_ms || retry.is_none();
                 if stop_first {
                     return Ok(Ok(End {
                         at_ms: stop.at_ms,
@@ -431,7 +450,7 @@ impl<'r, 'a> Model<'r, 'a> {
                     }));
                 }
             }
-            now_ms = due_ms + wait_ms;
+            now_ms = retry_ms;
             attempt += 1;
         };
         self.clock.activity(reply_ms);
@@ -538,8 +557,8 @@ impl<'r, 'a> Model<'r, 'a> {
             }
             let body = self.body_at(batch, index, now_ms)?;
             let (latency_ms, wait_ms) = self.durations(batch, index);
-            let asks_ms = now_ms + latency_ms;
-            let end_ms = asks_ms + wait_ms;
+            let asks_ms = now_ms.saturating_add(latency_ms);
+            let end_ms = within_horizon(asks_ms.saturating_add(wait_ms))?;
             let stop = self.stop_during(now_ms, asks_ms, end_ms);
             if call.facts.destructive() {
                 // A write completes and keeps its result (R20); a stop while it ran takes
@@ -619,7 +638,9 @@ impl<'r, 'a> Model<'r, 'a> {
             } else {
                 let body = self.body_at(batch, index, start_ms)?;
                 let (latency_ms, wait_ms) = self.durations(batch, index);
-                running.push((start_ms + latency_ms + wait_ms, index, body));
+                let end_ms =
+                    within_horizon(start_ms.saturating_add(latency_ms).saturating_add(wait_ms))?;
+                running.push((end_ms, index, body));
             }
         }
         running.sort_by_key(|&(end_ms, index, _)| (end_ms, index));

@@ -268,7 +268,7 @@ async fn execute_run(
         // judges them against its own table of the SPEC's defaults.
         limits: script.limits.resolve(Limits::default()),
     };
-    let mut provider = SimProvider::new(&script.turns, recorder.clone());
+    let mut provider = SimProvider::new(&script.turns, secrets, recorder.clone());
     let mut events = SimEvents {
         recorder: recorder.clone(),
         chart: session.chart().clone(),

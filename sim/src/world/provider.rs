@@ -3,6 +3,7 @@
 //! obey an instruction injected through a tool result). It records every request it receives
 //! and every reply it gives.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
@@ -19,6 +20,8 @@ use crate::scenario::{CallScript, Reaction, Turn};
 /// The provider of one scenario run.
 pub(super) struct SimProvider<'s> {
     steps: std::slice::Iter<'s, Turn>,
+    /// The planted secrets by label, for errors that leak one.
+    secrets: &'s BTreeMap<String, String>,
     /// Every batch sent so far, with the fix of each call, to find the fixes of refused calls.
     sent: Vec<Sent>,
     recorder: Recorder,
@@ -41,9 +44,14 @@ static DONE: LazyLock<Turn> = LazyLock::new(|| Turn {
 });
 
 impl<'s> SimProvider<'s> {
-    pub(super) fn new(turns: &'s [Turn], recorder: Recorder) -> SimProvider<'s> {
+    pub(super) fn new(
+        turns: &'s [Turn],
+        secrets: &'s BTreeMap<String, String>,
+        recorder: Recorder,
+    ) -> SimProvider<'s> {
         SimProvider {
             steps: turns.iter(),
+            secrets,
             sent: Vec::new(),
             recorder,
             last_system_prompt: String::new(),
@@ -125,12 +133,13 @@ impl Provider for SimProvider<'_> {
             fixes,
         });
         let (turn, attempt) = (request.turn, request.attempt);
+        let secrets = self.secrets;
         Box::pin(async move {
             if step.delay_ms > 0 {
                 tokio::time::sleep(Duration::from_millis(step.delay_ms)).await;
             }
             let at_ms = self.recorder.now_ms();
-            if let Some(failure) = step.error {
+            if let Some(failure) = &step.error {
                 self.recorder.record(Record::Reply {
                     at_ms,
                     turn,
@@ -139,8 +148,11 @@ impl Provider for SimProvider<'_> {
                     calls: Arc::default(),
                     error: Some(failure.kind.to_core().code().to_owned()),
                 });
-                let mut error =
-                    ProviderError::new(failure.kind.to_core(), "The provider refused the request.");
+                let message = match failure.leak.as_ref().and_then(|label| secrets.get(label)) {
+                    Some(secret) => format!("The provider refused the key {secret}."),
+                    None => "The provider refused the request.".to_owned(),
+                };
+                let mut error = ProviderError::new(failure.kind.to_core(), message);
                 error.retry_after_ms = failure.retry_after_ms;
                 return Err(error);
             }
@@ -264,7 +276,8 @@ mod tests {
     #[test]
     fn a_resent_transcript_is_recorded_by_its_values_whether_shared_or_copied() {
         let recorder = Recorder::new(0, 0);
-        let mut provider = SimProvider::new(&[], recorder.clone());
+        let secrets = BTreeMap::new();
+        let mut provider = SimProvider::new(&[], &secrets, recorder.clone());
         let first = transcript(&["hello", "result:a"]);
         provider.record_request(&request(&first));
         // Equal copies of the first two, and one more: the two are kept.
