@@ -4,7 +4,9 @@
 //! stops calling tools ends `run.completed`.
 //!
 //! The other invariants catch a runtime that does too much; this one catches a runtime that
-//! refuses what R4, R11–R13, R3 and R16 allow. A valid call may still be aborted when the run
+//! refuses what R4, R11–R13, R3 and R16 allow. The offer is what the provider receives and
+//! what `run.started` announces (with the run's read-only flag, R11) to the event stream's
+//! readers: both must be what the policy allows. A valid call may still be aborted when the run
 //! was stopped or hit its turn limit (R19, R20).
 
 use ward_core::envelope::ToolResult;
@@ -14,6 +16,24 @@ use super::{At, Breach, Findings, Invariant, RunCheck};
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     let view = run.view;
+    let announced = view.events.iter().find_map(|event| match &event.kind {
+        EventKind::RunStarted { read_only, tools } => Some((*read_only, tools)),
+        _ => None,
+    });
+    if let Some((read_only, tools)) = announced {
+        findings.arm(Invariant::I13);
+        let mut offered: Vec<&str> = tools.iter().map(|name| &**name).collect();
+        offered.sort_unstable();
+        if read_only != run.script.read_only || offered != run.expected_offer {
+            let explanation = format!(
+                "run.started announces read-only {read_only} and {} tools; the policy allows read-only {} and {} tools",
+                offered.len(),
+                run.script.read_only,
+                run.expected_offer.len()
+            );
+            return findings.report(Breach::OfferDiffers, At::Run, explanation);
+        }
+    }
     for request in view.new_offers() {
         findings.arm(Invariant::I13);
         let mut offered: Vec<&str> = request.tools.iter().map(|name| &**name).collect();
