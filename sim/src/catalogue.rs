@@ -97,6 +97,38 @@ pub fn by_name() -> &'static [Entry] {
     })
 }
 
+/// The range of each limit of a run (R14: a limit outside its range is refused at start), as
+/// (name, smallest, largest). The SPEC states `turns_max`'s (1–20); the others are ward's,
+/// from the runtime's documentation: 1–128 calls per batch, a provider timeout of 1 s to
+/// 600 s, an inactivity timeout of 1 s to 3600 s, 0–5 retries.
+pub const LIMIT_RANGES: [(&str, u64, u64); 5] = [
+    ("turns_max", 1, 20),
+    ("calls_per_batch_max", 1, 128),
+    ("provider_timeout_ms", 1_000, 600_000),
+    ("inactivity_timeout_ms", 1_000, 3_600_000),
+    ("provider_retries_max", 0, 5),
+];
+
+/// The limits of `limits` in [`LIMIT_RANGES`] order.
+pub fn limit_values(limits: &Limits) -> [u64; 5] {
+    [
+        u64::from(limits.turns_max),
+        u64::from(limits.calls_per_batch_max),
+        limits.provider_timeout_ms,
+        limits.inactivity_timeout_ms,
+        u64::from(limits.provider_retries_max),
+    ]
+}
+
+/// The first limit of `limits` outside its range: (name, value, smallest, largest).
+pub fn limit_out_of_range(limits: &Limits) -> Option<(&'static str, u64, u64, u64)> {
+    LIMIT_RANGES
+        .iter()
+        .zip(limit_values(limits))
+        .find(|((_, low, high), value)| !(low..=high).contains(&value))
+        .map(|(&(name, low, high), value)| (name, value, low, high))
+}
+
 /// The table's row for `name`.
 pub fn entry(name: &str) -> Option<&'static Entry> {
     TABLE.iter().find(|entry| entry.name == name)
@@ -254,6 +286,34 @@ mod tests {
         // Not an oracle: a guard that the oracle's table and the runtime's defaults agree
         // today, so a campaign's verdicts start from the facts the specification states.
         assert_eq!(Limits::default(), DEFAULT_LIMITS);
+    }
+
+    #[test]
+    fn the_limit_ranges_match_what_the_runtime_refuses() {
+        // A guard like the one above: at each end of each range, the runtime accepts the
+        // bound and refuses one past it, as the oracle's table says.
+        for (index, &(name, low, high)) in LIMIT_RANGES.iter().enumerate() {
+            let with = |value: u64| {
+                let mut limits = DEFAULT_LIMITS;
+                match index {
+                    0 => limits.turns_max = value as u32,
+                    1 => limits.calls_per_batch_max = value as u32,
+                    2 => limits.provider_timeout_ms = value,
+                    3 => limits.inactivity_timeout_ms = value,
+                    _ => limits.provider_retries_max = value as u32,
+                }
+                assert_eq!(limit_values(&limits)[index], value, "{name}");
+                limits
+            };
+            for value in [low, high] {
+                assert!(with(value).check().is_ok(), "{name} {value}");
+                assert_eq!(limit_out_of_range(&with(value)), None, "{name} {value}");
+            }
+            for value in [low.checked_sub(1), Some(high + 1)].into_iter().flatten() {
+                assert!(with(value).check().is_err(), "{name} {value}");
+                assert!(limit_out_of_range(&with(value)).is_some(), "{name} {value}");
+            }
+        }
     }
 
     #[test]

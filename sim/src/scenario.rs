@@ -496,9 +496,6 @@ impl Scenario {
                         ));
                     }
                 }
-                if let Err(error) = run.limits.resolve(Limits::default()).check() {
-                    return Err(invalid(format!("{at}/limits"), error.to_string()));
-                }
                 for (tool, behaviour) in run.tools.iter() {
                     if let Effect::LeakSecret { label, .. } = &behaviour.effect {
                         if self.secret(label).is_none() {

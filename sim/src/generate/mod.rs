@@ -34,6 +34,7 @@ use serde_json::{Value, json};
 use ward_core::fault::Fault;
 use ward_core::registry::Registry;
 
+use crate::catalogue::LIMIT_RANGES;
 use crate::rng::SimRng;
 use crate::scenario::{
     Answer, CallScript, Effect, FailureKind, LimitsScript, PlantedSecret, ProviderFailure,
@@ -98,7 +99,8 @@ misbehaviours! {
     EdgeDeadline = "edge-deadline": "a tool that takes the inactivity timeout − 1, exactly or + 1 ms";
     EdgeProviderTimeout = "edge-provider-timeout": "answers at the provider timeout − 1, exactly or + 1 ms";
     EdgeRetries = "edge-retries": "as many retryable errors in a row as retries allow, or one more; retry-after at 60 s ± 1 ms";
-    EdgeSecrets = "edge-secrets": "a configured value of 8 characters (the shortest); arguments echoing 7, 8 or 9 characters of one";
+    EdgeSecrets = "edge-secrets": "a configured value of 7 or 8 characters (8 is the shortest); arguments echoing 7, 8 or 9 characters of one";
+    EdgeLimits = "edge-limits": "a limit at its range's bound − 1, the bound or the bound + 1 (out of range: refused at start)";
 }
 
 /// How often, in percent, an `edge-…` misbehaviour fires at its decision point; 1 % for
@@ -404,7 +406,8 @@ impl<'p> Generator<'p> {
         if self.rng.percent(55) {
             for _ in 0..self.rng.range(1, 2) {
                 let secret = if self.fire(Misbehaviour::EdgeSecrets) {
-                    secrets::configured_shortest(&mut self.rng, &mut self.labels)
+                    let chars = if self.rng.percent(20) { 7 } else { 8 };
+                    secrets::configured_of(&mut self.rng, &mut self.labels, chars)
                 } else {
                     secrets::configured(&mut self.rng, &mut self.labels)
                 };
@@ -446,6 +449,22 @@ impl<'p> Generator<'p> {
     }
 
     fn limits(&mut self, plan: &mut RunPlan<'p>) {
+        if self.fire(Misbehaviour::EdgeLimits) {
+            let index = self.rng.range_usize(0, LIMIT_RANGES.len() - 1);
+            let (_, low, high) = LIMIT_RANGES[index];
+            let bound = if self.rng.percent(50) { low } else { high };
+            let value = (bound + self.rng.range(0, 2)).checked_sub(1);
+            let limits = &mut plan.limits;
+            match (index, value) {
+                (_, None) => {}
+                (0, Some(value)) => limits.turns_max = Some(value as u32),
+                (1, Some(value)) => limits.calls_per_batch_max = Some(value as u32),
+                (2, Some(value)) => limits.provider_timeout_ms = Some(value),
+                (3, Some(value)) => limits.inactivity_timeout_ms = Some(value),
+                (_, Some(value)) => limits.provider_retries_max = Some(value as u32),
+            }
+            return;
+        }
         if self.fire(Misbehaviour::EndlessLoop) {
             plan.limits.turns_max = Some(self.rng.range(1, 4) as u32);
         }

@@ -66,9 +66,9 @@ pub fn configured(rng: &mut SimRng, labels: &mut Labels) -> PlantedSecret {
     part(labels, "configured", value, SecretShape::Configured)
 }
 
-/// A configured exact value of 8 characters, the shortest R24 accepts.
-pub fn configured_shortest(rng: &mut SimRng, labels: &mut Labels) -> PlantedSecret {
-    let value = format!("cfg{}", token(rng, 5));
+/// A configured exact value of `chars` characters (at least 3; R24 refuses fewer than 8).
+pub fn configured_of(rng: &mut SimRng, labels: &mut Labels, chars: usize) -> PlantedSecret {
+    let value = format!("cfg{}", token(rng, chars.saturating_sub(3)));
     part(labels, "configured", value, SecretShape::Configured)
 }
 

@@ -48,10 +48,12 @@
 
 use ward_core::envelope::ToolResult;
 use ward_core::events::EventKind;
+use ward_core::session::Message;
 
 use super::{At, Breach, CallFacts, Findings, Invariant, RunCheck};
-use crate::scenario::{Effect, FailureKind, Turn};
-use crate::view::{BatchView, BodyView};
+use crate::catalogue;
+use crate::scenario::{Effect, FailureKind, Scenario, Turn};
+use crate::view::{BatchView, BodyView, RunView};
 
 /// R18: the longest wait before a retry.
 const RETRY_WAIT_MAX_MS: u64 = 60_000;
@@ -61,11 +63,58 @@ const ARGUMENT_BYTES_MAX: usize = 256 * 1024;
 const CALL_ID_CHARS_MAX: usize = 160;
 /// The latest instant the model judges (2^40 ms, about 35 years).
 const HORIZON_MS: u64 = 1 << 40;
+/// R24: the shortest configured value.
+const SECRET_CHARS_MIN: usize = 8;
+/// R24, R29: the placeholder texts.
+const PLACEHOLDERS: [&str; 2] = ["[REDACTED]", "[LOCAL_PATH]"];
+
+/// R14 and R24: a run starts unless a limit is outside its range (the oracle's table) or a
+/// configured value cannot be redacted for good: shorter than 8 characters, inside a
+/// placeholder text, or — ward's reading of R29 (d), redacting twice equals once — holding a
+/// placeholder, or ending with a placeholder's beginning or beginning with its end (a
+/// placeholder and the text beside it could spell the value again).
+pub(super) fn check_start(view: &RunView<'_>, scenario: &Scenario, findings: &mut Findings<'_>) {
+    findings.arm(Invariant::I14);
+    let limits = view.script.limits.resolve(catalogue::DEFAULT_LIMITS);
+    let configured = view
+        .script
+        .secrets
+        .iter()
+        .filter_map(|label| scenario.secret(label))
+        .map(|secret| secret.value.as_str());
+    let refusal = catalogue::limit_out_of_range(&limits)
+        .map(|(name, value, low, high)| format!("{name} is {value}, outside {low} to {high}"))
+        .or_else(|| {
+            configured
+                .filter(|value| {
+                    value.chars().count() < SECRET_CHARS_MIN
+                        || PLACEHOLDERS
+                            .iter()
+                            .any(|placeholder| meets_placeholder(value, placeholder))
+                })
+                .map(|value| {
+                    format!(
+                        "a configured value of {} characters that is short or meets a placeholder",
+                        value.chars().count()
+                    )
+                })
+                .next()
+        });
+    let explanation = match (refusal, &view.trace.start_error) {
+        (Some(why), None) => {
+            format!("the model expected the run to be refused at start ({why}); it started")
+        }
+        (None, Some(error)) => {
+            format!("the model expected the run to start; it was refused ({error})")
+        }
+        _ => return,
+    };
+    findings.report(Breach::ModelRunEnd, At::Run, explanation);
+}
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
-    findings.arm(Invariant::I14);
     let mut model = Model::new(run);
-    let disagreement = match model.walk() {
+    let disagreement = match start_events(run).and_then(|()| model.walk()) {
         Ok(end) => model.compare_end(&end),
         Err(disagreement) => Err(disagreement),
     };
@@ -821,6 +870,64 @@ impl<'r, 'a> Model<'r, 'a> {
         }
         Ok(())
     }
+}
+
+/// R23 and R15 at the start of a run: the events are numbered from 0 without a gap and never
+/// go back in time; the run opens with `run.started` and `user.message.created` at 0 ms; the
+/// prompt that event announces (redacted) is the session store's first record of the run and
+/// the last message of the provider's first request.
+fn start_events<'a>(run: &RunCheck<'a>) -> Walk<'a, ()> {
+    let view = run.view;
+    let events = &view.events;
+    let numbered = events
+        .iter()
+        .enumerate()
+        .all(|(index, event)| event.seq == index as u64);
+    let in_time = events
+        .windows(2)
+        .all(|pair| pair[0].time_ms <= pair[1].time_ms);
+    let opening = match (events.first(), events.get(1)) {
+        (Some(first), Some(second)) if first.time_ms == 0 && second.time_ms == 0 => {
+            match (&first.kind, &second.kind) {
+                (EventKind::RunStarted { .. }, EventKind::UserMessageCreated { text }) => {
+                    Some(text.as_str())
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let Some(prompt) = opening.filter(|_| numbered && in_time) else {
+        let explanation = "the model expected events numbered from 0 in time order, opening with run.started and user.message.created at 0 ms".to_owned();
+        return disagree(Breach::ModelEvents, Where::Run, explanation);
+    };
+    let is_prompt = |message: &Message| matches!(message, Message::User { text } if text == prompt);
+    let stored = view
+        .appends
+        .first()
+        .is_some_and(|message| is_prompt(message));
+    let sent = view.requests.first().is_none_or(|request| {
+        request
+            .appended
+            .last()
+            .is_some_and(|message| is_prompt(message))
+    });
+    if !(stored && sent) {
+        let explanation = format!(
+            "the model expected the announced prompt to be stored first ({stored}) and to end the first request ({sent})"
+        );
+        return disagree(Breach::ModelEvents, Where::Run, explanation);
+    }
+    Ok(())
+}
+
+/// Whether `value` lies inside `placeholder`, holds it, or overlaps it at an end.
+fn meets_placeholder(value: &str, placeholder: &str) -> bool {
+    let (bytes, text) = (value.as_bytes(), placeholder.as_bytes());
+    let overlaps = (1..text.len().min(bytes.len())).any(|length| {
+        bytes.ends_with(&text[..length]) || bytes.starts_with(&text[text.len() - length..])
+    });
+    placeholder.contains(value) || value.contains(placeholder) || overlaps
 }
 
 /// The result a body that ran to its end gives: its own (a panic is `INTERNAL_ERROR`).

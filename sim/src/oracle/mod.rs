@@ -215,6 +215,9 @@ pub enum Breach {
     ModelTiming,
     /// I14: the run ended otherwise, or at another instant, than the model's.
     ModelRunEnd,
+    /// I14: the run's events do not open and number as R23 says, or the prompt they announce
+    /// is not what the store keeps and the provider receives first.
+    ModelEvents,
 }
 
 impl Breach {
@@ -241,7 +244,7 @@ impl Breach {
             TraceDiffers => Invariant::I11,
             ParallelStartedLate => Invariant::I12,
             OfferDiffers | AllowedCallRefused | NotCompleted => Invariant::I13,
-            ModelCall | ModelTiming | ModelRunEnd => Invariant::I14,
+            ModelCall | ModelTiming | ModelRunEnd | ModelEvents => Invariant::I14,
         }
     }
 }
@@ -574,6 +577,7 @@ impl Oracle {
                 changes = Default::default();
             }
             let mut findings = Findings::new(trace.session, trace.run, &mut verdict.violations);
+            i14_the_runtime_agrees_with_the_model::check_start(view, scenario, &mut findings);
             if trace.start_error.is_none() {
                 let run = RunCheck::new(view, scenario, &self.schemas);
                 i1_read_only_runs_are_offered_reads_only::check(&run, &mut findings);
