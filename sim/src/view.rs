@@ -29,6 +29,8 @@ pub struct RequestView<'a> {
     pub new_system_prompt: bool,
     /// The offered tools.
     pub tools: &'a [Arc<str>],
+    /// How many leading messages this request shares with the previous request's transcript.
+    pub kept: usize,
     /// The messages after those this request shares with the previous request's transcript
     /// (equal messages, seen in an earlier request).
     pub appended: &'a [Arc<Message>],
@@ -178,8 +180,8 @@ impl<'a> RunView<'a> {
                     attempt,
                     system_prompt: new_prompt,
                     tools,
+                    kept,
                     appended,
-                    ..
                 } => {
                     if let Some(text) = new_prompt {
                         system_prompt = text;
@@ -194,6 +196,7 @@ impl<'a> RunView<'a> {
                         system_prompt,
                         new_system_prompt: new_prompt.is_some(),
                         tools: offered,
+                        kept: *kept,
                         appended,
                     });
                 }

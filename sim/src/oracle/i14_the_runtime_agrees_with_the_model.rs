@@ -46,6 +46,8 @@
 //!   the deadline was just reset (the reply, or the previous call's end), so a refusal never
 //!   moves it.
 
+use std::sync::Arc;
+
 use ward_core::envelope::ToolResult;
 use ward_core::events::EventKind;
 use ward_core::session::Message;
@@ -114,7 +116,10 @@ pub(super) fn check_start(view: &RunView<'_>, scenario: &Scenario, findings: &mu
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     let mut model = Model::new(run);
-    let disagreement = match start_events(run).and_then(|()| model.walk()) {
+    let disagreement = match start_events(run)
+        .and_then(|prompt| transcript(run, prompt))
+        .and_then(|()| model.walk())
+    {
         Ok(end) => model.compare_end(&end),
         Err(disagreement) => Err(disagreement),
     };
@@ -875,8 +880,8 @@ impl<'r, 'a> Model<'r, 'a> {
 /// R23 and R15 at the start of a run: the events are numbered from 0 without a gap and never
 /// go back in time; the run opens with `run.started` and `user.message.created` at 0 ms; the
 /// prompt that event announces (redacted) is the session store's first record of the run and
-/// the last message of the provider's first request.
-fn start_events<'a>(run: &RunCheck<'a>) -> Walk<'a, ()> {
+/// the last message of the provider's first request. Returns the prompt.
+fn start_events<'a>(run: &RunCheck<'a>) -> Walk<'a, &'a str> {
     let view = run.view;
     let events = &view.events;
     let numbered = events
@@ -917,6 +922,95 @@ fn start_events<'a>(run: &RunCheck<'a>) -> Walk<'a, ()> {
             "the model expected the announced prompt to be stored first ({stored}) and to end the first request ({sent})"
         );
         return disagree(Breach::ModelEvents, Where::Run, explanation);
+    }
+    Ok(prompt)
+}
+
+/// R16, R22 and R23 for the transcript: the session store keeps, in order, the prompt, then
+/// each reply the runtime took as its `assistant.message.completed` event announced it,
+/// followed by its calls' results in the order sent as their `tool.finished` events carried
+/// them; each request resends the previous request's transcript whole, a retry adds nothing,
+/// and the first attempt of a turn adds exactly what the turn before entered.
+fn transcript<'a>(run: &RunCheck<'a>, prompt: &str) -> Walk<'a, ()> {
+    let view = run.view;
+    let mut expected: Vec<Message> = vec![Message::User {
+        text: prompt.to_owned(),
+    }];
+    // Where each turn's reply is, in `expected`.
+    let mut turn_starts: Vec<usize> = Vec::new();
+    let mut results: Vec<(usize, Message)> = Vec::new();
+    let enter = |expected: &mut Vec<Message>, results: &mut Vec<(usize, Message)>| {
+        results.sort_by_key(|&(index, _)| index);
+        expected.extend(results.drain(..).map(|(_, message)| message));
+    };
+    for event in &view.events {
+        match &event.kind {
+            EventKind::AssistantMessageCompleted { text, calls, .. } => {
+                enter(&mut expected, &mut results);
+                turn_starts.push(expected.len());
+                expected.push(Message::Assistant {
+                    text: text.clone(),
+                    calls: Arc::clone(calls),
+                });
+            }
+            EventKind::ToolFinished {
+                index,
+                call_id,
+                name,
+                result,
+            } => results.push((
+                *index,
+                Message::Tool {
+                    call_id: Arc::clone(call_id),
+                    name: Arc::clone(name),
+                    result: result.clone(),
+                },
+            )),
+            _ => {}
+        }
+    }
+    enter(&mut expected, &mut results);
+    let stored: Vec<&Message> = view.appends.iter().map(|message| &***message).collect();
+    if stored.len() != expected.len() || stored.iter().zip(&expected).any(|(a, b)| *a != b) {
+        let explanation = format!(
+            "the session store holds {} records of the run; the model expected {}: the prompt, then each reply and its results in the order sent, as the events announced them",
+            stored.len(),
+            expected.len()
+        );
+        return disagree(Breach::ModelEvents, Where::Run, explanation);
+    }
+    let mut previous_len: Option<usize> = None;
+    for request in &view.requests {
+        let added: &[Message] = match (request.turn, request.attempt) {
+            (0, 0) => &[],
+            (_, attempt) if attempt > 0 => &[],
+            (turn, _) => {
+                let from = turn_starts.get(turn as usize - 1).copied();
+                let to = turn_starts
+                    .get(turn as usize)
+                    .copied()
+                    .unwrap_or(expected.len());
+                from.map_or(&[][..], |from| &expected[from..to])
+            }
+        };
+        let first = previous_len.is_none();
+        let resends = previous_len.is_none_or(|length| request.kept == length);
+        let adds = first
+            || (request.appended.len() == added.len()
+                && request.appended.iter().zip(added).all(|(a, b)| **a == *b));
+        if !(resends && adds) {
+            let explanation = format!(
+                "the request of turn {} attempt {} keeps {} messages and adds {}; the model expected it to keep {} and add the {} the turn before entered",
+                request.turn,
+                request.attempt,
+                request.kept,
+                request.appended.len(),
+                previous_len.unwrap_or(0),
+                added.len()
+            );
+            return disagree(Breach::ModelEvents, Where::Turn(request.turn), explanation);
+        }
+        previous_len = Some(request.kept + request.appended.len());
     }
     Ok(())
 }
