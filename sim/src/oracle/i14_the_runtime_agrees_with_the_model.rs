@@ -835,6 +835,21 @@ impl<'r, 'a> Model<'r, 'a> {
             );
             return disagree(Breach::ModelCall, at, explanation);
         }
+        if let (Some(error), Some((retryable, action, message))) =
+            (result.error(), self.envelope(&call.name, observed))
+        {
+            let message_differs = message.is_some_and(|message| {
+                error.message != message && !error.message.contains("[REDACTED]")
+            });
+            if error.retryable != retryable || error.recommended_action != action || message_differs
+            {
+                let explanation = format!(
+                    "the model expected {predicted} for {} to be retryable {retryable} with the action {action:?} (SPEC §4); it is retryable {} with {:?}, message {:?}",
+                    call.name, error.retryable, error.recommended_action, error.message
+                );
+                return disagree(Breach::ModelCall, at, explanation);
+            }
+        }
         let state_changed =
             predicted == Outcome::Ok && body.is_some() && self.run.state_moved(batch, index);
         if result.state_changed != state_changed {
@@ -845,6 +860,74 @@ impl<'r, 'a> Model<'r, 'a> {
             return disagree(Breach::ModelCall, at, explanation);
         }
         Ok(())
+    }
+
+    /// SPEC §4's table for the runtime's own codes: whether a failure with `outcome` is
+    /// retryable, its recommended action, and its message where the table fixes it. `None`
+    /// for a success and for a body's own codes.
+    fn envelope(&self, name: &str, outcome: Outcome<'_>) -> Option<(bool, String, Option<String>)> {
+        let Outcome::Code(code) = outcome else {
+            return None;
+        };
+        let fixed = |retryable: bool, action: &str| Some((retryable, action.to_owned(), None));
+        let read_only_refusal = self.run.script.read_only
+            && catalogue::entry(name).is_some_and(|entry| {
+                !entry.read_only && (!entry.opt_in || self.run.scenario.code_interpreter)
+            });
+        match code {
+            "INVALID_CALL_ID" => fixed(
+                true,
+                "Give every tool call a non-empty id of at most 160 characters.",
+            ),
+            "DUPLICATE_CALL_ID" => fixed(true, "Give every tool call its own id."),
+            "TOOL_NOT_FOUND" => {
+                let offer = self.announced_offer().join(", ");
+                let action = format!("Call one of the available tools: {offer}.");
+                Some((true, action, None))
+            }
+            "TOOL_NOT_ALLOWED" if read_only_refusal => Some((
+                false,
+                "Use a read-only tool, or ask the user for a run that may change the chart."
+                    .to_owned(),
+                Some(format!("Tool '{name}' is not allowed in a read-only run.")),
+            )),
+            "TOOL_NOT_ALLOWED" => Some((
+                false,
+                "Use another tool, or ask the user to switch it on.".to_owned(),
+                Some(format!(
+                    "Tool '{name}' is switched off in the agent settings."
+                )),
+            )),
+            "PAYLOAD_TOO_LARGE" => fixed(true, "Send a smaller input."),
+            "SECRET_IN_INPUT" => fixed(false, "Never pass credentials to tools."),
+            "TOOL_INPUT_INVALID" => fixed(true, "Correct the invalid field and retry the request."),
+            "TOO_MANY_CALLS" => {
+                let cap = self.run.limits.calls_per_batch_max;
+                let action = format!("Send at most {cap} tool calls in one message.");
+                Some((true, action, None))
+            }
+            "INTERNAL_ERROR" => fixed(
+                false,
+                "Do not retry with different input; report this tool failure.",
+            ),
+            "ABORTED" => fixed(true, "Start a new run."),
+            _ => None,
+        }
+    }
+
+    /// The tools `run.started` announced, in its order (I13 checks they are the allowed ones).
+    fn announced_offer(&self) -> Vec<&'a str> {
+        self.run
+            .view
+            .events
+            .iter()
+            .find_map(|event| match &event.kind {
+                EventKind::RunStarted { tools, .. } => {
+                    Some(tools.iter().map(|name| &**name).collect())
+                }
+                _ => None,
+            })
+            .unwrap_or_default()
     }
 
     /// Compares the run's terminal event with the predicted end.
@@ -872,6 +955,41 @@ impl<'r, 'a> Model<'r, 'a> {
             };
             let explanation = format!("the model expected {predicted}; the run ended {observed}");
             return disagree(Breach::ModelRunEnd, Where::Run, explanation);
+        }
+        // R19 and R21: the failure's envelope.
+        if let EventKind::RunFailed { error } = &terminal.kind {
+            let turns_max = self.run.limits.turns_max;
+            let (retryable, action, message) = match end.cause {
+                Cause::TurnLimit => (
+                    true,
+                    Some("Refine the request and retry."),
+                    Some(format!("The agent stopped after {turns_max} tool turns.")),
+                ),
+                Cause::Deadline => (true, Some("Retry with a narrower request."), None),
+                Cause::Provider(code) => (
+                    !matches!(
+                        code,
+                        "PROVIDER_AUTHENTICATION"
+                            | "PROVIDER_PERMISSION"
+                            | "PROVIDER_MODEL_NOT_FOUND"
+                    ),
+                    None,
+                    None,
+                ),
+                Cause::Completed | Cause::Cancelled => (error.retryable, None, None),
+            };
+            let differs = error.retryable != retryable
+                || action.is_some_and(|action| error.recommended_action != action)
+                || message
+                    .as_ref()
+                    .is_some_and(|message| error.message != *message);
+            if differs {
+                let explanation = format!(
+                    "the model expected {predicted} to be retryable {retryable} with the action {action:?} and message {message:?}; it is retryable {} with {:?} and {:?}",
+                    error.retryable, error.recommended_action, error.message
+                );
+                return disagree(Breach::ModelRunEnd, Where::Run, explanation);
+            }
         }
         Ok(())
     }
