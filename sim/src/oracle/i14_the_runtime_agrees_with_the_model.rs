@@ -68,7 +68,9 @@ const HORIZON_MS: u64 = 1 << 40;
 /// R24: the shortest configured value.
 const SECRET_CHARS_MIN: usize = 8;
 /// R24, R29: the placeholder texts.
-const PLACEHOLDERS: [&str; 2] = ["[REDACTED]", "[LOCAL_PATH]"];
+const PLACEHOLDERS: [&str; 2] = [REDACTED, "[LOCAL_PATH]"];
+/// The placeholder of a redacted secret.
+const REDACTED: &str = "[REDACTED]";
 
 /// R14 and R24: a run starts unless a limit is outside its range (the oracle's table) or a
 /// configured value cannot be redacted for good: shorter than 8 characters, inside a
@@ -838,10 +840,15 @@ impl<'r, 'a> Model<'r, 'a> {
         if let (Some(error), Some((retryable, action, message))) =
             (result.error(), self.envelope(&call.name, observed))
         {
-            let message_differs = message.is_some_and(|message| {
-                error.message != message && !error.message.contains("[REDACTED]")
-            });
-            if error.retryable != retryable || error.recommended_action != action || message_differs
+            // R22's guard may redact a configured value out of any text; a redacted text is
+            // compared no further.
+            let differs = |observed: &str, expected: &str| {
+                observed != expected && !observed.contains(REDACTED)
+            };
+            let message_differs = message.is_some_and(|message| differs(&error.message, &message));
+            if error.retryable != retryable
+                || differs(&error.recommended_action, &action)
+                || message_differs
             {
                 let explanation = format!(
                     "the model expected {predicted} for {} to be retryable {retryable} with the action {action:?} (SPEC §4); it is retryable {} with {:?}, message {:?}",
@@ -978,11 +985,14 @@ impl<'r, 'a> Model<'r, 'a> {
                 ),
                 Cause::Completed | Cause::Cancelled => (error.retryable, None, None),
             };
+            let text_differs = |observed: &str, expected: &str| {
+                observed != expected && !observed.contains(REDACTED)
+            };
             let differs = error.retryable != retryable
-                || action.is_some_and(|action| error.recommended_action != action)
+                || action.is_some_and(|action| text_differs(&error.recommended_action, action))
                 || message
                     .as_ref()
-                    .is_some_and(|message| error.message != *message);
+                    .is_some_and(|message| text_differs(&error.message, message));
             if differs {
                 let explanation = format!(
                     "the model expected {predicted} to be retryable {retryable} with the action {action:?} and message {message:?}; it is retryable {} with {:?} and {:?}",
