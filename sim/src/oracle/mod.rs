@@ -39,6 +39,7 @@ mod i6_one_result_per_call_in_order;
 mod i7_sequential_batches_and_writes_never_overlap;
 mod i8_no_secret_leaks;
 mod i9_state_changed_tells_the_truth;
+mod registration;
 
 use std::fmt;
 
@@ -218,6 +219,8 @@ pub enum Breach {
     /// I14: the run's events do not open and number as R23 says, or the prompt they announce
     /// is not what the store keeps and the provider receives first.
     ModelEvents,
+    /// I14: registration accepts a tool definition R2 refuses, or refuses one it accepts.
+    ModelRegistration,
 }
 
 impl Breach {
@@ -244,7 +247,9 @@ impl Breach {
             TraceDiffers => Invariant::I11,
             ParallelStartedLate => Invariant::I12,
             OfferDiffers | AllowedCallRefused | NotCompleted => Invariant::I13,
-            ModelCall | ModelTiming | ModelRunEnd | ModelEvents => Invariant::I14,
+            ModelCall | ModelTiming | ModelRunEnd | ModelEvents | ModelRegistration => {
+                Invariant::I14
+            }
         }
     }
 }
@@ -550,12 +555,18 @@ fn allows(scenario: &Scenario, script: &RunScript, entry: &Entry) -> bool {
 #[derive(Debug)]
 pub struct Oracle {
     schemas: Schemas,
+    /// How the runtime's registration differs from R2, tried once.
+    registration: Option<String>,
 }
 
 impl Oracle {
-    /// An oracle with its own compiled schemas.
+    /// An oracle with its own compiled schemas; it tries the runtime's registration on R2's
+    /// edges once.
     pub fn new(schemas: Schemas) -> Oracle {
-        Oracle { schemas }
+        Oracle {
+            schemas,
+            registration: registration::disagreement(),
+        }
     }
 
     /// Runs every check on every run of `trace`.
@@ -570,6 +581,7 @@ impl Oracle {
             .collect();
         let mut changes = i9_state_changed_tells_the_truth::SessionChanges::default();
         let mut session = None;
+        let mut first_run = true;
         for view in &views {
             let trace = view.trace;
             if session != Some(trace.session) {
@@ -577,6 +589,10 @@ impl Oracle {
                 changes = Default::default();
             }
             let mut findings = Findings::new(trace.session, trace.run, &mut verdict.violations);
+            let first_run = std::mem::take(&mut first_run);
+            if let Some(explanation) = self.registration.as_ref().filter(|_| first_run) {
+                findings.report(Breach::ModelRegistration, At::Run, explanation.clone());
+            }
             i14_the_runtime_agrees_with_the_model::check_start(view, scenario, &mut findings);
             if trace.start_error.is_none() {
                 let run = RunCheck::new(view, scenario, &self.schemas);
