@@ -426,6 +426,18 @@ impl Digester {
                 self.tag(10);
                 self.state(state);
             }
+            Record::Report {
+                outcome,
+                code,
+                batches,
+                calls,
+            } => {
+                self.tag(11);
+                self.str(outcome);
+                self.str(code.as_deref().unwrap_or("\u{0}"));
+                self.u64(u64::from(*batches));
+                self.u64(u64::from(*calls));
+            }
         }
     }
 }

@@ -123,6 +123,19 @@ impl BatchView<'_> {
     }
 }
 
+/// What the runtime's entry point returned at the end of a run.
+#[derive(Debug, Clone, Copy)]
+pub struct Report<'a> {
+    /// `run.completed`, `run.failed` or `run.cancelled`.
+    pub outcome: &'a str,
+    /// The failure's code.
+    pub code: Option<&'a str>,
+    /// Batches run.
+    pub batches: u32,
+    /// Calls that got a result.
+    pub calls: u32,
+}
+
 /// One run, arranged.
 #[derive(Debug)]
 pub struct RunView<'a> {
@@ -148,6 +161,8 @@ pub struct RunView<'a> {
     pub cancel_at: Option<u64>,
     /// States restored by undo at the end of the session (only on the session's last run).
     pub undone: Vec<&'a ChartState>,
+    /// What the runtime's entry point returned, when the run started.
+    pub report: Option<Report<'a>>,
 }
 
 impl<'a> RunView<'a> {
@@ -166,6 +181,7 @@ impl<'a> RunView<'a> {
             snapshots: Snapshots::default(),
             cancel_at: None,
             undone: Vec::new(),
+            report: None,
         };
         // (call index, call id) → body: a run has a handful of bodies open at once.
         let mut open_starts: Vec<((usize, &str), usize)> = Vec::new();
@@ -305,6 +321,19 @@ impl<'a> RunView<'a> {
                 }
                 Record::Cancel { at_ms } => view.cancel_at = Some(*at_ms),
                 Record::Undo { state } => view.undone.push(state),
+                Record::Report {
+                    outcome,
+                    code,
+                    batches,
+                    calls,
+                } => {
+                    view.report = Some(Report {
+                        outcome,
+                        code: code.as_deref(),
+                        batches: *batches,
+                        calls: *calls,
+                    })
+                }
                 Record::Answer { .. } => {}
             }
         }

@@ -15,6 +15,14 @@
 //! [`Model::parallel`] are R17, R19's cap and R20; [`refusal`] is R3's order as a table;
 //! [`Clock`] is R19's inactivity deadline and the cancel.
 //!
+//! Around the walk the model predicts what else the SPEC fixes exactly: whether the run starts
+//! at all (R14's limit ranges, R24's configured values: [`check_start`]); R23's opening of the
+//! event stream and R15's prompt ([`start_events`]); the transcript the store keeps and each
+//! request resends (R16, R22: [`transcript`]); SPEC §4's table — each runtime code's
+//! `retryable`, recommended action and fixed message ([`Model::envelope`]) — and the
+//! envelopes of the failures that end a run. R2's registration verdicts are tried once per
+//! oracle (`registration.rs`).
+//!
 //! Some things the SPEC leaves to the world or leaves open; the model takes them from the
 //! trace and predicts on from there:
 //!
@@ -961,6 +969,21 @@ impl<'r, 'a> Model<'r, 'a> {
                 None => format!("{observed_kind} at {} ms", terminal.time_ms),
             };
             let explanation = format!("the model expected {predicted}; the run ended {observed}");
+            return disagree(Breach::ModelRunEnd, Where::Run, explanation);
+        }
+        // What the entry point returned: the same end, the batches the model ran and a
+        // result for every call of every reply the runtime took.
+        let calls: usize = view.batches.iter().map(|batch| batch.calls.len()).sum();
+        let reported = view.report.is_some_and(|report| {
+            (report.outcome, report.code) == (observed_kind, observed_code)
+                && report.batches == self.batches_run
+                && report.calls as usize == calls
+        });
+        if !reported {
+            let explanation = format!(
+                "the model expected the run's report to say {observed_kind}, {} batches and {calls} calls with a result; it says {:?}",
+                self.batches_run, view.report
+            );
             return disagree(Breach::ModelRunEnd, Where::Run, explanation);
         }
         // R19 and R21: the failure's envelope.

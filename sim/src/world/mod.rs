@@ -32,7 +32,7 @@ use futures::future::BoxFuture;
 use ward_core::chart::tools::{CatalogueOptions, register_tools};
 use ward_core::chart::{ChartState, SharedChart};
 use ward_core::deadline::CancelToken;
-use ward_core::driver::{Limits, RunOptions, Session, StartRunInput};
+use ward_core::driver::{Limits, RunOptions, RunOutcome, Session, StartRunInput};
 use ward_core::events::{Event, EventKind, EventSink};
 use ward_core::fault::FaultSet;
 use ward_core::registry::{Registry, RegistryBuilder};
@@ -308,11 +308,27 @@ async fn execute_run(
         }
     };
     session.store_mut().recorder = None;
-    let mut trace = recorder.take();
-    if let Err(error) = outcome {
-        trace.start_error = Some(error.to_string());
+    match outcome {
+        Ok(report) => {
+            let (outcome, code) = match &report.outcome {
+                RunOutcome::Completed { .. } => ("run.completed", None),
+                RunOutcome::Failed { error } => ("run.failed", Some(error.code.clone())),
+                RunOutcome::Cancelled => ("run.cancelled", None),
+            };
+            recorder.record(Record::Report {
+                outcome,
+                code,
+                batches: report.batches,
+                calls: report.calls,
+            });
+            recorder.take()
+        }
+        Err(error) => {
+            let mut trace = recorder.take();
+            trace.start_error = Some(error.to_string());
+            trace
+        }
     }
-    trace
 }
 
 #[cfg(test)]

@@ -120,6 +120,18 @@ pub enum Record {
         /// Virtual ms.
         at_ms: u64,
     },
+    /// What the runtime's entry point returned to its caller at the end of the run.
+    #[serde(rename_all = "camelCase")]
+    Report {
+        /// How the run ended: `run.completed`, `run.failed` or `run.cancelled`.
+        outcome: &'static str,
+        /// The failure's code, for `run.failed`.
+        code: Option<String>,
+        /// Batches run, as reported.
+        batches: u32,
+        /// Calls that got a result, as reported.
+        calls: u32,
+    },
     /// Undo at the end of the session restored this state.
     Undo {
         /// The state after the undo.
