@@ -100,6 +100,7 @@ misbehaviours! {
     EdgeProviderTimeout = "edge-provider-timeout": "answers at the provider timeout − 1, exactly or + 1 ms";
     EdgeRetries = "edge-retries": "as many retryable errors in a row as retries allow, or one more; retry-after at 60 s ± 1 ms";
     EdgeSecrets = "edge-secrets": "a configured value of 7 or 8 characters (8 is the shortest); arguments echoing 7, 8 or 9 characters of one";
+    EdgeKeys = "edge-keys": "an sk- or sk_ key with exactly 12 key characters (the fewest R26 redacts)";
     EdgeLimits = "edge-limits": "a limit at its range's bound − 1, the bound or the bound + 1 (out of range: refused at start)";
 }
 
@@ -436,6 +437,9 @@ impl<'p> Generator<'p> {
         if self.rng.percent(60) {
             for _ in 0..self.rng.range(1, 3) {
                 let planting = match self.rng.below(4) {
+                    _ if self.fire(Misbehaviour::EdgeKeys) => {
+                        secrets::shortest_key(&mut self.rng, &mut self.labels)
+                    }
                     0 => secrets::credential(&mut self.rng, &mut self.labels),
                     1 => secrets::key(&mut self.rng, &mut self.labels),
                     2 => secrets::home_path(&mut self.rng, &mut self.labels),

@@ -108,6 +108,17 @@ pub fn credential(rng: &mut SimRng, labels: &mut Labels) -> Planting {
     }
 }
 
+/// An `sk-` or `sk_` key with exactly 12 key characters after the prefix, the fewest R26
+/// redacts.
+pub fn shortest_key(rng: &mut SimRng, labels: &mut Labels) -> Planting {
+    let body = token(rng, 12);
+    let prefix = *rng.pick(&["sk-", "sk_"]);
+    Planting {
+        text: format!("my key is {prefix}{body} for the data feed"),
+        parts: vec![part(labels, "key", body, SecretShape::KeyBody)],
+    }
+}
+
 /// An API key of one of the families of R26; the body is the secret part.
 pub fn key(rng: &mut SimRng, labels: &mut Labels) -> Planting {
     let (text, body) = match rng.below(9) {
