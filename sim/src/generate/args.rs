@@ -367,7 +367,7 @@ pub fn text(value: &Value) -> String {
 pub fn padded(text: &str, bytes: usize) -> String {
     let mut padded = String::with_capacity(bytes.max(text.len()));
     padded.push_str(text);
-    padded.extend(std::iter::repeat_n(' ', bytes.saturating_sub(text.len())));
+    padded.push_str(&" ".repeat(bytes.saturating_sub(text.len())));
     padded
 }
 

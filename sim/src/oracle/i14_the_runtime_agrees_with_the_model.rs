@@ -54,11 +54,10 @@
 //!   the deadline was just reset (the reply, or the previous call's end), so a refusal never
 //!   moves it.
 
-use std::sync::Arc;
-
 use ward_core::envelope::ToolResult;
 use ward_core::events::EventKind;
 use ward_core::session::Message;
+use ward_core::tool::ToolCall;
 
 use super::{At, Breach, CallFacts, Findings, Invariant, RunCheck};
 use crate::catalogue;
@@ -1082,15 +1081,13 @@ fn start_events<'a>(run: &RunCheck<'a>) -> Walk<'a, &'a str> {
 /// followed by its calls' results in the order sent as their `tool.finished` events carried
 /// them; each request resends the previous request's transcript whole, a retry adds nothing,
 /// and the first attempt of a turn adds exactly what the turn before entered.
-fn transcript<'a>(run: &RunCheck<'a>, prompt: &str) -> Walk<'a, ()> {
+fn transcript<'a>(run: &RunCheck<'a>, prompt: &'a str) -> Walk<'a, ()> {
     let view = run.view;
-    let mut expected: Vec<Message> = vec![Message::User {
-        text: prompt.to_owned(),
-    }];
+    let mut expected: Vec<Expected<'a>> = vec![Expected::User(prompt)];
     // Where each turn's reply is, in `expected`.
     let mut turn_starts: Vec<usize> = Vec::new();
-    let mut results: Vec<(usize, Message)> = Vec::new();
-    let enter = |expected: &mut Vec<Message>, results: &mut Vec<(usize, Message)>| {
+    let mut results: Vec<(usize, Expected<'a>)> = Vec::new();
+    let enter = |expected: &mut Vec<Expected<'a>>, results: &mut Vec<(usize, Expected<'a>)>| {
         results.sort_by_key(|&(index, _)| index);
         expected.extend(results.drain(..).map(|(_, message)| message));
     };
@@ -1099,30 +1096,25 @@ fn transcript<'a>(run: &RunCheck<'a>, prompt: &str) -> Walk<'a, ()> {
             EventKind::AssistantMessageCompleted { text, calls, .. } => {
                 enter(&mut expected, &mut results);
                 turn_starts.push(expected.len());
-                expected.push(Message::Assistant {
-                    text: text.clone(),
-                    calls: Arc::clone(calls),
-                });
+                expected.push(Expected::Assistant(text, calls));
             }
             EventKind::ToolFinished {
                 index,
                 call_id,
                 name,
                 result,
-            } => results.push((
-                *index,
-                Message::Tool {
-                    call_id: Arc::clone(call_id),
-                    name: Arc::clone(name),
-                    result: result.clone(),
-                },
-            )),
+            } => results.push((*index, Expected::Tool(call_id, name, result))),
             _ => {}
         }
     }
     enter(&mut expected, &mut results);
-    let stored: Vec<&Message> = view.appends.iter().map(|message| &***message).collect();
-    if stored.len() != expected.len() || stored.iter().zip(&expected).any(|(a, b)| *a != b) {
+    let stored = &view.appends;
+    if stored.len() != expected.len()
+        || stored
+            .iter()
+            .zip(&expected)
+            .any(|(message, expected)| !expected.matches(message))
+    {
         let explanation = format!(
             "the session store holds {} records of the run; the model expected {}: the prompt, then each reply and its results in the order sent, as the events announced them",
             stored.len(),
@@ -1132,7 +1124,7 @@ fn transcript<'a>(run: &RunCheck<'a>, prompt: &str) -> Walk<'a, ()> {
     }
     let mut previous_len: Option<usize> = None;
     for request in &view.requests {
-        let added: &[Message] = match (request.turn, request.attempt) {
+        let added: &[Expected<'a>] = match (request.turn, request.attempt) {
             (0, 0) => &[],
             (_, attempt) if attempt > 0 => &[],
             (turn, _) => {
@@ -1148,7 +1140,11 @@ fn transcript<'a>(run: &RunCheck<'a>, prompt: &str) -> Walk<'a, ()> {
         let resends = previous_len.is_none_or(|length| request.kept == length);
         let adds = first
             || (request.appended.len() == added.len()
-                && request.appended.iter().zip(added).all(|(a, b)| **a == *b));
+                && request
+                    .appended
+                    .iter()
+                    .zip(added)
+                    .all(|(message, expected)| expected.matches(message)));
         if !(resends && adds) {
             let explanation = format!(
                 "the request of turn {} attempt {} keeps {} messages and adds {}; the model expected it to keep {} and add the {} the turn before entered",
@@ -1164,6 +1160,37 @@ fn transcript<'a>(run: &RunCheck<'a>, prompt: &str) -> Walk<'a, ()> {
         previous_len = Some(request.kept + request.appended.len());
     }
     Ok(())
+}
+
+/// A message the model expects in the transcript, borrowed from the event that announced it.
+enum Expected<'a> {
+    User(&'a str),
+    Assistant(&'a str, &'a [ToolCall]),
+    Tool(&'a str, &'a str, &'a ToolResult),
+}
+
+impl Expected<'_> {
+    fn matches(&self, message: &Message) -> bool {
+        match (self, message) {
+            (Expected::User(expected), Message::User { text }) => text == expected,
+            (Expected::Assistant(expected, expected_calls), Message::Assistant { text, calls }) => {
+                text == expected && **calls == **expected_calls
+            }
+            (
+                Expected::Tool(expected_id, expected_name, expected_result),
+                Message::Tool {
+                    call_id,
+                    name,
+                    result,
+                },
+            ) => {
+                **call_id == **expected_id
+                    && **name == **expected_name
+                    && result == *expected_result
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Whether `value` lies inside `placeholder`, holds it, or overlaps it at an end.
