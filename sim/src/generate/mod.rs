@@ -100,7 +100,7 @@ misbehaviours! {
     EdgeProviderTimeout = "edge-provider-timeout": "answers at the provider timeout − 1, exactly or + 1 ms";
     EdgeRetries = "edge-retries": "as many retryable errors in a row as retries allow, or one more; retry-after at 60 s ± 1 ms";
     EdgeSecrets = "edge-secrets": "a configured value of 7 or 8 characters (8 is the shortest); arguments echoing 7, 8 or 9 characters of one";
-    EdgeKeys = "edge-keys": "an sk- or sk_ key with exactly 12 key characters (the fewest R26 redacts)";
+    EdgeKeys = "edge-keys": "a key of each R26 family at its rule's minimum length (12 after sk-)";
     EdgeLimits = "edge-limits": "a limit at its range's bound − 1, the bound or the bound + 1 (out of range: refused at start)";
 }
 

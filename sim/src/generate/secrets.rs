@@ -108,11 +108,23 @@ pub fn credential(rng: &mut SimRng, labels: &mut Labels) -> Planting {
     }
 }
 
-/// An `sk-` or `sk_` key with exactly 12 key characters after the prefix, the fewest R26
-/// redacts.
+/// A key of one of R26's families with the fewest key characters its rule redacts: 12 after
+/// `sk-` or `sk_` (the SPEC's), and ward's documented minimums for the others (`core`'s
+/// `redact::keys`): 20 after `ghp_` or `github_pat_`, exactly 16 after `AKIA`, 10 after
+/// `xoxb-`.
 pub fn shortest_key(rng: &mut SimRng, labels: &mut Labels) -> Planting {
-    let body = token(rng, 12);
-    let prefix = *rng.pick(&["sk-", "sk_"]);
+    let (prefix, chars) = *rng.pick(&[
+        ("sk-", 12),
+        ("sk_", 12),
+        ("ghp_", 20),
+        ("github_pat_", 20),
+        ("AKIA", 16),
+        ("xoxb-", 10),
+    ]);
+    let mut body = token(rng, chars);
+    if prefix == "AKIA" {
+        body = body.to_uppercase();
+    }
     Planting {
         text: format!("my key is {prefix}{body} for the data feed"),
         parts: vec![part(labels, "key", body, SecretShape::KeyBody)],
