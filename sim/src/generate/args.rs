@@ -336,6 +336,32 @@ pub fn invalid(rng: &mut SimRng, valid: &Value, schema: &Value, errors: usize) -
     value
 }
 
+/// `valid` with `errors` errors inside the objects of its first array of objects (an unexpected
+/// key, or a member of the wrong type), so every error's path is nested (`/anchors/1/price`);
+/// `None` when `valid` holds no such array.
+pub fn invalid_nested(rng: &mut SimRng, valid: &Value, errors: usize) -> Option<Value> {
+    let mut value = valid.clone();
+    let items = value
+        .as_object_mut()?
+        .values_mut()
+        .filter_map(Value::as_array_mut)
+        .find(|items| !items.is_empty() && items.iter().all(Value::is_object))?;
+    for error in 0..errors {
+        let position = rng.range_usize(0, items.len() - 1);
+        let object = items[position].as_object_mut()?;
+        let key = rng.pick_from(object.keys()).cloned();
+        match key {
+            Some(key) if rng.percent(50) && !object[&key].is_boolean() => {
+                object.insert(key, json!(true));
+            }
+            _ => {
+                object.insert(format!("unexpected_{error}"), distinctive(rng));
+            }
+        }
+    }
+    Some(value)
+}
+
 fn out_of_range(rng: &mut SimRng, property: &Value) -> Value {
     if let Some(maximum) = property.get("maximum").and_then(Value::as_u64) {
         return json!(maximum + rng.range(10_001, 99_999));

@@ -91,7 +91,7 @@ misbehaviours! {
     ToolFaults = "tool-faults": "tool bodies fail, panic or leak a configured secret";
     SlowTools = "slow-tools": "tool bodies outlast the inactivity deadline";
     AskUser = "ask-user": "asks the user, who answers late or never";
-    EdgeErrors = "edge-errors": "an input with 4, 5 or 6 errors (the cap of 5, ± 1)";
+    EdgeErrors = "edge-errors": "an input with 4, 5 or 6 errors (the cap of 5, ± 1), flat or nested in an array's objects";
     EdgePayload = "edge-payload": "argument text of 256 KiB − 1, 256 KiB or 256 KiB + 1 bytes";
     EdgeId = "edge-id": "a call id of 159, 160 or 161 characters";
     EdgeBatch = "edge-batch": "a batch of cap − 1, cap or cap + 1 calls";
@@ -800,7 +800,14 @@ impl<'p> Generator<'p> {
         let schema = self.schema(&call.name);
         if self.fire(Misbehaviour::EdgeErrors) {
             let errors = around(&mut self.rng, FIELD_ERRORS_MAX) as usize;
-            call.arguments = args::text(&args::invalid(&mut self.rng, &valid, schema, errors));
+            let nested = self
+                .rng
+                .percent(50)
+                .then(|| args::invalid_nested(&mut self.rng, &valid, errors))
+                .flatten();
+            let invalid =
+                nested.unwrap_or_else(|| args::invalid(&mut self.rng, &valid, schema, errors));
+            call.arguments = args::text(&invalid);
             call.fix = Some(args::text(&valid));
         } else if self.fire(Misbehaviour::EdgePayload) {
             let bytes = around(&mut self.rng, ARGUMENT_BYTES_MAX) as usize;
