@@ -639,13 +639,28 @@ impl<'r, 'a> Model<'r, 'a> {
                 now_ms = end_ms;
                 continue;
             }
-            // A read is abandoned by a stop while it runs (R20). At an instant where it also
-            // ends, or starts waiting for the user, either may come first.
-            let abandoned = stop.filter(|stop| {
-                let tie = stop.at_ms == end_ms
-                    || (stop.at_ms == asks_ms && wait_ms > 0 && stop.cause == Cause::Deadline);
-                if tie { aborted } else { true }
+            // A read is abandoned by a stop while it runs (R20). The deadline due just as the
+            // body starts waiting for the user either fires (the run ends by it then) or is
+            // paused, and then only the cancel can stop the body. At the instant the body
+            // ends, either may come first (a body the stop came before gets `ABORTED`).
+            let paused_first = stop.is_some_and(|stop| {
+                stop.at_ms == asks_ms
+                    && wait_ms > 0
+                    && stop.cause == Cause::Deadline
+                    && !self.ended_by(Cause::Deadline, stop.at_ms)
             });
+            let stop = if paused_first {
+                self.clock
+                    .cancel_at_ms
+                    .filter(|at_ms| (asks_ms..=end_ms).contains(at_ms))
+                    .map(|at_ms| Stop {
+                        at_ms,
+                        cause: Cause::Cancelled,
+                    })
+            } else {
+                stop
+            };
+            let abandoned = stop.filter(|stop| stop.at_ms < end_ms || aborted);
             if let Some(stop) = abandoned {
                 self.expect(batch, index, Outcome::Code("ABORTED"), Some(body))?;
                 now_ms = stop.at_ms;
