@@ -55,11 +55,14 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     // Due at the instant a wait for the user starts, the deadline may fire or the wait pause
     // it first: the stop checks take the later reading, the early-deadline check either.
     let deadline = deadline_instant(run, Tie::PauseFirst);
-    let deadline_earliest = deadline_instant(run, Tie::DeadlineFirst);
     let failed_by_deadline = matches!(
         view.terminal().map(|event| &event.kind),
         Some(EventKind::RunFailed { error }) if error.code == "DEADLINE_EXCEEDED"
     );
+    // The earliest reading is needed only for a run that failed by its deadline.
+    let deadline_earliest = failed_by_deadline
+        .then(|| deadline_instant(run, Tie::DeadlineFirst))
+        .flatten();
     if failed_by_deadline && deadline_earliest.is_none_or(|deadline| deadline > end) {
         let due = deadline_earliest.map_or("never due".to_owned(), |at| format!("due at {at} ms"));
         let explanation = format!(

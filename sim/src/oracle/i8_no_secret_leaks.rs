@@ -23,10 +23,8 @@ use ward_core::session::Message;
 use ward_core::tool::ToolCall;
 use ward_fragments::Fragments;
 
-use super::{At, Breach, Findings, Invariant, RunCheck, any_string};
+use super::{At, Breach, Findings, Invariant, PLACEHOLDERS, RunCheck, any_string};
 use crate::scenario::SecretShape;
-
-const PLACEHOLDERS: [&str; 2] = ["[REDACTED]", "[LOCAL_PATH]"];
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     let prompt = run.script.prompt.as_str();

@@ -394,6 +394,12 @@ impl CallFacts {
     }
 }
 
+/// The placeholder of a redacted secret (R29).
+pub(crate) const REDACTED: &str = "[REDACTED]";
+/// The placeholder texts (R24, R27, R29): I8 does not count a run inside one, and the model
+/// knows the runtime refuses a configured value that meets one.
+pub(crate) const PLACEHOLDERS: [&str; 2] = [REDACTED, "[LOCAL_PATH]"];
+
 /// The largest argument text the runtime takes (R3, SPEC §4).
 const ARGUMENT_BYTES_MAX: usize = 256 * 1024;
 /// The longest call id (SPEC §4).
