@@ -59,7 +59,7 @@ use ward_core::events::EventKind;
 use ward_core::session::Message;
 use ward_core::tool::ToolCall;
 
-use super::{At, Breach, CallFacts, Findings, Invariant, RunCheck};
+use super::{At, Breach, CallFacts, Findings, Invariant, PLACEHOLDERS, REDACTED, RunCheck};
 use crate::catalogue;
 use crate::scenario::{Effect, FailureKind, Scenario, Turn};
 use crate::view::{BatchView, BodyView, RunView};
@@ -74,10 +74,6 @@ const CALL_ID_CHARS_MAX: usize = 160;
 const HORIZON_MS: u64 = 1 << 40;
 /// R24: the shortest configured value.
 const SECRET_CHARS_MIN: usize = 8;
-/// R24, R29: the placeholder texts.
-const PLACEHOLDERS: [&str; 2] = [REDACTED, "[LOCAL_PATH]"];
-/// The placeholder of a redacted secret.
-const REDACTED: &str = "[REDACTED]";
 
 /// R14 and R24: a run starts unless a limit is outside its range (the oracle's table) or a
 /// configured value cannot be redacted for good: shorter than 8 characters, inside a
@@ -346,9 +342,8 @@ impl Clock {
 struct Model<'r, 'a> {
     run: &'r RunCheck<'a>,
     clock: Clock,
-    /// Script steps taken (one per provider request).
-    steps: usize,
-    /// Requests of the trace matched so far.
+    /// Requests of the trace matched so far; the provider takes one script step per request,
+    /// so this is also the next step's index.
     requests: usize,
     /// Batches of the trace matched so far (replies with calls).
     batches: usize,
@@ -381,7 +376,6 @@ impl<'r, 'a> Model<'r, 'a> {
                 last_activity_ms: 0,
                 cancel_first,
             },
-            steps: 0,
             requests: 0,
             batches: 0,
             batches_run: 0,
@@ -422,8 +416,7 @@ impl<'r, 'a> Model<'r, 'a> {
                     }));
                 }
             }
-            let step = self.run.script.turns.get(self.steps).unwrap_or(&DONE);
-            self.steps += 1;
+            let step = self.run.script.turns.get(self.requests).unwrap_or(&DONE);
             match view.requests.get(self.requests) {
                 Some(request) if request.turn == turn && request.attempt == attempt => {
                     if request.at_ms != now_ms {
@@ -1231,4 +1224,35 @@ fn body_outcome<'b>(body: &BodyView<'b>) -> Outcome<'b> {
 /// The code of call `index`'s result, when it has exactly one.
 fn observed_code<'b>(batch: &'b BatchView<'_>, index: usize) -> Option<&'b str> {
     RunCheck::result_of(batch, index).and_then(ToolResult::error_code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_meets_a_placeholder_inside_holding_or_overlapping_it() {
+        for value in [
+            "REDACTED",
+            "x[REDACTED]y",
+            "abcdefg[RE",
+            "D]abcdefgh",
+            "LOCAL_PA",
+        ] {
+            assert!(
+                PLACEHOLDERS
+                    .iter()
+                    .any(|text| meets_placeholder(value, text)),
+                "{value}"
+            );
+        }
+        for value in ["abcdefgh", "REDACTEX", "[abcdefgh]", "sk-proj-abc"] {
+            assert!(
+                !PLACEHOLDERS
+                    .iter()
+                    .any(|text| meets_placeholder(value, text)),
+                "{value}"
+            );
+        }
+    }
 }
