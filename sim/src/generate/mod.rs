@@ -16,7 +16,8 @@
 //! one, so every seed range visits them: inputs with 4, 5 and 6 errors (the cap of 5), argument
 //! text of 256 KiB ± 1 byte, call ids of 160 ± 1 characters (in ASCII or two-byte letters),
 //! batches at the cap ± 1, runs that call tools for the turn limit ± 1 turns, tools that take
-//! the inactivity timeout ± 1 ms, provider answers at the provider timeout ± 1 ms, and as many
+//! the inactivity timeout ± 1 ms from the run's start or from activity 1 ms before the
+//! deadline would fire (a provider reply, a call of the same batch finishing), provider answers at the provider timeout ± 1 ms, and as many
 //! retryable provider errors in a row as the retries allow, and one more, with `retry-after`
 //! at the 60 s cap ± 1 ms, configured values of 8 characters and echoes of 7, 8 and 9
 //! characters of one. Each is a misbehaviour named `edge-…`, counted like the others.
@@ -91,12 +92,13 @@ misbehaviours! {
     ToolFaults = "tool-faults": "tool bodies fail, panic or leak a configured secret";
     SlowTools = "slow-tools": "tool bodies outlast the inactivity deadline";
     AskUser = "ask-user": "asks the user, who answers late or never";
+    NestedSecrets = "nested-secrets": "plants secrets inside and across one another (a key as a credential or URL password, a configured value in a key or a user name, a value across a span's end)";
     EdgeErrors = "edge-errors": "an input with 4, 5 or 6 errors (the cap of 5, ± 1), flat or nested in an array's objects";
     EdgePayload = "edge-payload": "argument text of 256 KiB − 1, 256 KiB or 256 KiB + 1 bytes";
     EdgeId = "edge-id": "a call id of 159, 160 or 161 characters";
     EdgeBatch = "edge-batch": "a batch of cap − 1, cap or cap + 1 calls";
     EdgeTurns = "edge-turns": "calls tools for the turn limit − 1, the limit or the limit + 1 turns";
-    EdgeDeadline = "edge-deadline": "a tool that takes the inactivity timeout − 1, exactly or + 1 ms";
+    EdgeDeadline = "edge-deadline": "a tool that ends the inactivity timeout − 1, exactly or + 1 ms after the last activity, which may come 1 ms before the deadline";
     EdgeProviderTimeout = "edge-provider-timeout": "answers at the provider timeout − 1, exactly or + 1 ms";
     EdgeRetries = "edge-retries": "as many retryable errors in a row as retries allow, or one more; retry-after at 60 s ± 1 ms";
     EdgeSecrets = "edge-secrets": "a configured value of 7 or 8 characters (8 is the shortest); arguments echoing 7, 8 or 9 characters of one";
@@ -314,6 +316,17 @@ struct RunPlan<'p> {
     answers: Vec<Answer>,
     tools: BTreeMap<Arc<str>, ToolBehaviour>,
     ids: CallIds,
+    /// A first batch the deadline edge scripts, in place of a drawn one.
+    first_batch: Option<FirstBatch>,
+}
+
+/// The first batch of a run at the inactivity deadline's edge, with activity just before it.
+#[derive(Debug)]
+enum FirstBatch {
+    /// The provider answers at `delay_ms` (the timeout − 1) with one call of `tool`.
+    AfterReply { delay_ms: u64, tool: Arc<str> },
+    /// Two parallel calls: `quick` finishes at the timeout − 1, resetting the deadline.
+    Pair { quick: Arc<str>, slow: Arc<str> },
 }
 
 impl<'p> Generator<'p> {
@@ -380,6 +393,7 @@ impl<'p> Generator<'p> {
             answers: Vec::new(),
             tools: BTreeMap::new(),
             ids: CallIds::default(),
+            first_batch: None,
         };
         let prompt = self.prompt(&mut plan);
         self.limits(&mut plan);
@@ -439,6 +453,13 @@ impl<'p> Generator<'p> {
             plan.configured.push(second.label.clone());
             self.secrets.push(first);
             self.secrets.push(second);
+        }
+        if self.fire(Misbehaviour::NestedSecrets) {
+            let nesting = secrets::nested(&mut self.rng, &mut self.labels);
+            push_sentence(&mut prompt, &nesting.planting.text);
+            plan.configured
+                .extend(nesting.configured.into_iter().map(|value| value.label));
+            self.secrets.extend(nesting.planting.parts);
         }
         if self.rng.percent(60) {
             for _ in 0..self.rng.range(1, 3) {
@@ -525,10 +546,7 @@ impl<'p> Generator<'p> {
             }
         }
         if self.fire(Misbehaviour::EdgeDeadline) {
-            let timeout = self.rng.range(1_000, 3_000);
-            plan.limits.inactivity_timeout_ms = Some(timeout);
-            let slow = Arc::clone(&self.rng.pick(&self.catalogue.registered).0);
-            plan.tools.entry(slow).or_default().latency_ms = around(&mut self.rng, timeout);
+            self.deadline_edge(plan);
         } else if self.fire(Misbehaviour::SlowTools) {
             let timeout = self.rng.range(1_000, 3_000);
             plan.limits.inactivity_timeout_ms = Some(timeout);
@@ -556,6 +574,55 @@ impl<'p> Generator<'p> {
         }
     }
 
+    /// A tool that ends the inactivity timeout − 1, exactly or + 1 ms after the last activity
+    /// (R19). That activity is the run's start, or, just before the timeout would fire, the
+    /// provider's reply (it answers at timeout − 1 ms) or another call of the same parallel
+    /// batch finishing (its body takes timeout − 1 ms); either resets the deadline, so the slow
+    /// body ends at the new deadline ± 1 ms.
+    fn deadline_edge(&mut self, plan: &mut RunPlan<'p>) {
+        let timeout = self.rng.range(1_000, 3_000);
+        plan.limits.inactivity_timeout_ms = Some(timeout);
+        let latency = around(&mut self.rng, timeout);
+        let parallel: Vec<Arc<str>> = (self.catalogue.reads.iter())
+            .filter(|name| &***name != "ask_user")
+            .cloned()
+            .collect();
+        let pick_parallel = |rng: &mut SimRng| Arc::clone(rng.pick(&parallel));
+        let slow = match self.rng.below(3) {
+            0 => {
+                let slow = Arc::clone(&self.rng.pick(&self.catalogue.registered).0);
+                plan.tools.entry(slow).or_default().latency_ms = latency;
+                return;
+            }
+            1 => {
+                let slow = pick_parallel(&mut self.rng);
+                plan.first_batch = Some(FirstBatch::AfterReply {
+                    delay_ms: timeout - 1,
+                    tool: Arc::clone(&slow),
+                });
+                plan.tools.entry(Arc::clone(&slow)).or_default().latency_ms = latency;
+                slow
+            }
+            _ => {
+                let (quick, slow) = loop {
+                    let pair = (pick_parallel(&mut self.rng), pick_parallel(&mut self.rng));
+                    if pair.0 != pair.1 {
+                        break pair;
+                    }
+                };
+                plan.tools.entry(Arc::clone(&quick)).or_default().latency_ms = timeout - 1;
+                plan.tools.entry(Arc::clone(&slow)).or_default().latency_ms = timeout - 1 + latency;
+                plan.first_batch = Some(FirstBatch::Pair {
+                    quick,
+                    slow: Arc::clone(&slow),
+                });
+                slow
+            }
+        };
+        // The slow body must do no other work the scenario drew for it.
+        plan.tools.entry(slow).or_default().effect = Effect::None;
+    }
+
     fn turns(&mut self, plan: &mut RunPlan<'p>) -> Vec<Turn> {
         let turns_max = plan.limits.turns_max.unwrap_or(8) as u64;
         let edge = self.fire(Misbehaviour::EdgeTurns);
@@ -570,11 +637,23 @@ impl<'p> Generator<'p> {
         let mut react_next = Vec::new();
         for _ in 0..call_turns {
             self.provider_trouble(plan, &mut turns);
-            let (calls, reactions) = self.batch(plan);
-            let delay_ms = if self.fire(Misbehaviour::EdgeProviderTimeout) {
-                around(&mut self.rng, PROVIDER_TIMEOUT_MS)
-            } else {
-                0
+            let (calls, reactions, delay_ms) = match plan.first_batch.take() {
+                Some(FirstBatch::AfterReply { delay_ms, tool }) => {
+                    (vec![self.call_to(plan, &tool)], Vec::new(), delay_ms)
+                }
+                Some(FirstBatch::Pair { quick, slow }) => {
+                    let calls = vec![self.call_to(plan, &quick), self.call_to(plan, &slow)];
+                    (calls, Vec::new(), 0)
+                }
+                None => {
+                    let (calls, reactions) = self.batch(plan);
+                    let delay_ms = if self.fire(Misbehaviour::EdgeProviderTimeout) {
+                        around(&mut self.rng, PROVIDER_TIMEOUT_MS)
+                    } else {
+                        0
+                    };
+                    (calls, reactions, delay_ms)
+                }
             };
             turns.push(Turn {
                 delay_ms,
