@@ -1,36 +1,41 @@
 //! Authorization values (R25).
 //!
 //! `Bearer` or `Basic` in any letter case, not preceded by a letter or digit, then white
-//! space (any Unicode white space), then a credential that runs to the next white space,
-//! quote (`"`, `'`, `` ` ``, and the typographic ‘ ’ “ ”), comma, semicolon or closing
-//! bracket (`)`, `]`, `}`, `>`). The scheme word and the credential become one
-//! `[REDACTED]`; `Authorization: ` stays.
+//! space, then a credential that runs to the next white space, quote (`"`, `'`, `` ` ``, and
+//! the typographic ‘ ’ “ ”), comma, semicolon or closing bracket (`)`, `]`, `}`, `>`). The
+//! scheme word and the credential become one `[REDACTED]`; `Authorization: ` stays.
 //!
-//! The credential is redacted when
-//! - a header context precedes the scheme: a header or JSON key whose name ends in
-//!   `authorization` (any case), an optional closing quote or `]`, `:` or `=`, an optional
-//!   opening quote (`Authorization: Bearer …`, `"proxy-authorization": "Basic …"`,
-//!   `headers['Authorization'] = 'Bearer …'`); or
-//! - it looks like a credential: at least 8 characters with a digit or one of `._~+/=-`,
-//!   or at least 20 characters ("Explain the basic concepts" stays). Full stops that end
-//!   the credential are the sentence's and count for neither ("Explain the basic
-//!   concepts." stays too; the span, when there is one, still includes them); or
-//! - another rule's span lies in the white space or the credential, and the credential as
-//!   the output would show it (its text up to that span, then the placeholder without its
-//!   closing `]`) looks like one. Deciding on the output's view keeps redaction idempotent
-//!   (R29 (d)): a second pass sees exactly that text and decides the same way.
+//! - **With a header context** (a header or JSON key whose name ends in `authorization`,
+//!   any case, an optional closing quote or `]`, `:` or `=`, an optional opening quote:
+//!   `Authorization: Bearer …`, `"proxy-authorization": "Basic …"`,
+//!   `headers['Authorization'] = 'Bearer …'`), any credential is redacted, and the white
+//!   space after the scheme may hold one line break (`\r\n` counts as one).
+//! - **Without one**, the white space is any Unicode white space but a line break (so
+//!   "other than basic\n(i.e. digest)" stays), and the credential is redacted only when it
+//!   looks like one: for `Basic`, it decodes as base64 (padding optional) to bytes holding a
+//!   `:` (HTTP Basic is `user:password`), or it has at least 20 characters; for `Bearer`, it
+//!   has at least 8 characters and a digit, or ends in `=` padding, or is JWT-shaped (three
+//!   base64url segments joined by `.`), or has at least 20 characters. A word made only of
+//!   letters joined by `-`, `/` or `.` is never a credential here ("a basic
+//!   single-threaded loop", "basic mips/mipsel support"). Full stops that end the credential
+//!   are the sentence's and are left out of the judgement ("Explain the basic concepts."
+//!   stays; the span, when there is one, still includes them).
+//! - **Another rule's span** in the white space or the credential: the credential is judged
+//!   as the output would show it (its text up to that span, then the placeholder without its
+//!   closing `]`). Deciding on the output's view keeps redaction idempotent (R29 (d)): a
+//!   second pass sees exactly that text and decides the same way.
 //!
-//! The last condition needs every other span, so the driver keeps these candidates and
-//! decides them at the end, right to left (a credential can hold a later scheme word).
+//! The last case needs every other span, so the driver keeps these candidates and decides
+//! them at the end, right to left (a credential can hold a later scheme word).
 
 use super::context::Context;
 use super::span::Span;
 use super::text::{char_len_at, class, decode_at, is, starts_with_ignore_case, white_space_len_at};
 use super::work::Work;
 
-/// The shortest credential that can look like one (with a digit or a marker).
+/// The shortest `Bearer` credential with a digit that looks like one.
 const CREDENTIAL_CHARS_MIN: usize = 8;
-/// The length from which any credential looks like one.
+/// The length from which any credential that is not a plain word looks like one.
 const CREDENTIAL_CHARS_LONG: usize = 20;
 /// White space skipped backwards when looking for a header context.
 const HEADER_GAP_MAX: usize = 64;
@@ -40,6 +45,8 @@ const HEADER_GAP_MAX: usize = 64;
 pub(crate) struct AuthCandidate {
     /// The scheme word's first byte.
     pub(crate) start: usize,
+    /// Whether the scheme is `Basic` (else `Bearer`).
+    pub(crate) basic: bool,
     /// The white space after the scheme word.
     pub(crate) white_space_start: usize,
     /// The credential's first byte.
@@ -51,34 +58,6 @@ pub(crate) struct AuthCandidate {
     /// Whether the credential is not empty and the candidate is redacted whatever else is
     /// found (header context, or a credential that looks like one).
     pub(crate) certain: bool,
-}
-
-/// The length and the "has a digit or marker" flag of a credential's text.
-#[derive(Clone, Copy, Default)]
-struct Shape {
-    characters: usize,
-    /// A digit or marker before the trailing full stops.
-    marked: bool,
-    /// Full stops at the end (sentence punctuation: "the basic concepts.").
-    trailing_stops: usize,
-}
-
-impl Shape {
-    /// Whether the whole credential looks like one. Full stops that end it are the
-    /// sentence's, not the credential's, so "Explain the basic concepts." stays too.
-    fn looks_like_credential(self) -> bool {
-        let characters = self.characters - self.trailing_stops;
-        (characters >= CREDENTIAL_CHARS_MIN && self.marked) || characters >= CREDENTIAL_CHARS_LONG
-    }
-
-    /// The shape of this text followed by more text (its full stops are inner ones).
-    fn followed_by(self, characters: usize, marked: bool) -> Shape {
-        Shape {
-            characters: self.characters + characters,
-            marked: self.marked || self.trailing_stops > 0 || marked,
-            trailing_stops: 0,
-        }
-    }
 }
 
 fn ends_credential(text: &[u8], index: usize) -> bool {
@@ -93,34 +72,123 @@ fn ends_credential(text: &[u8], index: usize) -> bool {
         )
 }
 
-/// The credential from `start`: where it ends and its shape.
-fn credential(text: &[u8], start: usize, limit: usize) -> (usize, Shape) {
-    let mut shape = Shape::default();
+/// Where the credential that starts at `start` ends.
+fn credential_end(text: &[u8], start: usize) -> usize {
     let mut index = start;
-    while index < limit {
-        let byte = text[index];
-        if byte < 0x80 {
-            if is(byte, class::CREDENTIAL_END) {
-                break;
-            }
-            if byte == b'.' {
-                shape.trailing_stops += 1;
-            } else {
-                shape.marked |= shape.trailing_stops > 0 || is(byte, class::MARKER);
-                shape.trailing_stops = 0;
-            }
-            index += 1;
-        } else {
-            if ends_credential(text, index) {
-                break;
-            }
-            shape.marked |= shape.trailing_stops > 0;
-            shape.trailing_stops = 0;
-            index += char_len_at(text, index);
-        }
-        shape.characters += 1;
+    while index < text.len() && !ends_credential(text, index) {
+        index += char_len_at(text, index).max(1);
     }
-    (index, shape)
+    index
+}
+
+/// The length of a line break at `index` (`\r\n` is one), or 0.
+fn line_break_len_at(text: &[u8], index: usize) -> usize {
+    match text.get(index..) {
+        Some([b'\r', b'\n', ..]) => 2,
+        Some([b'\n' | b'\r' | 0x0B | 0x0C, ..]) => 1,
+        Some([0xC2, 0x85, ..]) => 2,
+        Some([0xE2, 0x80, 0xA8 | 0xA9, ..]) => 3,
+        _ => 0,
+    }
+}
+
+/// Whether `credential` (without header context) looks like one under `Basic` or `Bearer`.
+fn looks_like_credential(basic: bool, credential: &[u8]) -> bool {
+    let mut end = credential.len();
+    while end > 0 && credential[end - 1] == b'.' {
+        end -= 1;
+    }
+    let credential = &credential[..end];
+    if credential.is_empty() || is_plain_word(credential) {
+        return false;
+    }
+    let characters = credential
+        .iter()
+        .filter(|&&byte| byte & 0xC0 != 0x80)
+        .count();
+    if characters >= CREDENTIAL_CHARS_LONG {
+        return true;
+    }
+    if basic {
+        return decodes_to_user_and_password(credential);
+    }
+    (characters >= CREDENTIAL_CHARS_MIN && credential.iter().any(u8::is_ascii_digit))
+        || has_padding(credential)
+        || is_jwt_shaped(credential)
+}
+
+/// Letters (any script) joined by single `-`, `/` or `.`: "single-threaded", "mips/mipsel".
+fn is_plain_word(text: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(text) else {
+        return false;
+    };
+    text.split(['-', '/', '.'])
+        .all(|part| !part.is_empty() && part.chars().all(char::is_alphabetic))
+}
+
+fn is_base64_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'/' | b'-' | b'_')
+}
+
+/// Base64 (or base64url) characters, then one or two `=`.
+fn has_padding(text: &[u8]) -> bool {
+    let body = text.strip_suffix(b"==").or_else(|| text.strip_suffix(b"="));
+    body.is_some_and(|body| !body.is_empty() && body.iter().all(|&byte| is_base64_byte(byte)))
+}
+
+/// Three base64url segments joined by `.`, the first two not empty.
+fn is_jwt_shaped(text: &[u8]) -> bool {
+    let mut segments = text.split(|&byte| byte == b'.');
+    let (Some(header), Some(payload), Some(signature), None) = (
+        segments.next(),
+        segments.next(),
+        segments.next(),
+        segments.next(),
+    ) else {
+        return false;
+    };
+    let base64url = |segment: &[u8]| {
+        segment
+            .iter()
+            .all(|&byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_'))
+    };
+    !header.is_empty()
+        && !payload.is_empty()
+        && base64url(header)
+        && base64url(payload)
+        && base64url(signature)
+}
+
+/// Whether `text` is base64 (padding optional) of bytes that hold a `:`.
+fn decodes_to_user_and_password(text: &[u8]) -> bool {
+    let body = text
+        .strip_suffix(b"==")
+        .or_else(|| text.strip_suffix(b"="))
+        .unwrap_or(text);
+    if body.len() % 4 == 1 {
+        return false;
+    }
+    let mut bits: u32 = 0;
+    let mut held = 0;
+    for &byte in body {
+        let value = match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return false,
+        };
+        bits = (bits << 6) | u32::from(value);
+        held += 6;
+        if held >= 8 {
+            held -= 8;
+            if (bits >> held) & 0xFF == u32::from(b':') {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// A scheme word (`word`, lower case) at `start`, its white space and its credential.
@@ -135,8 +203,20 @@ pub(crate) fn candidate(
         return None;
     }
     let white_space_start = start + word.len();
+    let header = header_context(text, start);
+    // A header context allows one line break in the white space; prose allows none.
+    let mut line_breaks_left = usize::from(header);
     let mut index = white_space_start;
     loop {
+        let line_break = line_break_len_at(text, index);
+        if line_break > 0 {
+            if line_breaks_left == 0 {
+                return None;
+            }
+            line_breaks_left -= 1;
+            index += line_break;
+            continue;
+        }
         let length = white_space_len_at(text, index);
         if length == 0 {
             break;
@@ -146,18 +226,22 @@ pub(crate) fn candidate(
     if index == white_space_start {
         return None;
     }
-    let (credential_end, shape) = credential(text, index, text.len());
-    work.verified_bytes += (credential_end - white_space_start) as u64;
+    let credential_end = credential_end(text, index);
+    let basic = word == b"basic";
+    let certain = credential_end > index
+        && (header || looks_like_credential(basic, &text[index..credential_end]));
+    // The credential is read twice: to find its end, and to judge it.
+    work.verified_bytes += (2 * (credential_end - index) + (index - white_space_start)) as u64;
     // An empty credential (the scheme is followed by a quote) is kept as a candidate too:
     // if another span starts right there, the output would show a credential.
-    let header = header_context(text, start);
     Some(AuthCandidate {
         start,
+        basic,
         white_space_start,
         credential_start: index,
         credential_end,
         header,
-        certain: credential_end > index && (header || shape.looks_like_credential()),
+        certain,
     })
 }
 
@@ -204,21 +288,48 @@ pub(crate) fn accepts(text: &[u8], candidate: &AuthCandidate, first: Option<Span
         // can be found again.
         return false;
     }
-    let prefix = if span.start <= candidate.credential_start {
-        Shape::default()
-    } else {
-        credential(text, candidate.credential_start, span.start).1
-    };
     if candidate.header {
         return true;
     }
-    // The placeholder as a credential reads up to its closing bracket.
-    let (characters, marked) = if span.rules.has_secret() {
-        (9, false)
+    // The credential as the output shows it: its text up to the span, then the
+    // placeholder, which reads as a credential up to its closing bracket.
+    let prefix = &text[candidate.credential_start..span.start.max(candidate.credential_start)];
+    let placeholder: &[u8] = if span.rules.has_secret() {
+        b"[REDACTED"
     } else {
-        (11, true)
+        b"[LOCAL_PATH"
     };
-    prefix
-        .followed_by(characters, marked)
-        .looks_like_credential()
+    let view = [prefix, placeholder].concat();
+    looks_like_credential(candidate.basic, &view)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_without_header_context() {
+        let bearer = |text: &str| looks_like_credential(false, text.as_bytes());
+        let basic = |text: &str| looks_like_credential(true, text.as_bytes());
+        // Plain words, however long, never.
+        for word in [
+            "concepts",
+            "single-threaded",
+            "mips/mipsel",
+            "number.distributions",
+            "extraordinarily-long-compound-words",
+            "concepts.",
+        ] {
+            assert!(!bearer(word) && !basic(word), "{word}");
+        }
+        assert!(bearer("abc12345") && !bearer("abc1234"));
+        assert!(bearer("dG9rZW4=") && bearer("eyJhbGc.eyJzdWI.sig_nat-ure"));
+        assert!(bearer("x7_long_enough_for_any_rule"));
+        // user:pass, with and without padding; 20 characters of anything but a plain word.
+        assert!(basic("dXNlcjpwYXNzMQ==") && basic("dTpwMTI=") && basic("YWI6MQ"));
+        // Base64 of `user:pass` made only of letters is a plain word: kept without a header.
+        assert!(!basic("dXNlcjpwYXNz"));
+        assert!(!basic("abc12345") && !basic("dG9rZW4="));
+        assert!(basic("Zm9vYmFyYmF6cXV4MTIzNDU2"));
+    }
 }

@@ -109,6 +109,11 @@ struct PatternPass<'s, 't> {
     counts: [u64; Rule::COUNT],
     runs: RunCache,
     pem_ends: PemEnds,
+    /// The URL a home root may lie in (R27).
+    url: home::UrlRun,
+    /// Home paths in a URL's path, kept only if a span covers that URL's scheme or `://`:
+    /// `(scheme start, end of "://", the span)`.
+    url_homes: Vec<(usize, usize, Span)>,
 }
 
 impl<'s, 't> PatternPass<'s, 't> {
@@ -135,6 +140,8 @@ impl<'s, 't> PatternPass<'s, 't> {
             counts: [0; Rule::COUNT],
             runs: RunCache::default(),
             pem_ends: PemEnds::default(),
+            url: home::UrlRun::default(),
+            url_homes: Vec::new(),
         }
     }
 
@@ -168,6 +175,9 @@ impl<'s, 't> PatternPass<'s, 't> {
                 ));
             }
             return;
+        }
+        if anchor == Anchor::SchemeSeparator {
+            self.url.on_separator(self.context.text, work, position);
         }
         let rule = rule_of(anchor);
         // An anchor inside the rule's previous span starts a candidate that ends where that
@@ -221,7 +231,15 @@ impl<'s, 't> PatternPass<'s, 't> {
                     segment.candidate
                 };
                 match found {
-                    Some(HomeCandidate::Found(span)) => Some(span),
+                    Some(HomeCandidate::Found(span)) => {
+                        match self.url.holding(context.text, work, span.start) {
+                            Some((scheme_start, separator_end)) => {
+                                self.url_homes.push((scheme_start, separator_end, span));
+                                None
+                            }
+                            None => Some(span),
+                        }
+                    }
                     Some(HomeCandidate::Nameless { start, name_start }) => {
                         self.nameless_homes.push((start, name_start));
                         None
@@ -245,6 +263,21 @@ impl<'s, 't> PatternPass<'s, 't> {
         }
         self.push_values_before(usize::MAX);
         let mut merged = merge(self.spans);
+        // A home path in a URL's path stays unless a span covers part of that URL's
+        // `scheme://`: the output would then show no URL around it, and a second pass would
+        // take it for a local path (R29 (d)).
+        let url_homes: Vec<Span> = (self.url_homes.iter())
+            .filter(|(scheme_start, separator_end, _)| {
+                work.verified_bytes += 1;
+                let first = first_ending_after(&merged, *scheme_start);
+                first.is_some_and(|span| span.start < *separator_end)
+            })
+            .map(|(_, _, span)| *span)
+            .collect();
+        if !url_homes.is_empty() {
+            counts[Rule::HomePath.index()] += url_homes.len() as u64;
+            merged = merge(merged.into_iter().chain(url_homes).collect());
+        }
         // A `//` root refused for the `:` before it stands if that `:` is replaced, by a
         // span or by the root before it (`/Users/://h\Users\://h\Users\x`, left to right).
         // Several anchors may share one root (`//h\Users\Users\x`), and so one `:`.

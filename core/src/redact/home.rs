@@ -30,6 +30,16 @@
 //! separator or at a character a root needs (`:`, `\`, `/`), so no two candidates read the
 //! same look-ahead bytes twice.
 //!
+//! **URLs.** A home root (with its name) inside a URL's path stays: after `scheme://` (a
+//! scheme of at least two characters, so `C://` is no URL, and not `file`, whose paths are
+//! local) with no white space, quote, `<`, `>` or backtick between the `://` and the root
+//! (`http://www.1024cores.net/home/lock-free`, `https://host/Users/x`). The driver sees
+//! `://` anchors in order and keeps one [`UrlRun`]: how far the last URL is known to run,
+//! so each byte after a `://` is read once whatever the number of roots in that URL. Such
+//! a path is kept aside and redacted after all if another span covers part of its URL's
+//! `scheme://` (the output would show no URL there). A root without a name inside a URL
+//! joins a span that starts right after it, as anywhere else.
+//!
 //! A root followed directly by a separator or white space has no name; if another span
 //! starts right there (`/Users/` before a configured value that starts with `/`), the root
 //! joins it, as the output would otherwise show `/Users/[REDACTED]`, which a second pass
@@ -47,6 +57,85 @@ const SEGMENT_LEN_MAX: usize = 255;
 const NAME_EXTRA_WORDS_MAX: usize = 2;
 /// The most bytes those words may add.
 const NAME_EXTRA_LEN_MAX: usize = 64;
+
+/// The longest URL scheme read backwards from its `:`, in bytes.
+const SCHEME_LEN_MAX: usize = 32;
+
+/// The last `scheme://` the driver saw, and how far its URL is known to run (R27).
+#[derive(Debug, Default)]
+pub(crate) struct UrlRun {
+    /// The scheme's first byte and the end of its `://`; `None` before any URL, or when
+    /// the last `://` has no scheme, or a `file` one.
+    url: Option<(usize, usize)>,
+    /// Bytes after the `://` up to here are URL bytes.
+    checked_until: usize,
+    /// Where the URL ends, once found.
+    end: Option<usize>,
+}
+
+impl UrlRun {
+    /// A `://` whose `:` is at `colon`.
+    pub(crate) fn on_separator(&mut self, text: &[u8], work: &mut Work, colon: usize) {
+        let lowest = colon.saturating_sub(SCHEME_LEN_MAX);
+        let mut start = colon;
+        while start > lowest
+            && (text[start - 1].is_ascii_alphanumeric()
+                || matches!(text[start - 1], b'+' | b'-' | b'.'))
+        {
+            start -= 1;
+        }
+        work.verified_bytes += (colon - start) as u64;
+        // The scheme starts at its first letter.
+        while start < colon && !text[start].is_ascii_alphabetic() {
+            start += 1;
+        }
+        let scheme = &text[start..colon];
+        let separator_end = colon + 3;
+        *self = if scheme.len() < 2 || scheme.eq_ignore_ascii_case(b"file") {
+            UrlRun::default()
+        } else {
+            UrlRun {
+                url: Some((start, separator_end)),
+                checked_until: separator_end,
+                end: None,
+            }
+        };
+    }
+
+    /// If `position` lies in the path of the last URL: that URL's scheme start and the end
+    /// of its `://`.
+    pub(crate) fn holding(
+        &mut self,
+        text: &[u8],
+        work: &mut Work,
+        position: usize,
+    ) -> Option<(usize, usize)> {
+        let (scheme_start, separator_end) = self.url?;
+        if position < separator_end {
+            return None;
+        }
+        if self.end.is_none() && self.checked_until < position {
+            let from = self.checked_until;
+            let stop = text[from..position].iter().position(|&byte| ends_url(byte));
+            work.verified_bytes += (stop.unwrap_or(position - from)) as u64;
+            match stop {
+                Some(offset) => self.end = Some(from + offset),
+                None => self.checked_until = position,
+            }
+        }
+        match self.end {
+            Some(end) if end < position => None,
+            _ => Some((scheme_start, separator_end)),
+        }
+    }
+}
+
+/// Whether `byte` ends a URL written in text.
+fn ends_url(byte: u8) -> bool {
+    byte.is_ascii_whitespace()
+        || byte.is_ascii_control()
+        || matches!(byte, b'"' | b'\'' | b'<' | b'>' | b'`')
+}
 
 /// What a home-path anchor produced.
 pub(crate) enum HomeCandidate {
