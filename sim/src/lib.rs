@@ -11,6 +11,7 @@
 //! | [`trace`] | the trace digest (I11), JSON-lines and Chrome traces |
 //! | [`simulate`] | one scenario or seed end to end: generate, execute, check, digest, rerun |
 //! | [`campaign`], [`shrink`] | many seeds in parallel, reported in seed order; shrinking a failure |
+//! | [`schema`] | the JSON Schema checks of the files ward reads |
 //! | [`cli`] | the `ward` commands |
 //! | [`rng`] | the one seeded generator |
 #![forbid(unsafe_code)]
@@ -23,6 +24,7 @@ pub mod generate;
 pub mod oracle;
 pub mod rng;
 pub mod scenario;
+pub mod schema;
 pub mod shrink;
 pub mod simulate;
 pub mod trace;
