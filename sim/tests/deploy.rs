@@ -195,6 +195,7 @@ fn the_kubernetes_job_is_indexed_and_its_pods_run_every_shard_once() {
     );
     let merged = last_line(&String::from_utf8_lossy(&output.stdout));
     assert_eq!(merged["seeds"], 48);
+    std::fs::remove_dir_all(&volume).unwrap();
 }
 
 /// The `run` script of the step whose name holds `name_part`.
@@ -281,11 +282,11 @@ fn the_github_workflow_runs_a_matrix_of_shards_and_merges_them() {
             "github-bug"
         });
         std::fs::create_dir_all(runner.join("bin")).unwrap();
-        std::fs::copy(env!("CARGO_BIN_EXE_ward"), runner.join("bin/ward")).unwrap();
+        link_ward(&runner.join("bin/ward"));
         for &shard in &matrix {
             let workspace = runner.join(format!("shards/shard-{shard}"));
             std::fs::create_dir_all(workspace.join("bin")).unwrap();
-            std::fs::copy(env!("CARGO_BIN_EXE_ward"), workspace.join("bin/ward")).unwrap();
+            link_ward(&workspace.join("bin/ward"));
             let script = shard_script.replace("${{ matrix.shard }}", &shard.to_string());
             let output = run_step(&script, &workspace, "0..48", bug);
             assert_eq!(
@@ -312,7 +313,13 @@ fn the_github_workflow_runs_a_matrix_of_shards_and_merges_them() {
         let merged = last_line(&std::fs::read_to_string(runner.join("merged.json")).unwrap());
         assert_eq!(merged["seeds"], 48);
         assert_eq!(merged["violations"].as_u64().unwrap() > 0, status == 1);
+        std::fs::remove_dir_all(&runner).unwrap();
     }
+}
+
+/// Puts the built `ward` at `path`, as the artifact download of a workflow job does.
+fn link_ward(path: &Path) {
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_ward"), path).unwrap();
 }
 
 #[test]

@@ -158,6 +158,7 @@ fn shards_run_as_separate_processes_merge_to_the_whole_run() {
     for field in WHOLE_FIELDS {
         assert_eq!(alone[field], whole[field], "{field}");
     }
+    std::fs::remove_dir_all(&folder).unwrap();
 }
 
 #[test]
@@ -216,6 +217,7 @@ fn with_a_bug_the_merged_first_failure_is_the_lowest_failing_seed_and_replays() 
     let replayed = ward(&arguments);
     assert_eq!(replayed.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&replayed.stdout).contains("violated: I4"));
+    std::fs::remove_dir_all(&folder).unwrap();
 }
 
 /// Runs `ward merge FILES` and checks that it exits 2 with a message holding every one of
@@ -283,6 +285,7 @@ fn merge_refuses_shards_of_different_campaigns_and_missing_or_repeated_shards() 
         &[&path(&copy), &path(one), "shard 1/2 again"],
     );
     refused(&[one, two, two], &[&format!("{}: given twice", path(two))]);
+    std::fs::remove_dir_all(&folder).unwrap();
 }
 
 #[test]
@@ -342,6 +345,7 @@ fn merge_refuses_a_file_that_is_not_a_summary_naming_where() {
         summary["byInvariant"]["I2"]["firstSeed"] = 20.into();
     });
     refused(&[&stray], &["stray.json", "/byInvariant/I2/firstSeed"]);
+    std::fs::remove_dir_all(&folder).unwrap();
 }
 
 #[test]
