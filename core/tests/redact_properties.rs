@@ -437,7 +437,8 @@ proptest! {
 }
 
 /// Whether R25 redacts the seed's auth match at `range` of `text`, read from the SPEC: with a
-/// header context (a name ending in `authorization`, `:` or `=`, quotes) any credential, the
+/// header context (a name ending in `authorization`, `:` or `=`, quotes, ASCII white space
+/// between, as ward documents it) any credential, the
 /// white space holding at most one line break; without one, no line break, and a credential
 /// (to the next white space, quote, comma, semicolon or closing bracket, full stops at its
 /// end left out) that is not letters joined by `-`, `/` or `.`, and that for `Basic` decodes
@@ -446,7 +447,12 @@ proptest! {
 fn r25_redacts(text: &str, range: std::ops::Range<usize>) -> bool {
     static HEADER: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let header = HEADER
-        .get_or_init(|| regex::Regex::new(r#"(?i)authorization["'\]]?\s*[:=]\s*["']?$"#).unwrap())
+        .get_or_init(|| {
+            regex::Regex::new(
+                r#"(?i)authorization["']?\]?[ \t\r\n]{0,64}[:=][ \t\r\n]{0,64}["']?$"#,
+            )
+            .unwrap()
+        })
         .is_match(&text[..range.start]);
     let matched = &text[range.clone()];
     let scheme_len = matched.find(char::is_whitespace).unwrap_or(matched.len());
@@ -471,7 +477,9 @@ fn r25_redacts(text: &str, range: std::ops::Range<usize>) -> bool {
             c.is_whitespace() || "\"'`,;)]}>\u{2018}\u{2019}\u{201C}\u{201D}".contains(c)
         })
         .unwrap_or(rest.len());
-    let credential = rest[..end].trim_end_matches('.');
+    // R28: invisible format characters inside the credential neither stop nor count.
+    let credential = strip_invisibles(&rest[..end]);
+    let credential = credential.trim_end_matches('.');
     let plain = credential
         .split(['-', '/', '.'])
         .all(|part| !part.is_empty() && part.chars().all(char::is_alphabetic));

@@ -32,8 +32,9 @@
 //!
 //! **URLs.** A home root (with its name) inside a URL's path stays: after `scheme://` (a
 //! scheme of at least two characters, so `C://` is no URL, and not `file`, whose paths are
-//! local) with no white space, quote, `<`, `>` or backtick between the `://` and the root
-//! (`http://www.1024cores.net/home/lock-free`, `https://host/Users/x`). The driver sees
+//! local) with no white space (any Unicode white space), control character, quote, `<`,
+//! `>` or backtick between the `://` and the root (`http://www.1024cores.net/home/lock-free`,
+//! `https://host/Users/x`). The driver sees
 //! `://` anchors in order and keeps one [`UrlRun`]: how far the last URL is known to run,
 //! so each byte after a `://` is read once whatever the number of roots in that URL. Such
 //! a path is kept aside and redacted after all if another span covers part of its URL's
@@ -116,10 +117,10 @@ impl UrlRun {
         }
         if self.end.is_none() && self.checked_until < position {
             let from = self.checked_until;
-            let stop = text[from..position].iter().position(|&byte| ends_url(byte));
-            work.verified_bytes += (stop.unwrap_or(position - from)) as u64;
+            let stop = (from..position).find(|&index| ends_url(text, index));
+            work.verified_bytes += (stop.unwrap_or(position) - from) as u64;
             match stop {
-                Some(offset) => self.end = Some(from + offset),
+                Some(end) => self.end = Some(end),
                 None => self.checked_until = position,
             }
         }
@@ -130,8 +131,13 @@ impl UrlRun {
     }
 }
 
-/// Whether `byte` ends a URL written in text.
-fn ends_url(byte: u8) -> bool {
+/// Whether the character at `index` ends a URL written in text: white space (any Unicode
+/// white space), a control character, a quote, `<`, `>` or a backtick.
+fn ends_url(text: &[u8], index: usize) -> bool {
+    let byte = text[index];
+    if byte >= 0x80 {
+        return white_space_len_at(text, index) > 0;
+    }
     byte.is_ascii_whitespace()
         || byte.is_ascii_control()
         || matches!(byte, b'"' | b'\'' | b'<' | b'>' | b'`')

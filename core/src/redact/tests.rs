@@ -383,3 +383,15 @@ fn small_and_large_inputs_find_the_same_spans() {
     assert_eq!(redactor.redact_spans(&padded), small);
     assert_eq!(small.len(), 4, "{small:?}");
 }
+
+#[test]
+fn unicode_white_space_ends_a_url() {
+    redacts(
+        "postgres://db.example:5432/x\u{a0}/Users/alice/y",
+        "postgres://db.example:5432/x\u{a0}[LOCAL_PATH]/y",
+    );
+    redacts(
+        "https://h/x\u{2028}/home/alice",
+        "https://h/x\u{2028}[LOCAL_PATH]",
+    );
+}
