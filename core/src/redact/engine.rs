@@ -59,7 +59,11 @@ pub(crate) fn find(
             let upfront = if anchors.finds_values() {
                 Vec::new()
             } else {
-                values.find(text, &mut work)
+                let matches_before = work.value_matches;
+                let upfront = values.find(text, &mut work);
+                // Every occurrence counts, as when the anchor search finds them one by one.
+                counts[Rule::ExactValue.index()] = work.value_matches - matches_before;
+                upfront
             };
             let mut pass = PatternPass::new(text, anchors, &upfront, faults);
             anchors.scan(text, &mut work, |position, anchor, work| {
@@ -138,10 +142,13 @@ impl<'s, 't> PatternPass<'s, 't> {
         }
     }
 
-    /// Adds a configured value's span, and remembers how far values reach.
-    fn push_value(&mut self, span: Span) {
+    /// Adds a configured value's span (counted when it is one occurrence), and remembers how
+    /// far values reach.
+    fn push_value(&mut self, span: Span, counted: bool) {
         self.context.values_end = self.context.values_end.max(span.end);
-        self.counts[Rule::ExactValue.index()] += 1;
+        if counted {
+            self.counts[Rule::ExactValue.index()] += 1;
+        }
         self.spans.push(span);
     }
 
@@ -150,7 +157,7 @@ impl<'s, 't> PatternPass<'s, 't> {
         let upfront = self.upfront;
         let next = upfront[self.upfront_pushed..].partition_point(|span| span.start < position);
         for &span in &upfront[self.upfront_pushed..self.upfront_pushed + next] {
-            self.push_value(span);
+            self.push_value(span, false);
         }
         self.upfront_pushed += next;
     }
@@ -161,11 +168,10 @@ impl<'s, 't> PatternPass<'s, 't> {
             let value = self.anchors.value(index);
             work.verified_bytes += value.len() as u64;
             if starts_with(self.context.text, position, value) {
-                self.push_value(Span::new(
-                    position,
-                    position + value.len(),
-                    Rule::ExactValue,
-                ));
+                self.push_value(
+                    Span::new(position, position + value.len(), Rule::ExactValue),
+                    true,
+                );
             }
             return;
         }

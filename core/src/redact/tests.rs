@@ -348,3 +348,25 @@ fn small_and_large_inputs_find_the_same_spans() {
     assert_eq!(redactor.redact_spans(&padded), small);
     assert_eq!(small.len(), 4, "{small:?}");
 }
+
+#[test]
+fn every_occurrence_of_a_value_counts_whichever_search_finds_it() {
+    // Small inputs search the values on their own, larger ones along the anchor search:
+    // both count each occurrence, overlapping ones included.
+    let redactor = Redactor::new(["aaaaaaaa", "provider-key-0123456789"]).expect("valid");
+    let head = "aaaaaaaaaa provider-key-0123456789provider-key-0123456789";
+    let padded = format!("{head}{}", " plain".repeat(400));
+    assert!(head.len() < 1024 && padded.len() > 1024);
+    assert_eq!(
+        redactor
+            .redact_report(head.as_bytes())
+            .count(Rule::ExactValue),
+        5
+    );
+    assert_eq!(
+        redactor
+            .redact_report(padded.as_bytes())
+            .count(Rule::ExactValue),
+        5
+    );
+}
