@@ -34,6 +34,12 @@ const CREDENTIAL_CHARS_MIN: usize = 8;
 const CREDENTIAL_CHARS_LONG: usize = 20;
 /// White space skipped backwards when looking for a header context.
 const HEADER_GAP_MAX: usize = 64;
+/// The farthest [`header_context`] reads back from a scheme word: an opening quote, the
+/// gap, `:` or `=`, the gap, a closing quote and `]`, and `authorization`.
+pub(crate) const HEADER_LOOK_BEHIND_MAX: usize = 1 + HEADER_GAP_MAX + 1 + HEADER_GAP_MAX + 2 + 13;
+/// The farthest [`candidate`] reads past a scheme word's start when it finds no candidate:
+/// the word (at most 6 bytes) and one character after it (at most 4).
+pub(crate) const FAILED_REACH_MAX: usize = 6 + 4;
 
 /// A scheme word with its credential, waiting for the decision.
 #[derive(Clone, Copy, Debug)]
@@ -159,6 +165,21 @@ pub(crate) fn candidate(
         header,
         certain: credential_end > index && (header || shape.looks_like_credential()),
     })
+}
+
+/// The end of the credential that starts at `start`, read as [`candidate`] reads it.
+pub(crate) fn credential_end(text: &[u8], start: usize) -> usize {
+    credential(text, start, text.len()).0
+}
+
+/// Whether a candidate found on text that may go on is redacted however its credential
+/// continues (for the streaming redactor). A header context is read backwards only, and
+/// "looks like a credential" only ever becomes true as a credential grows (more
+/// characters, and a digit or marker once seen stays), so today every certain candidate
+/// stays certain. A rule whose decision could turn back as the credential grows (a shape
+/// that a later character breaks) must answer `false` here for such candidates.
+pub(crate) fn stays_certain(candidate: &AuthCandidate) -> bool {
+    candidate.certain
 }
 
 /// Whether a header or key named `…authorization` sets the value that starts at `start`.

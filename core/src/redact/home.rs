@@ -47,6 +47,16 @@ const SEGMENT_LEN_MAX: usize = 255;
 const NAME_EXTRA_WORDS_MAX: usize = 2;
 /// The most bytes those words may add.
 const NAME_EXTRA_LEN_MAX: usize = 64;
+/// How far before a `Users` anchor (its `rs`) a root may start: `use` of `Users`, a
+/// separator, two UNC segments with their separators, and the longest introducer
+/// (`\\?\UNC\`).
+pub(crate) const ROOT_BACK_MAX: usize = 3 + 2 + 2 * (SEGMENT_LEN_MAX + 2) + 8;
+/// The farthest a home candidate reads back from its anchor: its root and the `:` before
+/// a `//` root.
+pub(crate) const LOOK_BEHIND_MAX: usize = ROOT_BACK_MAX + 1;
+/// The farthest a home anchor reads past its position when it finds no root: `/home/`,
+/// or `rs` and the separator after `Users`.
+pub(crate) const FAILED_REACH_MAX: usize = 6;
 
 /// What a home-path anchor produced.
 pub(crate) enum HomeCandidate {
@@ -298,6 +308,20 @@ fn is_name_word_byte(byte: u8) -> bool {
 /// Where a name that continues over space-separated words ends, if a separator follows
 /// its last word directly.
 fn spaced_name_end(text: &[u8], work: &mut Work, name_end: usize) -> Option<usize> {
+    let (result, stop) = spaced_words(text, name_end);
+    work.verified_bytes += (stop - name_end) as u64;
+    result
+}
+
+/// One past the last byte read to end a home candidate whose span ends at `end`: the byte
+/// that ended its name and the words [`spaced_name_end`] looked at after it (for the
+/// streaming redactor).
+pub(crate) fn name_reach(text: &[u8], end: usize) -> usize {
+    spaced_words(text, end).1 + 1
+}
+
+/// [`spaced_name_end`]'s answer, and the position of the last byte it read.
+fn spaced_words(text: &[u8], name_end: usize) -> (Option<usize>, usize) {
     let mut index = name_end;
     let mut words = 0;
     let result = loop {
@@ -325,8 +349,7 @@ fn spaced_name_end(text: &[u8], work: &mut Work, name_end: usize) -> Option<usiz
             _ => break None,
         }
     };
-    work.verified_bytes += (index - name_end) as u64;
-    result
+    (result, index)
 }
 
 #[cfg(test)]
