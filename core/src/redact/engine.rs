@@ -150,7 +150,7 @@ pub(crate) fn find_window(
             (raw, Vec::new(), Vec::new(), [0; Rule::COUNT])
         }
     };
-    let until = window.settle(&deferred);
+    let until = window.settle(deferred);
     if until <= frame.from && !frame.last {
         return Settled::no_progress(frame, work);
     }
@@ -318,11 +318,10 @@ impl Window {
     /// Lowers `settled` until it holds: every deferred candidate before it depends only on
     /// spans before it, every growing span found before it can be resumed from it, and
     /// every span of a candidate found before it starts before it.
-    fn settle(&mut self, deferred: &[Deferred]) -> usize {
+    fn settle(&mut self, mut ordered: Vec<Deferred>) -> usize {
         if self.last {
             return self.end;
         }
-        let mut ordered: Vec<Deferred> = deferred.to_vec();
         ordered.sort_unstable_by_key(|candidate| std::cmp::Reverse(candidate.start));
         loop {
             let before = self.settled;

@@ -58,7 +58,7 @@
 //! - **Work counter.** [`Redactor::redact_report`] also returns per-rule candidate counts
 //!   (`ward redact --stats`) and the [`Work`] counter behind R29 (f).
 //! - **Streaming.** [`Redactor::redact_stream`] writes exactly what [`Redactor::redact_bytes`]
-//!   of the whole input would, from any reader, holding a window (2 MiB) instead of the
+//!   of the whole input would, from any reader, holding a window (128 KiB) instead of the
 //!   input: every rule reports how far its verdict read, and only what no later byte can
 //!   change is written; a span still growing at a window's end (a key, a credential, a
 //!   configured value repeated back to back, a PEM body) is carried on, not held. The

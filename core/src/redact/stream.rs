@@ -80,17 +80,21 @@
 //!
 //! # Memory
 //!
-//! A window reads [`WINDOW_BYTES_DEFAULT`] (2 MiB) of new input at a time. In the steady
-//! state the buffer holds that, the context (at most 536 bytes plus the longest value)
-//! and the undecided tail read again (at least 538 bytes, for the anchors and roots that
-//! may start there). The engine adds, per window: a copy of the window without its
-//! invisible characters when it has any; 24 bytes per merged span (values merge as they
-//! are found, so a value found at every byte costs one span); and, when counting, 16 bytes
-//! per counted candidate of a pattern rule. The densest spans are about one per 7 bytes
-//! (`a://:p@` repeated), so the worst case is about 2 + 2 + 2 × 7 + 5 MiB ≈ 23 MiB, under
-//! the 64 MiB of SPEC §7 for every input in which no stretch stays undecided for longer
-//! than a window. Giant spans stream in that memory: a credential or key of any length, a
-//! configured value repeated back to back, a PEM body, JWT payloads and signatures.
+//! A window reads [`WINDOW_BYTES_DEFAULT`] (128 KiB) of new input at a time. The buffer
+//! holds that, the context (at most 536 bytes plus the longest value) and the undecided
+//! tail read again (at least 538 bytes, for the anchors and roots that may start there).
+//! The engine adds, per window: a copy of the window without its invisible characters when
+//! it has any; about 100 bytes per span of a pattern rule (the span, where it ends for its
+//! rule, and its tally when counting) and per candidate decided at the end; configured
+//! values merge as they are found, so a value found at every byte costs one span. The
+//! densest spans are one per 8 bytes (`a://:p@ ` repeated), about 2 MiB of bookkeeping per
+//! window. Measured peaks of `ward redact --stats` (resident set, with its allocator's
+//! retained pages; the `a://:p@ ` figure is the worst found): 16 MB on 1 GiB of log text,
+//! clean or with secrets throughout (`benches/scripts/log.py`), 40 MB on 256 MiB of
+//! `a://:p@ `: under the 64 MiB of SPEC §7 for every input in which no stretch stays
+//! undecided for longer than a window. Giant spans stream in that memory: a credential or
+//! key of any length, a configured value repeated back to back, a PEM body, JWT payloads
+//! and signatures. A larger window reads in larger steps, with bookkeeping in proportion.
 //!
 //! A PEM block's END line is searched for over 64 KiB after its header
 //! (`tokens::PEM_LEN_MAX`), so a window narrower than that grows to 64 KiB and more while
@@ -127,8 +131,10 @@ use super::text::complete_len;
 use super::window::{Frame, LOOK_BEHIND_MAX, Settled};
 use super::{Redactor, Rule, Work};
 
-/// The default number of new input bytes each window reads: 2 MiB.
-pub const WINDOW_BYTES_DEFAULT: usize = 2 << 20;
+/// The default number of new input bytes each window reads: 128 KiB. Larger windows are
+/// no faster (the fixed cost of a window is re-reading about 1 KiB) and keep more
+/// bookkeeping on span-dense input.
+pub const WINDOW_BYTES_DEFAULT: usize = 128 << 10;
 
 /// The smallest window accepted (smaller requests are raised to it).
 pub const WINDOW_BYTES_MIN: usize = 16;

@@ -3,7 +3,7 @@
 //!
 //! The input is streamed ([`Redactor::redact_stream_with`]): the output is exactly what
 //! redacting the whole input at once would give, however the input arrives, while memory
-//! stays about one window (4 MiB) and its look-behind, whatever the input's size; only a
+//! stays about one window (128 KiB) and its look-behind, whatever the input's size; only a
 //! stretch whose redaction depends on bytes further ahead than a window (a URL's userinfo
 //! still waiting for its `@`, say) makes the window grow, for as long as that stretch
 //! lasts. Input need not be UTF-8: bytes outside the redacted spans pass through unchanged.
