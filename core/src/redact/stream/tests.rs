@@ -5,6 +5,7 @@
 use std::io::{self, Read};
 
 use super::super::tokens;
+use super::super::window::TAIL_PATTERNS;
 use super::*;
 
 /// A reader that hands out its bytes in the given chunk sizes, in turn (never 0, which
@@ -282,66 +283,28 @@ fn a_pem_block_within_its_search_limit_is_redacted_to_its_end_line() {
     }
 }
 
-#[test]
-fn every_cut_position_around_each_shape() {
-    // Each shape at every offset around the first windows' ends, in every reading.
-    let redactor = patterns();
-    for shape in [
-        "Authorization: Bearer abc",
-        "Authorization:\r\n Bearer abc",
-        "\"authorization\": \"Basic dXNlcjpwYXNz\"",
-        "token: Bearer abcdefg1, next",
-        "Bea\u{200B}rer abc123456789",
-        "s\u{2060}k-abcdefghijklmnop",
-        "sk-abcdef\u{AD}ghijklmnop\u{200B}\u{200B} x",
-        "provider-key-01234\u{200B}56789",
-        "provider-key-0123456789provider-key-0123456789",
-        "/Users//provider-key-0123456789",
-        "sk-abcdefghijklmnop,provider-key-0123456789",
-        "provider-key-0123456789sk-abcdefghijklmnop",
-        "zzzz sk-abcdefghijklmnop",
-        "xsk-abcdefghijklmnop",
-        "https://www.1024cores.net/home/lock-free",
-        "file:///home/alice/x",
-        r"\\fileserver\home$\Users\grace\x",
-        r"/Users/://h\Users\://k\Users\Users\x",
-        "C:\\Users\\John Smith\\Desktop",
-        "-----BEGIN PRIVATE KEY----------END Rsk--sk-sk-sk-sk",
-        "Bearer x=bearer y=bearer z=bearer abcdefg1",
-        "Bearer =bearer =bearer =bearer =bearer x",
-        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.",
-        "a\u{201C}Bearer abc123de\u{201D}",
-        "line one\r\nBearer\r\n abcdefg1\r\n",
-    ] {
-        for pad in 0..80 {
-            let input = format!(
-                "{}{shape} {}",
-                "a ".repeat(pad / 2) + &"b".repeat(pad % 2),
-                "c".repeat(pad)
-            );
-            agrees_quickly(&redactor, input.as_bytes());
-        }
-    }
-}
+/// The longest step between two cuts with 16-byte windows: a window cuts
+/// [`window::TAIL_PATTERNS`] bytes before its end (plus the values' length, here 23), and
+/// reads about twice that before cutting again.
+const CUT_STEP_MAX: usize = 2 * (TAIL_PATTERNS + 23) + 64;
 
-/// [`agrees`] with fewer readings (for inputs tried at many offsets).
+/// Streams `shape` after every amount of padding from 0 to [`CUT_STEP_MAX`], with windows
+/// of 16 bytes, so that a cut falls at every offset inside and around it, and checks the
+/// output and the counts against whole-text redaction.
 #[track_caller]
-fn agrees_quickly(redactor: &Redactor, input: &[u8]) {
-    let whole = redactor.redact_report(input);
-    for (window_bytes, sizes) in [
-        (16, vec![1]),
-        (16, vec![5, 3]),
-        (37, vec![64]),
-        (64, vec![13]),
-    ] {
+fn across_cuts(redactor: &Redactor, shape: &str) {
+    let tail = " ".repeat(CUT_STEP_MAX);
+    for pad in 0..CUT_STEP_MAX {
+        let input = format!("{}\n{shape}\n{tail}", " ".repeat(pad));
+        let whole = redactor.redact_report(input.as_bytes());
         let mut output = Vec::new();
         let reader = Chunked {
-            bytes: input,
-            sizes,
+            bytes: input.as_bytes(),
+            sizes: vec![61, 3],
             turn: 0,
         };
         let options = StreamOptions {
-            window_bytes,
+            window_bytes: 16,
             count_rules: true,
         };
         let report = redactor
@@ -349,17 +312,41 @@ fn agrees_quickly(redactor: &Redactor, input: &[u8]) {
             .expect("in-memory streams do not fail");
         assert!(
             output == *whole.output,
-            "window {window_bytes}:\n  input  {:?}\n  stream {:?}\n  whole  {:?}",
-            String::from_utf8_lossy(input),
-            String::from_utf8_lossy(&output),
-            String::from_utf8_lossy(&whole.output),
+            "padding {pad}:\n  shape  {shape:?}\n  stream {:?}\n  whole  {:?}",
+            String::from_utf8_lossy(&output).trim(),
+            String::from_utf8_lossy(&whole.output).trim(),
         );
         assert_eq!(
-            report.counts,
-            whole.counts,
-            "input {:?}",
-            String::from_utf8_lossy(input)
+            report.counts, whole.counts,
+            "padding {pad}, shape {shape:?}"
         );
+    }
+}
+
+#[test]
+fn a_cut_at_every_offset_of_each_shape() {
+    let redactor = patterns();
+    for shape in [
+        "Bea\u{200B}rer abc123456789",
+        "sk-abcdef\u{AD}ghijklmnop\u{200B}\u{200B} x",
+        "provider-key-01234\u{200B}56789",
+        "zzzz sk-abcdefghijklmnop",
+        "xsk-abcdefghijklmnop",
+        "AKIAIOSFODNN7EXAMPLE!",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2ln",
+        "https://www.1024cores.net/home/lock-free",
+        "file:///home/alice/x",
+        r"\\fileserver\home$\Users\grace\x",
+        r"/Users/://h\Users\://k\Users\Users\x",
+        "C:\\Users\\John Smith\\Desktop",
+        "/Users/bob is in here and/or there",
+        "-----BEGIN PRIVATE KEY----------END Rsk--sk-sk-sk-sk",
+        "Bearer x=bearer y=bearer z=bearer abcdefg1",
+        "Bearer =bearer =bearer =bearer =bearer x",
+        "a\u{201C}Bearer abc123de\u{201D}",
+    ] {
+        across_cuts(&redactor, shape);
     }
 }
 
@@ -445,4 +432,134 @@ fn streaming_work_is_linear_on_adversarial_inputs() {
             "{unit:?}: {small} then {large}"
         );
     }
+}
+
+/// Streams `input` with every read one byte long and windows of 16 and 64 bytes, so that
+/// every byte boundary is a read boundary and the cuts fall everywhere.
+#[track_caller]
+fn byte_by_byte(redactor: &Redactor, input: &[u8]) {
+    let whole = redactor.redact_report(input);
+    for window_bytes in [16, 64] {
+        let mut output = Vec::new();
+        let reader = Chunked {
+            bytes: input,
+            sizes: vec![1],
+            turn: 0,
+        };
+        let options = StreamOptions {
+            window_bytes,
+            count_rules: true,
+        };
+        let report = redactor
+            .redact_stream_with(reader, &mut output, &options)
+            .expect("in-memory streams do not fail");
+        assert!(
+            output == *whole.output,
+            "window {window_bytes}: {:?} became {:?}",
+            String::from_utf8_lossy(input),
+            String::from_utf8_lossy(&output)
+        );
+        assert_eq!(report.counts, whole.counts);
+    }
+}
+
+#[test]
+fn a_header_context_and_its_credential_in_different_windows() {
+    // The header is read back from the scheme word (R25, up to 145 bytes): a window that
+    // starts at the scheme word still sees it, and a credential that would not look like
+    // one on its own is still redacted.
+    let redactor = patterns();
+    let gap = " ".repeat(60);
+    for shape in [
+        format!("Authorization:{gap}Bearer abc"),
+        format!("\"authorization\":{gap}\"Basic abc\""),
+        format!("Authorization:\r\n{gap}Bearer\r\n abc\r\n"),
+        "Authorization: x Bearer abc".to_string(),
+        "headers['Authorization'] = 'Bearer short'".to_string(),
+        // The longest header context: both gaps at their 64 bytes.
+        format!(
+            "headers[\"authorization\"]{g}={g}'Bearer x'",
+            g = " ".repeat(64)
+        ),
+    ] {
+        across_cuts(&redactor, &shape);
+        byte_by_byte(&redactor, shape.as_bytes());
+    }
+}
+
+#[test]
+fn touching_spans_merge_across_a_cut() {
+    // R29: touching spans become one placeholder, so the placeholder of a span reaching a
+    // cut waits for what touches it; a home path (`[LOCAL_PATH]`) joined by a value turns
+    // `[REDACTED]`.
+    let redactor = patterns();
+    for shape in [
+        format!("/home/bob{}", "provider-key-0123456789".repeat(3)),
+        format!("/Users/{}/x", "search-key-abcdefghij".repeat(3)),
+        "/Users//provider-key-0123456789".to_string(),
+        "sk-abcdefghijklmnop,provider-key-0123456789".to_string(),
+        "provider-key-0123456789sk-abcdefghijklmnop".to_string(),
+        "provider-key-0123456789search-key-abcdefghij".to_string(),
+    ] {
+        across_cuts(&redactor, &shape);
+    }
+    // Far longer than a window.
+    let pad = "x ".repeat(500);
+    streamed(
+        &redactor,
+        format!("{pad}/home/bob{}", "provider-key-0123456789".repeat(400)).as_bytes(),
+    );
+    streamed(
+        &redactor,
+        format!("{pad}/home/{}x/y", "a".repeat(3000)).as_bytes(),
+    );
+}
+
+#[test]
+fn crlf_and_multi_byte_characters_split_between_reads() {
+    let redactor = patterns();
+    for shape in [
+        "Bearer\r\nabcdefgh1\r\n",
+        "Bearer\u{3000}abcdefgh1\r\n",
+        "\u{201C}Bearer abc123de\u{201D}\r\n",
+        "/home/José/x\r\n",
+        "é sk-abcdefghijkl\r\n",
+    ] {
+        across_cuts(&redactor, shape);
+        byte_by_byte(&redactor, format!("{}{shape}", "é—".repeat(300)).as_bytes());
+    }
+}
+
+#[test]
+fn invisible_characters_split_between_reads() {
+    let redactor = patterns();
+    for shape in [
+        "Bea\u{200B}rer abc123456789 x",
+        "s\u{2060}k-abcdef\u{AD}ghijklmnop\u{FEFF}\u{200B} x",
+        "provider-key-01234\u{200B}56789\u{200B}",
+    ] {
+        across_cuts(&redactor, shape);
+        byte_by_byte(
+            &redactor,
+            format!("{}{shape}", "\u{200B}a".repeat(300)).as_bytes(),
+        );
+    }
+    // Look-behind through a run of invisible characters longer than the context: the
+    // context is kept as the view, without them.
+    across_cuts(
+        &redactor,
+        &format!("Authorization:{}Bearer abc", "\u{200B}".repeat(2000)),
+    );
+}
+
+#[test]
+fn a_url_password_found_before_a_cut_is_written_after_it() {
+    // A URL's password starts after its `://`: the candidate is found before the cut while
+    // its span starts after it, so the next window finds it again.
+    let redactor = patterns();
+    across_cuts(&redactor, "https://user:pw@  @host/x");
+    across_cuts(
+        &redactor,
+        &format!("https://{}:secret-pass@db/x", "u".repeat(300)),
+    );
 }
