@@ -12,7 +12,7 @@
 //! | check | input | properties |
 //! |---|---|---|
 //! | [`check_redact`] | configured values, a NUL byte, then the text | R24, R29 (a), (c), (d), (e), linear work (f) |
-//! | [`check_validate`] | a tool selector byte, then argument text | R6–R8: the verdict is `jsonschema`'s, 1–5 errors equal to the first of [`all_errors`](ward_core::validation::ToolSchema::all_errors), valid paths, no value echoed |
+//! | [`check_validate`] | a tool selector byte, then argument text (or [`ANY_SCHEMA`], a schema, NUL, argument text) | R6–R8: the verdict is `jsonschema`'s, 1–5 errors equal to the first of [`all_errors`](ward_core::validation::ToolSchema::all_errors), valid paths, no value echoed |
 //! | [`check_tool_args`] | a tool selector byte, a flags byte, then argument text | R3 and SPEC §4 through the entry point: one well-formed envelope, the refusal R3's order calls for, no panic, a failure leaves the chart as it was, `stateChanged` truthful |
 //! | [`scenario::check_scenario`] | bytes decoded with `arbitrary` into a [`scenario::FuzzScenario`] | a valid scenario file; on the correct core every invariant holds |
 //! | [`scenario::check_scenario_json`] | a scenario file | refused with a JSON Pointer, or run with every invariant holding |
@@ -40,7 +40,7 @@ mod validate;
 
 pub use redact::check_redact;
 pub use tool_args::check_tool_args;
-pub use validate::check_validate;
+pub use validate::{ANY_SCHEMA, check_schema_input, check_validate};
 
 /// Whether `character` is one of the invisible format characters of R28: the checks' own
 /// copy of the list the redactor documents (U+00AD, U+200B–U+200F, U+202A–U+202E,

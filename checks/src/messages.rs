@@ -23,7 +23,8 @@ const FIXED: &[&str] = &[
     "is not allowed",
     "must contain at least one matching item",
     "has a property name that is not allowed",
-    "does not match the schema",
+    "must have no items beyond those the schema allows",
+    "must decode to UTF-8 text",
 ];
 
 /// `(prefix, suffixes)`: a number follows the prefix, then one of the suffixes.
@@ -113,7 +114,19 @@ fn is_field_message(message: &str, schema_text: &str) -> bool {
     {
         return from_schema(name, schema_text);
     }
-    for prefix in ["must match the pattern ", "must be a valid ", "must be "] {
+    if let Some(rest) = message
+        .strip_prefix("must be valid ")
+        .and_then(|rest| rest.strip_suffix(" content"))
+    {
+        return from_schema(rest, schema_text);
+    }
+    for prefix in [
+        "must match the pattern ",
+        "must be a valid ",
+        "must be encoded as ",
+        "must satisfy the keyword ",
+        "must be ",
+    ] {
         if let Some(rest) = message.strip_prefix(prefix) {
             if from_schema(rest, schema_text) {
                 return true;
@@ -135,10 +148,16 @@ fn is_type_name(text: &str) -> bool {
     .contains(&text)
 }
 
-/// Text that occurs in the schema, written as JSON (so a string is found with its escapes).
+/// Text that occurs in the schema, written as JSON (so a string is found with its escapes),
+/// or a JSON value other than a string written compactly as the schema's text writes it.
 fn from_schema(text: &str, schema_text: &str) -> bool {
     if text.is_empty() {
         return false;
+    }
+    let is_json_non_string =
+        serde_json::from_str::<serde_json::Value>(text).is_ok_and(|value| !value.is_string());
+    if is_json_non_string && schema_text.contains(text) {
+        return true;
     }
     let escaped = serde_json::to_string(text).unwrap_or_default();
     let inner = escaped

@@ -7,6 +7,12 @@
 //! read as UTF-8 with invalid bytes replaced by U+FFFD (a model's argument text is always a
 //! Unicode string).
 //!
+//! The selector [`ANY_SCHEMA`] (`0xF5`, a byte no UTF-8 text holds) instead brings its own
+//! schema: the schema's JSON text, a NUL byte, then the argument text. The committed corpus
+//! seeds it with every schema of the JSON Schema Test Suite (`corpus/json-schema-test-suite/`),
+//! so the fuzzer mutates inputs against schemas other than ward's own (R8a). A schema that
+//! does not parse or compile is refused without a panic and checked no further.
+//!
 //! # Properties
 //!
 //! - Text that does not parse gives one error at a JSON Pointer, whose message names the
@@ -80,10 +86,13 @@ fn catalogue() -> Result<&'static Catalogue, String> {
 /// assert_eq!(check_validate(b"\x03{\"symbol\": "), Ok(()));
 /// ```
 pub fn check_validate(data: &[u8]) -> CheckResult {
-    let catalogue = catalogue()?;
     let Some((&selector, text)) = data.split_first() else {
         return Ok(());
     };
+    if selector == ANY_SCHEMA {
+        return check_any_schema(text);
+    }
+    let catalogue = catalogue()?;
     let subject = &catalogue.subjects[usize::from(selector) % catalogue.subjects.len()];
     let tool = catalogue
         .registry
@@ -107,38 +116,79 @@ fn check_parse_error(error: &FieldError) -> CheckResult {
     check_parse_message(&error.message)
 }
 
+/// The selector of an input that brings its own schema (see the module docs).
+pub const ANY_SCHEMA: u8 = 0xF5;
+
+/// An [`ANY_SCHEMA`] input: schema text, NUL, argument text.
+fn check_any_schema(data: &[u8]) -> CheckResult {
+    let Some(nul) = data.iter().position(|&byte| byte == 0) else {
+        return Ok(());
+    };
+    let Ok(schema) = serde_json::from_slice::<Value>(&data[..nul]) else {
+        return Ok(());
+    };
+    let Ok(compiled) = ToolSchema::compile(&schema) else {
+        return Ok(());
+    };
+    let text = String::from_utf8_lossy(&data[nul + 1..]);
+    let input = match parse_arguments(&text) {
+        Ok(input) => input,
+        Err(error) => return check_parse_error(&error),
+    };
+    // The reference verdict: `jsonschema` on the whole document, as registered.
+    let Ok(reference) = jsonschema::validator_for(&schema) else {
+        return Err("R8a: ward compiles a schema jsonschema refuses".to_owned());
+    };
+    let expected = reference.is_valid(&input);
+    check_schema_input(
+        "the schema",
+        &schema.to_string(),
+        &compiled,
+        &input,
+        expected,
+    )
+}
+
 /// R5–R8 for a parsed input.
 fn check_input(subject: &Subject, schema: &ToolSchema, input: &Value) -> CheckResult {
     let expected = subject.reference.is_valid(input);
+    check_schema_input(&subject.name, &subject.schema_text, schema, input, expected)
+}
+
+/// R5–R8a for `input` against `schema` (compiled from `schema_text`), whose verdict must be
+/// `expected`: the same verdict from [`ToolSchema::is_valid`] and [`ToolSchema::validate`];
+/// for an invalid input 1–5 errors at paths that resolve in the input, each message a rule
+/// stated from the schema (never a generic one), exactly the first of
+/// [`ToolSchema::all_errors`].
+pub fn check_schema_input(
+    name: &str,
+    schema_text: &str,
+    schema: &ToolSchema,
+    input: &Value,
+    expected: bool,
+) -> CheckResult {
     ensure!(
         schema.is_valid(input) == expected,
-        "R5: {}: is_valid says {} but jsonschema says {expected}",
-        subject.name,
+        "R5: {name}: is_valid says {} but the verdict is {expected}",
         !expected
     );
     let errors = match schema.validate(input) {
         Ok(()) => {
-            ensure!(
-                expected,
-                "R5: {}: validate accepts an input jsonschema refuses",
-                subject.name
-            );
+            ensure!(expected, "R5: {name}: validate accepts an invalid input");
             return Ok(());
         }
         Err(errors) => errors,
     };
     ensure!(
         !expected,
-        "R5: {}: validate refuses an input jsonschema accepts ({errors:?})",
-        subject.name
+        "R5: {name}: validate refuses a valid input ({errors:?})"
     );
-    check_field_errors(&subject.name, &subject.schema_text, input, &errors)?;
+    check_field_errors(name, schema_text, input, &errors)?;
     let all = schema.all_errors(input);
     let first = &all[..all.len().min(FIELD_ERRORS_MAX)];
     ensure!(
         errors == first,
-        "R6/R8: {}: the reported errors {errors:?} are not the first of every error {first:?}",
-        subject.name
+        "R6/R8: {name}: the reported errors {errors:?} are not the first of every error {first:?}"
     );
     Ok(())
 }

@@ -39,15 +39,35 @@
 //! appear only in paths.
 //!
 //! Sub-schemas that use keywords outside the structural set this walk understands
-//! (`anyOf`, `oneOf`, `allOf`, `not`, `if`, `$ref`, `patternProperties`, tuple `items`, …)
+//! (`anyOf`, `oneOf`, `allOf`, `not`, `if`, `patternProperties`, tuple `items`, …)
 //! are treated as leaves: their errors come from `iter_errors` on that sub-tree alone,
 //! sorted into the same order. ward's own tool schemas use none of them.
+//!
+//! # Any schema (R8a)
+//!
+//! Runtime developers register schemas of their own, often without `$schema` (TypeBox and Zod
+//! emit none). [`ToolSchema::compile`] reads such a schema as draft 2020-12;
+//! [`ToolSchema::compile_as`] names the draft to assume instead (`$schema` still wins).
+//!
+//! - **References.** A sub-schema compiled on its own loses the document around it, so a
+//!   `$ref` inside it (`#/properties/foo`, `#`, an anchor, a `$defs` entry, a `$dynamicRef`)
+//!   would resolve against the wrong root. A document that holds a reference keyword
+//!   anywhere is therefore never split: its whole schema is one leaf, and its errors come
+//!   from `iter_errors` of the whole document, where every reference resolves as it does
+//!   for the verdict.
+//! - **Remote documents.** ward never fetches a document (R5: no network). A schema whose
+//!   reference needs one is refused at registration with an error naming the document.
+//! - **Messages.** Every error kind of the validator has a message that states its rule
+//!   (`unevaluatedProperties` and `additionalProperties` name the key in the path,
+//!   `additionalItems` and `unevaluatedItems` the extra item, `dependentRequired` the missing
+//!   property, `contains` the rule, `propertyNames` the key); the match over kinds is
+//!   exhaustive, so a new kind cannot fall back to a generic message unnoticed.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
-use jsonschema::{Draft, ValidationError, Validator};
+use jsonschema::{ReferencingError, ValidationError, Validator};
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
@@ -59,6 +79,25 @@ pub const FIELD_ERRORS_MAX: usize = 5;
 
 /// The largest argument text accepted, in bytes (R3, `PAYLOAD_TOO_LARGE`).
 pub const ARGUMENT_BYTES_MAX: usize = 256 * 1024;
+
+/// The JSON Schema draft a schema without `$schema` is read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Draft {
+    /// Draft 7 (`http://json-schema.org/draft-07/schema#`).
+    Draft7,
+    /// Draft 2020-12 (`https://json-schema.org/draft/2020-12/schema`), the default.
+    #[default]
+    Draft202012,
+}
+
+impl Draft {
+    fn engine(self) -> jsonschema::Draft {
+        match self {
+            Draft::Draft7 => jsonschema::Draft::Draft7,
+            Draft::Draft202012 => jsonschema::Draft::Draft202012,
+        }
+    }
+}
 
 /// A schema that cannot be compiled (R2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -325,9 +364,44 @@ impl ToolSchema {
     /// Compiles a `parameters` schema. The draft is taken from `$schema` when present, else
     /// 2020-12, and every sub-schema is compiled under the same draft.
     pub fn compile(schema: &Value) -> Result<ToolSchema, SchemaError> {
-        let whole = jsonschema::validator_for(schema).map_err(schema_error)?;
+        ToolSchema::compile_as(schema, Draft::default())
+    }
+
+    /// Compiles a `parameters` schema read as `draft` unless its `$schema` names another.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use ward_core::validation::{Draft, ToolSchema};
+    /// // Draft 7's tuple `items`, no `$schema`, a `$ref` into the root document.
+    /// let schema = ToolSchema::compile_as(&json!({
+    ///     "properties": {"pair": {"items": [{"$ref": "#/definitions/n"}], "additionalItems": false}},
+    ///     "definitions": {"n": {"type": "integer"}}
+    /// }), Draft::Draft7).unwrap();
+    /// let errors = schema.validate(&json!({"pair": ["x", 2]})).unwrap_err();
+    /// assert_eq!(errors[0].to_string(), "/pair: must have at most 1 item");
+    /// assert_eq!(errors[1].to_string(), "/pair/0: must be an integer");
+    /// ```
+    pub fn compile_as(schema: &Value, draft: Draft) -> Result<ToolSchema, SchemaError> {
+        let declares_draft = schema
+            .as_object()
+            .is_some_and(|object| object.contains_key("$schema"));
+        let whole = if declares_draft {
+            jsonschema::validator_for(schema)
+        } else {
+            jsonschema::options()
+                .with_draft(draft.engine())
+                .build(schema)
+        }
+        .map_err(schema_error)?;
         let draft = whole.draft();
-        let root = Node::compile_with(schema, whole, draft)?;
+        let root = if holds_reference(schema) {
+            Node {
+                whole,
+                shape: Shape::Leaf,
+            }
+        } else {
+            Node::compile_with(schema, whole, draft)?
+        };
         Ok(ToolSchema { root })
     }
 
@@ -367,12 +441,18 @@ impl ToolSchema {
         let mut path = String::new();
         self.root.walk(input, &mut path, &mut walk);
         if walk.errors.is_empty() {
-            // The walk mirrors the verdict; this is a guard, not a path the tests expect.
-            debug_assert!(false, "an invalid input produced no field error");
-            walk.errors.push(FieldError {
-                path: "/".to_owned(),
-                message: "does not match the schema".to_owned(),
-            });
+            // The walk mirrors the verdict, so this does not happen for any schema of the
+            // JSON Schema Test Suite; should a schema defeat the split, the whole document's
+            // own errors still state the rules.
+            let mut ranked = Vec::new();
+            rank_errors(&self.root.whole, input, "", &mut ranked);
+            sort_ranked(input, &mut ranked);
+            walk.errors.extend(
+                ranked
+                    .into_iter()
+                    .map(|(_, error)| error)
+                    .take(walk.errors_max),
+            );
         }
         Err(fault::echo_values(faults, input, walk.errors))
     }
@@ -388,12 +468,32 @@ impl ToolSchema {
 }
 
 fn schema_error(error: ValidationError<'_>) -> SchemaError {
-    SchemaError {
-        reason: error.to_string(),
+    let reason = match error.kind() {
+        ValidationErrorKind::Referencing(ReferencingError::Unretrievable { uri, .. }) => format!(
+            "it refers to the remote document '{uri}', and ward never fetches documents \
+             (put the referenced schema under `$defs` in this one)"
+        ),
+        _ => error.to_string(),
+    };
+    SchemaError { reason }
+}
+
+/// Keywords that refer to another part of a document (or to another document).
+const REFERENCE_KEYWORDS: &[&str] = &["$ref", "$dynamicRef", "$recursiveRef"];
+
+/// Whether `schema` holds a reference keyword anywhere (a property named `$ref` counts too:
+/// the document is then not split, which costs speed, never correctness).
+fn holds_reference(schema: &Value) -> bool {
+    match schema {
+        Value::Object(object) => object.iter().any(|(key, value)| {
+            REFERENCE_KEYWORDS.contains(&key.as_str()) || holds_reference(value)
+        }),
+        Value::Array(elements) => elements.iter().any(holds_reference),
+        _ => false,
     }
 }
 
-fn compile_under(schema: &Value, draft: Draft) -> Result<Validator, SchemaError> {
+fn compile_under(schema: &Value, draft: jsonschema::Draft) -> Result<Validator, SchemaError> {
     jsonschema::options()
         .with_draft(draft)
         .build(schema)
@@ -401,7 +501,11 @@ fn compile_under(schema: &Value, draft: Draft) -> Result<Validator, SchemaError>
 }
 
 impl Node {
-    fn compile_with(schema: &Value, whole: Validator, draft: Draft) -> Result<Node, SchemaError> {
+    fn compile_with(
+        schema: &Value,
+        whole: Validator,
+        draft: jsonschema::Draft,
+    ) -> Result<Node, SchemaError> {
         let Some(object) = schema.as_object().filter(|object| is_structural(object)) else {
             return Ok(Node {
                 whole,
@@ -439,7 +543,7 @@ impl Node {
         })
     }
 
-    fn compile(schema: &Value, draft: Draft) -> Result<Node, SchemaError> {
+    fn compile(schema: &Value, draft: jsonschema::Draft) -> Result<Node, SchemaError> {
         let whole = compile_under(schema, draft)?;
         Node::compile_with(schema, whole, draft)
     }
@@ -582,6 +686,7 @@ fn message(kind: &ValidationErrorKind) -> String {
             format!("must be {}", schema_value(expected_value))
         }
         ValidationErrorKind::Enum { options } => match options.as_array() {
+            Some(allowed) if allowed.is_empty() => "is not allowed".to_owned(),
             Some(allowed) if allowed.len() <= 16 => {
                 let names: Vec<String> = allowed.iter().map(schema_value).collect();
                 format!("must be one of: {}", names.join(", "))
@@ -633,7 +738,32 @@ fn message(kind: &ValidationErrorKind) -> String {
         ValidationErrorKind::PropertyNames { .. } => {
             "has a property name that is not allowed".to_owned()
         }
-        _ => "does not match the schema".to_owned(),
+        ValidationErrorKind::AdditionalItems { limit } => {
+            format!("must have at most {limit} item{}", plural(*limit as u64))
+        }
+        ValidationErrorKind::UnevaluatedItems { .. } => {
+            "must have no items beyond those the schema allows".to_owned()
+        }
+        // Reported per key by `rank_errors`, like `additionalProperties`.
+        ValidationErrorKind::UnevaluatedProperties { .. } => UNEXPECTED_PROPERTY.to_owned(),
+        ValidationErrorKind::ContentEncoding { content_encoding } => {
+            format!("must be encoded as {content_encoding}")
+        }
+        ValidationErrorKind::ContentMediaType { content_media_type } => {
+            format!("must be valid {content_media_type} content")
+        }
+        ValidationErrorKind::FromUtf8 { .. } => "must decode to UTF-8 text".to_owned(),
+        // The keyword's own message may quote the input; its name is the schema's.
+        ValidationErrorKind::Custom { keyword, .. } => {
+            format!("must satisfy the keyword {keyword}")
+        }
+        ValidationErrorKind::BacktrackLimitExceeded { .. }
+        | ValidationErrorKind::RegexEngineFailure { .. } => {
+            "could not be checked against the pattern".to_owned()
+        }
+        ValidationErrorKind::Referencing(_) => {
+            "could not be checked: a reference of the schema does not resolve".to_owned()
+        }
     }
 }
 
@@ -680,7 +810,9 @@ fn rank_errors(
     ranked: &mut Vec<(Rank, FieldError)>,
 ) {
     for error in validator.iter_errors(value) {
-        if let ValidationErrorKind::AdditionalProperties { unexpected } = error.kind() {
+        if let ValidationErrorKind::AdditionalProperties { unexpected }
+        | ValidationErrorKind::UnevaluatedProperties { unexpected } = error.kind()
+        {
             let object_path = format!("{base}{}", error.instance_path().as_str());
             for key in unexpected {
                 let mut path = object_path.clone();
@@ -967,5 +1099,75 @@ mod tests {
     fn schemas_that_do_not_compile_are_refused() {
         assert!(ToolSchema::compile(&json!({"type": "no-such-type"})).is_err());
         assert!(ToolSchema::compile(&json!({"properties": {"a": {"minLength": -1}}})).is_err());
+    }
+
+    fn messages(schema: &Value, input: &Value) -> Vec<String> {
+        let schema = ToolSchema::compile(schema).expect("the schema compiles");
+        let errors = schema.validate(input).expect_err("the input is invalid");
+        errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn a_ref_inside_a_sub_schema_resolves_against_the_whole_document() {
+        let schema = json!({
+            "properties": {"foo": {"type": "integer"}, "bar": {"$ref": "#/properties/foo"}}
+        });
+        assert_eq!(
+            messages(&schema, &json!({"bar": "x"})),
+            ["/bar: must be an integer"]
+        );
+        // `#` is the root, not the sub-schema that holds the reference.
+        let schema = json!({"properties": {"foo": {"$ref": "#"}}, "additionalProperties": false});
+        assert_eq!(
+            messages(&schema, &json!({"foo": {"bar": false}})),
+            ["/foo/bar: is not an allowed property"]
+        );
+    }
+
+    #[test]
+    fn every_keyword_states_its_rule() {
+        let unevaluated = json!({
+            "properties": {"a": true}, "unevaluatedProperties": false,
+            "prefixItems": [true], "unevaluatedItems": false
+        });
+        assert_eq!(
+            messages(&unevaluated, &json!({"a": 1, "b": 2, "c": 3})),
+            [
+                "/b: is not an allowed property",
+                "/c: is not an allowed property"
+            ]
+        );
+        assert_eq!(
+            messages(&unevaluated, &json!([1, 2])),
+            ["/: must have no items beyond those the schema allows"]
+        );
+        let dependent = json!({"dependentRequired": {"a": ["b"]}});
+        assert_eq!(
+            messages(&dependent, &json!({"a": 1})),
+            ["/: missing required property 'b'"]
+        );
+        let tuple = json!({"items": [{"type": "string"}], "additionalItems": false});
+        let tuple = ToolSchema::compile_as(&tuple, Draft::Draft7).expect("draft 7 compiles");
+        let errors = tuple
+            .validate(&json!(["a", "b", "c"]))
+            .expect_err("too many items");
+        assert_eq!(errors[0].to_string(), "/: must have at most 1 item");
+        assert_eq!(
+            messages(&json!({"enum": []}), &json!(1)),
+            ["/: is not allowed"]
+        );
+    }
+
+    #[test]
+    fn a_remote_document_is_refused_by_name() {
+        let error = ToolSchema::compile(&json!({"$ref": "http://localhost:1234/integer.json"}))
+            .expect_err("ward never fetches");
+        assert!(
+            error
+                .reason
+                .contains("'http://localhost:1234/integer.json'"),
+            "{error}"
+        );
+        assert!(error.reason.contains("never fetches"), "{error}");
     }
 }

@@ -122,12 +122,17 @@ fn auth_piece() -> impl Strategy<Value = Piece> {
         ],
         high_entropy("[A-Za-z]{5,8}[0-9][._~+/=-]?[A-Za-z0-9]{2,8}"),
         high_entropy("[A-Za-z$%*!]{6,10}"),
+        high_entropy("[A-Za-z0-9+/]{12,16}"),
     )
-        .prop_map(|(scheme, space, header, credential, odd)| {
-            let credential = if header.is_empty() {
-                credential
-            } else {
+        .prop_map(|(scheme, space, header, credential, odd, long)| {
+            // Without a header, R25 takes a `Basic` credential of 20 characters or more
+            // (or base64 of `user:password`), a `Bearer` one of 8 with a digit.
+            let credential = if !header.is_empty() {
                 format!("{odd}{credential}")
+            } else if scheme.eq_ignore_ascii_case("basic") {
+                format!("{credential}{long}")
+            } else {
+                credential
             };
             Piece::secret(
                 format!("{header}{scheme}{space}{credential}"),
@@ -367,13 +372,16 @@ proptest! {
     }
 
     /// (b) Every span the seed replaces is covered, except the seed's `Bearer`/`Basic` +
-    /// ordinary word, which R25 keeps.
+    /// word that R25 keeps and home paths in a URL's path, which R27 keeps.
     #[test]
     fn every_seed_span_is_covered((text, values, _planted) in document()) {
         let Ok(redactor) = Redactor::new(&values) else { return Ok(()) };
         let spans = redactor.redact_spans(&text);
         for (rule, range) in Baseline::unicode().pattern_matches(text.as_bytes()) {
-            if rule == 0 && !seed_credential_looks_like_one(&text[range.clone()]) {
+            if rule == 0 && !r25_redacts(&text, range.clone()) {
+                continue;
+            }
+            if rule >= 2 && in_url_path(&text, &range) {
                 continue;
             }
             prop_assert!(
@@ -430,19 +438,111 @@ proptest! {
     }
 }
 
-/// R25's "looks like a credential", applied to a seed auth match (`scheme\s+credential`).
-fn seed_credential_looks_like_one(matched: &str) -> bool {
-    // Full stops that end the credential are sentence punctuation (R25 as ward reads it).
-    let credential = matched
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or("")
-        .trim_end_matches('.');
-    let characters = credential.chars().count();
-    let marked = credential
+/// Whether R25 redacts the seed's auth match at `range` of `text`, read from the SPEC: with a
+/// header context (a name ending in `authorization`, `:` or `=`, quotes) any credential, the
+/// white space holding at most one line break; without one, no line break, and a credential
+/// (to the next white space, quote, comma, semicolon or closing bracket, full stops at its
+/// end left out) that is not letters joined by `-`, `/` or `.`, and that for `Basic` decodes
+/// as base64 to bytes with a `:` or has 20 characters, for `Bearer` has 8 characters and a
+/// digit, `=` padding, a JWT shape or 20 characters.
+fn r25_redacts(text: &str, range: std::ops::Range<usize>) -> bool {
+    static HEADER: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let header = HEADER
+        .get_or_init(|| regex::Regex::new(r#"(?i)authorization["'\]]?\s*[:=]\s*["']?$"#).unwrap())
+        .is_match(&text[..range.start]);
+    let matched = &text[range.clone()];
+    let scheme_len = matched.find(char::is_whitespace).unwrap_or(matched.len());
+    let basic = matched[..scheme_len].eq_ignore_ascii_case("basic");
+    let after = &text[range.start + scheme_len..];
+    let gap_len = after.len() - after.trim_start().len();
+    let gap = &after[..gap_len];
+    let line_breaks = gap
+        .replace("\r\n", "\n")
         .chars()
-        .any(|c| c.is_ascii_digit() || "._~+/=-".contains(c));
-    (characters >= 8 && marked) || characters >= 20
+        .filter(|c| "\n\r\u{b}\u{c}\u{85}\u{2028}\u{2029}".contains(*c))
+        .count();
+    if line_breaks > usize::from(header) {
+        return false;
+    }
+    if header {
+        return true;
+    }
+    let rest = &after[gap_len..];
+    let end = rest
+        .find(|c: char| {
+            c.is_whitespace() || "\"'`,;)]}>\u{2018}\u{2019}\u{201C}\u{201D}".contains(c)
+        })
+        .unwrap_or(rest.len());
+    let credential = rest[..end].trim_end_matches('.');
+    let plain = credential
+        .split(['-', '/', '.'])
+        .all(|part| !part.is_empty() && part.chars().all(char::is_alphabetic));
+    if credential.is_empty() || plain {
+        return false;
+    }
+    if credential.chars().count() >= 20 {
+        return true;
+    }
+    if basic {
+        let body = credential.trim_end_matches('=');
+        let padded = format!("{body}{}", "=".repeat((4 - body.len() % 4) % 4));
+        let decoded = decode_base64(&padded);
+        return decoded.is_some_and(|bytes| bytes.contains(&b':'));
+    }
+    let segments: Vec<&str> = credential.split('.').collect();
+    let base64url = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    let jwt = segments.len() == 3
+        && !segments[0].is_empty()
+        && !segments[1].is_empty()
+        && segments.iter().all(|s| base64url(s));
+    let padding = credential.ends_with('=')
+        && credential.trim_end_matches('=').len() + 2 >= credential.len()
+        && !credential.trim_end_matches('=').is_empty()
+        && credential
+            .trim_end_matches('=')
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+/-_".contains(&b));
+    (credential.chars().count() >= 8 && credential.bytes().any(|b| b.is_ascii_digit()))
+        || padding
+        || jwt
+}
+
+/// Standard base64 with padding, or `None`.
+fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    if text.len() % 4 != 0 {
+        return None;
+    }
+    let mut out = Vec::new();
+    for chunk in text.as_bytes().chunks(4) {
+        let mut quad = 0u32;
+        let mut pads = 0;
+        for &byte in chunk {
+            quad <<= 6;
+            if byte == b'=' {
+                pads += 1;
+            } else {
+                quad |= ALPHABET.iter().position(|&a| a == byte)? as u32;
+            }
+        }
+        let bytes = quad.to_be_bytes();
+        out.extend_from_slice(&bytes[1..4 - pads]);
+    }
+    Some(out)
+}
+
+/// Whether the seed's home match at `range` lies in the path of a URL other than `file://`
+/// (R27 keeps it).
+fn in_url_path(text: &str, range: &std::ops::Range<usize>) -> bool {
+    static URL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let url = URL.get_or_init(|| {
+        regex::Regex::new(r#"([A-Za-z][A-Za-z0-9+.-]+)://[^\s"'<>`\x00-\x1f\x7f]*$"#).unwrap()
+    });
+    url.captures(&text[..range.start])
+        .is_some_and(|captures| !captures[1].eq_ignore_ascii_case("file"))
 }
 
 /// (f) Linear work on adversarial inputs, checked with the work counter: the work for a

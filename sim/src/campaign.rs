@@ -4,7 +4,8 @@
 //! take seeds in small chunks from a shared counter; results are merged in seed order, so
 //! the report and its `traceDigest` do not depend on `jobs`. The campaign digest combines the
 //! seeds' trace digests with XOR (each first mixed with its seed), so the digests of the
-//! shards of a range XOR to the digest of the whole range.
+//! shards of a range XOR to the digest of the whole range, and [`crate::summary::merge`]
+//! combines the shards' summaries into the whole range's.
 //!
 //! A share of the seeds (default 1 in 20) is run twice and the two trace digests compared: a
 //! mismatch is an I11 violation.
@@ -14,13 +15,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
-use serde_json::{Map, Value, json};
 use ward_core::fault::Fault;
 
 use crate::generate::Misbehaviour;
 use crate::oracle::{Invariant, Violation};
 use crate::scenario::Scenario;
 use crate::simulate::{Engine, is_rerun};
+use crate::summary::{
+    self, FailureSummary, InvariantCounts, SeedRange, Shard, Summary, WARD_VERSION,
+};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -92,49 +95,50 @@ pub struct CampaignReport {
 }
 
 impl CampaignReport {
-    /// Runs per second of wall-clock time.
-    pub fn runs_per_sec(&self) -> f64 {
-        self.runs as f64 * 1000.0 / self.elapsed_ms.max(1) as f64
-    }
-
-    /// The report as the JSON object of `ward run --json` (SPEC §12), given the replay
-    /// command of the first failure.
-    pub fn to_json(&self, replay: Option<&str>) -> Value {
-        let mut by_invariant = Map::new();
-        for invariant in Invariant::ALL {
-            let (armed, violated) = self.by_invariant[invariant.index()];
-            let first_seed = self.first_seed_by_invariant[invariant.index()];
-            by_invariant.insert(
-                invariant.id().to_owned(),
-                json!({"armed": armed, "violated": violated, "firstSeed": first_seed}),
-            );
-        }
-        let misbehaviours: Map<String, Value> = self
+    /// The report as the summary `ward run --json` prints (SPEC §12), given the campaign's
+    /// configuration and the replay command of the first failure.
+    pub fn to_summary(&self, config: &CampaignConfig, replay: Option<String>) -> Summary {
+        let by_invariant = Invariant::ALL
+            .iter()
+            .map(|invariant| {
+                let (armed, violated) = self.by_invariant[invariant.index()];
+                let counts = InvariantCounts {
+                    armed,
+                    violated,
+                    first_seed: self.first_seed_by_invariant[invariant.index()],
+                };
+                (invariant.id().to_owned(), counts)
+            })
+            .collect();
+        let misbehaviours = self
             .misbehaviours
             .iter()
-            .map(|(name, count)| ((*name).to_owned(), json!(count)))
+            .map(|(name, count)| ((*name).to_owned(), *count))
             .collect();
-        let first_failure = self.first_failure.as_ref().map(|failure| {
-            json!({
-                "seed": failure.seed,
-                "invariant": failure.violation.invariant.id(),
-                "explanation": failure.violation.explanation,
-                "replay": replay,
-            })
+        let first_failure = self.first_failure.as_ref().map(|failure| FailureSummary {
+            seed: failure.seed,
+            invariant: failure.violation.invariant.id().to_owned(),
+            explanation: failure.violation.explanation.clone(),
+            replay,
         });
-        json!({
-            "seeds": self.seeds,
-            "runs": self.runs,
-            "toolCalls": self.tool_calls,
-            "turns": self.turns,
-            "violations": self.failing_seeds,
-            "byInvariant": by_invariant,
-            "misbehaviours": misbehaviours,
-            "firstFailure": first_failure,
-            "elapsedMs": self.elapsed_ms,
-            "runsPerSec": (self.runs_per_sec() * 10.0).round() / 10.0,
-            "traceDigest": format!("{:016x}", self.trace_digest),
-        })
+        Summary {
+            ward_version: WARD_VERSION.to_owned(),
+            seed_range: SeedRange::from(&config.seeds),
+            shard: config.shard.map_or(Shard::WHOLE, Shard::from),
+            bug: config.bug.map(|bug| bug.name().to_owned()),
+            rerun_every: config.rerun_every,
+            seeds: self.seeds,
+            runs: self.runs,
+            tool_calls: self.tool_calls,
+            turns: self.turns,
+            violations: self.failing_seeds,
+            by_invariant,
+            misbehaviours,
+            first_failure,
+            elapsed_ms: self.elapsed_ms,
+            runs_per_sec: summary::runs_per_sec(self.runs, self.elapsed_ms),
+            trace_digest: self.trace_digest,
+        }
     }
 }
 

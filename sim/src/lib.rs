@@ -6,11 +6,13 @@
 //! | [`generate`] | scenarios from a seed: a plausible model and every misbehaviour, chosen by swarm testing |
 //! | [`world`] | runs a scenario against the core on virtual time and records every boundary observation |
 //! | [`view`] | a run's records arranged for the oracle |
-//! | [`oracle`] | the invariants I1–I13, one file each, and the verdict |
+//! | [`oracle`] | the invariants I1–I14, one file each, and the verdict |
 //! | [`catalogue`] | the oracle's own copy of the tool table, the default limits and the schemas |
 //! | [`trace`] | the trace digest (I11), JSON-lines and Chrome traces |
 //! | [`simulate`] | one scenario or seed end to end: generate, execute, check, digest, rerun |
 //! | [`campaign`], [`shrink`] | many seeds in parallel, reported in seed order; shrinking a failure |
+//! | [`summary`] | a campaign's JSON summary, and merging the summaries of its shards |
+//! | [`schema`] | the JSON Schema checks of the files ward reads |
 //! | [`cli`] | the `ward` commands |
 //! | [`rng`] | the one seeded generator |
 #![forbid(unsafe_code)]
@@ -23,8 +25,10 @@ pub mod generate;
 pub mod oracle;
 pub mod rng;
 pub mod scenario;
+pub mod schema;
 pub mod shrink;
 pub mod simulate;
+pub mod summary;
 pub mod trace;
 pub mod view;
 pub mod world;

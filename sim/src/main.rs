@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use ward_sim::cli::{bugs, call, redact, replay, run, tools};
+use ward_sim::cli::{bugs, call, merge, redact, replay, run, tools};
 
 /// mimalloc, not the system allocator: a campaign allocates and frees millions of small
 /// blocks (JSON values, strings, records). Measured side by side (2026-12-01, `campaign`
@@ -29,6 +29,8 @@ enum Command {
     Run(run::RunArgs),
     /// Reruns one seed or scenario file and reports what it breaks.
     Replay(replay::ReplayArgs),
+    /// Combines the `--json` summaries of every shard of one campaign into the whole's.
+    Merge(merge::MergeArgs),
     /// Lists the seeded bug catalogue.
     Bugs(bugs::BugsArgs),
     /// Redacts standard input to standard output (secrets, keys, home paths).
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
         Some(Command::Call(args)) => call::run(&args),
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Replay(args)) => replay::run(&args),
+        Some(Command::Merge(args)) => merge::run(&args),
         Some(Command::Bugs(args)) => bugs::run(&args),
         Some(Command::Redact(args)) => redact::run(&args),
         None => run::run(&run::RunArgs::default()),

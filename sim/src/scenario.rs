@@ -562,58 +562,16 @@ impl std::fmt::Display for ScenarioSize {
 fn check_schema(value: &serde_json::Value, path: &str) -> Result<(), ScenarioError> {
     static VALIDATOR: std::sync::OnceLock<Result<jsonschema::Validator, String>> =
         std::sync::OnceLock::new();
-    let validator = VALIDATOR.get_or_init(|| {
-        let schema: serde_json::Value =
-            serde_json::from_str(SCENARIO_SCHEMA).map_err(|error| error.to_string())?;
-        jsonschema::validator_for(&schema).map_err(|error| error.to_string())
-    });
-    let validator = validator.as_ref().map_err(|reason| ScenarioError::Schema {
-        path: path.to_owned(),
-        pointer: "/".to_owned(),
-        reason: format!("the scenario schema does not compile: {reason}"),
-    })?;
-    // A misspelled field breaks two rules of one object (the field is unknown, the real one
-    // missing); the unknown field is named first, as it is the likelier cause. Only the
-    // first few errors are looked at.
-    let mut errors: Vec<jsonschema::ValidationError<'_>> =
-        validator.iter_errors(value).take(16).collect();
-    let unknown_field = errors.first().and_then(|first| {
-        errors.iter().position(|error| {
-            error.instance_path() == first.instance_path()
-                && matches!(
-                    error.kind(),
-                    jsonschema::error::ValidationErrorKind::AdditionalProperties { .. }
-                )
-        })
-    });
-    let first = match unknown_field {
-        Some(index) => Some(errors.swap_remove(index)),
-        None => errors.into_iter().next(),
+    let fault = match crate::schema::compiled(&VALIDATOR, SCENARIO_SCHEMA, "scenario") {
+        Ok(validator) => crate::schema::first_fault(validator, value),
+        Err(fault) => Some(fault),
     };
-    match first {
+    match fault {
         None => Ok(()),
-        Some(error) => {
-            let pointer = error.instance_path().as_str();
-            Err(ScenarioError::Schema {
-                path: path.to_owned(),
-                pointer: if pointer.is_empty() {
-                    "/".to_owned()
-                } else {
-                    pointer.to_owned()
-                },
-                reason: schema_reason(&error),
-            })
-        }
-    }
-}
-
-/// A reason that names the rule; an unexpected property is named, since it is usually a typo.
-fn schema_reason(error: &jsonschema::ValidationError<'_>) -> String {
-    use jsonschema::error::ValidationErrorKind;
-    match error.kind() {
-        ValidationErrorKind::AdditionalProperties { unexpected } => {
-            format!("unknown field(s): {}", unexpected.join(", "))
-        }
-        _ => error.to_string(),
+        Some(fault) => Err(ScenarioError::Schema {
+            path: path.to_owned(),
+            pointer: fault.pointer,
+            reason: fault.reason,
+        }),
     }
 }

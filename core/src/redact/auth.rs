@@ -1,44 +1,50 @@
 //! Authorization values (R25).
 //!
 //! `Bearer` or `Basic` in any letter case, not preceded by a letter or digit, then white
-//! space (any Unicode white space), then a credential that runs to the next white space,
-//! quote (`"`, `'`, `` ` ``, and the typographic ‘ ’ “ ”), comma, semicolon or closing
-//! bracket (`)`, `]`, `}`, `>`). The scheme word and the credential become one
-//! `[REDACTED]`; `Authorization: ` stays.
+//! space, then a credential that runs to the next white space, quote (`"`, `'`, `` ` ``, and
+//! the typographic ‘ ’ “ ”), comma, semicolon or closing bracket (`)`, `]`, `}`, `>`). The
+//! scheme word and the credential become one `[REDACTED]`; `Authorization: ` stays.
 //!
-//! The credential is redacted when
-//! - a header context precedes the scheme: a header or JSON key whose name ends in
-//!   `authorization` (any case), an optional closing quote or `]`, `:` or `=`, an optional
-//!   opening quote (`Authorization: Bearer …`, `"proxy-authorization": "Basic …"`,
-//!   `headers['Authorization'] = 'Bearer …'`); or
-//! - it looks like a credential: at least 8 characters with a digit or one of `._~+/=-`,
-//!   or at least 20 characters ("Explain the basic concepts" stays). Full stops that end
-//!   the credential are the sentence's and count for neither ("Explain the basic
-//!   concepts." stays too; the span, when there is one, still includes them); or
-//! - another rule's span lies in the white space or the credential, and the credential as
-//!   the output would show it (its text up to that span, then the placeholder without its
-//!   closing `]`) looks like one. Deciding on the output's view keeps redaction idempotent
-//!   (R29 (d)): a second pass sees exactly that text and decides the same way.
+//! - **With a header context** (a header or JSON key whose name ends in `authorization`,
+//!   any case, an optional closing quote or `]`, `:` or `=`, an optional opening quote:
+//!   `Authorization: Bearer …`, `"proxy-authorization": "Basic …"`,
+//!   `headers['Authorization'] = 'Bearer …'`), any credential is redacted, and the white
+//!   space after the scheme may hold one line break (`\r\n` counts as one).
+//! - **Without one**, the white space is any Unicode white space but a line break (so
+//!   "other than basic\n(i.e. digest)" stays), and the credential is redacted only when it
+//!   looks like one: for `Basic`, it decodes as base64 (padding optional) to bytes holding a
+//!   `:` (HTTP Basic is `user:password`), or it has at least 20 characters; for `Bearer`, it
+//!   has at least 8 characters and a digit, or ends in `=` padding, or is JWT-shaped (three
+//!   base64url segments joined by `.`), or has at least 20 characters. A word made only of
+//!   letters joined by `-`, `/` or `.` is never a credential here ("a basic
+//!   single-threaded loop", "basic mips/mipsel support"). Full stops that end the credential
+//!   are the sentence's and are left out of the judgement ("Explain the basic concepts."
+//!   stays; the span, when there is one, still includes them).
+//! - **Another rule's span** in the white space or the credential: the credential is judged
+//!   as the output would show it (its text up to that span, then the placeholder without its
+//!   closing `]`). Deciding on the output's view keeps redaction idempotent (R29 (d)): a
+//!   second pass sees exactly that text and decides the same way.
 //!
-//! The last condition needs every other span, so the driver keeps these candidates and
-//! decides them at the end, right to left (a credential can hold a later scheme word).
+//! The last case needs every other span, so the driver keeps these candidates and decides
+//! them at the end, right to left (a credential can hold a later scheme word).
 
 use super::context::Context;
 use super::span::Span;
 use super::text::{char_len_at, class, decode_at, is, starts_with_ignore_case, white_space_len_at};
 use super::work::Work;
 
-/// The shortest credential that can look like one (with a digit or a marker).
+/// The shortest `Bearer` credential with a digit that looks like one.
 const CREDENTIAL_CHARS_MIN: usize = 8;
-/// The length from which any credential looks like one.
+/// The length from which any credential that is not a plain word looks like one.
 const CREDENTIAL_CHARS_LONG: usize = 20;
 /// White space skipped backwards when looking for a header context.
 const HEADER_GAP_MAX: usize = 64;
 /// The farthest [`header_context`] reads back from a scheme word: an opening quote, the
 /// gap, `:` or `=`, the gap, a closing quote and `]`, and `authorization`.
 pub(crate) const HEADER_LOOK_BEHIND_MAX: usize = 1 + HEADER_GAP_MAX + 1 + HEADER_GAP_MAX + 2 + 13;
-/// The farthest [`candidate`] reads past a scheme word's start when it finds no candidate:
-/// the word (at most 6 bytes) and one character after it (at most 4).
+/// How far past a scheme word's start [`candidate`] reads when it finds no candidate
+/// before any white space: the word (at most 6 bytes) and one character after it (at
+/// most 4). A line break refused in the white space reaches past that line break.
 pub(crate) const FAILED_REACH_MAX: usize = 6 + 4;
 
 /// A scheme word with its credential, waiting for the decision.
@@ -46,6 +52,8 @@ pub(crate) const FAILED_REACH_MAX: usize = 6 + 4;
 pub(crate) struct AuthCandidate {
     /// The scheme word's first byte.
     pub(crate) start: usize,
+    /// Whether the scheme is `Basic` (else `Bearer`).
+    pub(crate) basic: bool,
     /// The white space after the scheme word.
     pub(crate) white_space_start: usize,
     /// The credential's first byte.
@@ -57,34 +65,6 @@ pub(crate) struct AuthCandidate {
     /// Whether the credential is not empty and the candidate is redacted whatever else is
     /// found (header context, or a credential that looks like one).
     pub(crate) certain: bool,
-}
-
-/// The length and the "has a digit or marker" flag of a credential's text.
-#[derive(Clone, Copy, Default)]
-struct Shape {
-    characters: usize,
-    /// A digit or marker before the trailing full stops.
-    marked: bool,
-    /// Full stops at the end (sentence punctuation: "the basic concepts.").
-    trailing_stops: usize,
-}
-
-impl Shape {
-    /// Whether the whole credential looks like one. Full stops that end it are the
-    /// sentence's, not the credential's, so "Explain the basic concepts." stays too.
-    fn looks_like_credential(self) -> bool {
-        let characters = self.characters - self.trailing_stops;
-        (characters >= CREDENTIAL_CHARS_MIN && self.marked) || characters >= CREDENTIAL_CHARS_LONG
-    }
-
-    /// The shape of this text followed by more text (its full stops are inner ones).
-    fn followed_by(self, characters: usize, marked: bool) -> Shape {
-        Shape {
-            characters: self.characters + characters,
-            marked: self.marked || self.trailing_stops > 0 || marked,
-            trailing_stops: 0,
-        }
-    }
 }
 
 fn ends_credential(text: &[u8], index: usize) -> bool {
@@ -99,50 +79,162 @@ fn ends_credential(text: &[u8], index: usize) -> bool {
         )
 }
 
-/// The credential from `start`: where it ends and its shape.
-fn credential(text: &[u8], start: usize, limit: usize) -> (usize, Shape) {
-    let mut shape = Shape::default();
+/// Where the credential that starts at `start` ends.
+pub(crate) fn credential_end(text: &[u8], start: usize) -> usize {
     let mut index = start;
-    while index < limit {
-        let byte = text[index];
-        if byte < 0x80 {
-            if is(byte, class::CREDENTIAL_END) {
-                break;
-            }
-            if byte == b'.' {
-                shape.trailing_stops += 1;
-            } else {
-                shape.marked |= shape.trailing_stops > 0 || is(byte, class::MARKER);
-                shape.trailing_stops = 0;
-            }
-            index += 1;
-        } else {
-            if ends_credential(text, index) {
-                break;
-            }
-            shape.marked |= shape.trailing_stops > 0;
-            shape.trailing_stops = 0;
-            index += char_len_at(text, index);
-        }
-        shape.characters += 1;
+    while index < text.len() && !ends_credential(text, index) {
+        index += char_len_at(text, index).max(1);
     }
-    (index, shape)
+    index
 }
 
-/// A scheme word (`word`, lower case) at `start`, its white space and its credential.
+/// The length of a line break at `index` (`\r\n` is one), or 0.
+fn line_break_len_at(text: &[u8], index: usize) -> usize {
+    match text.get(index..) {
+        Some([b'\r', b'\n', ..]) => 2,
+        Some([b'\n' | b'\r' | 0x0B | 0x0C, ..]) => 1,
+        Some([0xC2, 0x85, ..]) => 2,
+        Some([0xE2, 0x80, 0xA8 | 0xA9, ..]) => 3,
+        _ => 0,
+    }
+}
+
+/// Whether `credential` (without header context) looks like one under `Basic` or `Bearer`.
+fn looks_like_credential(basic: bool, credential: &[u8]) -> bool {
+    let credential = without_trailing_stops(credential);
+    if credential.is_empty() || is_plain_word(credential) {
+        return false;
+    }
+    let characters = character_count(credential);
+    if characters >= CREDENTIAL_CHARS_LONG {
+        return true;
+    }
+    if basic {
+        return decodes_to_user_and_password(credential);
+    }
+    (characters >= CREDENTIAL_CHARS_MIN && credential.iter().any(u8::is_ascii_digit))
+        || has_padding(credential)
+        || is_jwt_shaped(credential)
+}
+
+/// `credential` without the full stops that end it (the sentence's, not the credential's).
+fn without_trailing_stops(credential: &[u8]) -> &[u8] {
+    let mut end = credential.len();
+    while end > 0 && credential[end - 1] == b'.' {
+        end -= 1;
+    }
+    &credential[..end]
+}
+
+/// The characters of `text` (bytes that are not UTF-8 count one each).
+fn character_count(text: &[u8]) -> usize {
+    text.iter().filter(|&&byte| byte & 0xC0 != 0x80).count()
+}
+
+/// Letters (any script) joined by single `-`, `/` or `.`: "single-threaded", "mips/mipsel".
+fn is_plain_word(text: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(text) else {
+        return false;
+    };
+    text.split(['-', '/', '.'])
+        .all(|part| !part.is_empty() && part.chars().all(char::is_alphabetic))
+}
+
+fn is_base64_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'/' | b'-' | b'_')
+}
+
+/// Base64 (or base64url) characters, then one or two `=`.
+fn has_padding(text: &[u8]) -> bool {
+    let body = text.strip_suffix(b"==").or_else(|| text.strip_suffix(b"="));
+    body.is_some_and(|body| !body.is_empty() && body.iter().all(|&byte| is_base64_byte(byte)))
+}
+
+/// Three base64url segments joined by `.`, the first two not empty.
+fn is_jwt_shaped(text: &[u8]) -> bool {
+    let mut segments = text.split(|&byte| byte == b'.');
+    let (Some(header), Some(payload), Some(signature), None) = (
+        segments.next(),
+        segments.next(),
+        segments.next(),
+        segments.next(),
+    ) else {
+        return false;
+    };
+    let base64url = |segment: &[u8]| {
+        segment
+            .iter()
+            .all(|&byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_'))
+    };
+    !header.is_empty()
+        && !payload.is_empty()
+        && base64url(header)
+        && base64url(payload)
+        && base64url(signature)
+}
+
+/// Whether `text` is base64 (padding optional) of bytes that hold a `:`.
+fn decodes_to_user_and_password(text: &[u8]) -> bool {
+    let body = text
+        .strip_suffix(b"==")
+        .or_else(|| text.strip_suffix(b"="))
+        .unwrap_or(text);
+    if body.len() % 4 == 1 {
+        return false;
+    }
+    let mut bits: u32 = 0;
+    let mut held = 0;
+    for &byte in body {
+        let value = match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return false,
+        };
+        bits = (bits << 6) | u32::from(value);
+        held += 6;
+        if held >= 8 {
+            held -= 8;
+            if (bits >> held) & 0xFF == u32::from(b':') {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// A scheme word (`word`, lower case) at `start`, its white space and its credential; or,
+/// when there is none, one past the last byte that decided so (for the streaming
+/// redactor: at most [`FAILED_REACH_MAX`] past `start`, or past a refused line break).
 pub(crate) fn candidate(
     context: &Context<'_>,
     work: &mut Work,
     start: usize,
     word: &[u8],
-) -> Option<AuthCandidate> {
+) -> Result<AuthCandidate, usize> {
     let text = context.text;
+    let failed = start + FAILED_REACH_MAX;
     if !starts_with_ignore_case(text, start, word) || !context.boundary_before(start) {
-        return None;
+        return Err(failed);
     }
     let white_space_start = start + word.len();
+    let header = header_context(text, start);
+    // A header context allows one line break in the white space; prose allows none.
+    let mut line_breaks_left = usize::from(header);
     let mut index = white_space_start;
     loop {
+        let line_break = line_break_len_at(text, index);
+        if line_break > 0 {
+            if line_breaks_left == 0 {
+                work.verified_bytes += (index - white_space_start) as u64;
+                return Err(failed.max(index + line_break));
+            }
+            line_breaks_left -= 1;
+            index += line_break;
+            continue;
+        }
         let length = white_space_len_at(text, index);
         if length == 0 {
             break;
@@ -150,36 +242,77 @@ pub(crate) fn candidate(
         index += length;
     }
     if index == white_space_start {
-        return None;
+        return Err(failed);
     }
-    let (credential_end, shape) = credential(text, index, text.len());
-    work.verified_bytes += (credential_end - white_space_start) as u64;
+    let credential_end = credential_end(text, index);
+    let basic = word == b"basic";
+    let certain = credential_end > index
+        && (header || looks_like_credential(basic, &text[index..credential_end]));
+    // The credential is read twice: to find its end, and to judge it.
+    work.verified_bytes += (2 * (credential_end - index) + (index - white_space_start)) as u64;
     // An empty credential (the scheme is followed by a quote) is kept as a candidate too:
     // if another span starts right there, the output would show a credential.
-    let header = header_context(text, start);
-    Some(AuthCandidate {
+    Ok(AuthCandidate {
         start,
+        basic,
         white_space_start,
         credential_start: index,
         credential_end,
         header,
-        certain: credential_end > index && (header || shape.looks_like_credential()),
+        certain,
     })
 }
 
-/// The end of the credential that starts at `start`, read as [`candidate`] reads it.
-pub(crate) fn credential_end(text: &[u8], start: usize) -> usize {
-    credential(text, start, text.len()).0
+/// Whether a certain candidate found on `text`, which may go on past its end, stays
+/// certain however its credential continues (for the streaming redactor; `text` ends on a
+/// whole character). Derived from [`looks_like_credential`]: as the credential grows, the
+/// text it is judged on (without trailing full stops) only grows, keeping every character
+/// it had. So
+/// - a header context, read backwards only, stays;
+/// - a character count only grows, and a digit stays;
+/// - a credential that is not a plain word stays one unless its only flaw is a single `-`
+///   or `/` at its end, which a letter after it would mend ("single-" before "threaded");
+///   a digit, any other character that is no letter, or a separator at its start or next to
+///   another separator stays a flaw;
+/// - `=` padding, the JWT shape and base64 of `user:password` do not stay: a character
+///   after them can break them.
+///
+/// So a candidate stays certain with a header context, or with a credential that stays
+/// unlike a plain word and has at least 20 characters, or (`Bearer`) at least 8 and a digit.
+pub(crate) fn stays_certain(text: &[u8], candidate: &AuthCandidate) -> bool {
+    if !candidate.certain {
+        return false;
+    }
+    if candidate.header {
+        return true;
+    }
+    let credential =
+        without_trailing_stops(&text[candidate.credential_start..candidate.credential_end]);
+    if !stays_unlike_plain_word(credential) {
+        return false;
+    }
+    let characters = character_count(credential);
+    characters >= CREDENTIAL_CHARS_LONG
+        || (!candidate.basic
+            && characters >= CREDENTIAL_CHARS_MIN
+            && credential.iter().any(u8::is_ascii_digit))
 }
 
-/// Whether a candidate found on text that may go on is redacted however its credential
-/// continues (for the streaming redactor). A header context is read backwards only, and
-/// "looks like a credential" only ever becomes true as a credential grows (more
-/// characters, and a digit or marker once seen stays), so today every certain candidate
-/// stays certain. A rule whose decision could turn back as the credential grows (a shape
-/// that a later character breaks) must answer `false` here for such candidates.
-pub(crate) fn stays_certain(candidate: &AuthCandidate) -> bool {
-    candidate.certain
+/// Whether no continuation of `text` (ending on a whole character) makes it a plain word.
+fn stays_unlike_plain_word(text: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(text) else {
+        // Bytes that are not UTF-8 stay so: a window never ends inside a character.
+        return true;
+    };
+    if text
+        .chars()
+        .any(|character| !character.is_alphabetic() && !matches!(character, '-' | '/' | '.'))
+    {
+        return true;
+    }
+    // Only separators and letters: an empty part before the last stays empty.
+    let parts: Vec<&str> = text.split(['-', '/', '.']).collect();
+    parts[..parts.len() - 1].iter().any(|part| part.is_empty())
 }
 
 /// Whether a header or key named `…authorization` sets the value that starts at `start`.
@@ -225,21 +358,48 @@ pub(crate) fn accepts(text: &[u8], candidate: &AuthCandidate, first: Option<Span
         // can be found again.
         return false;
     }
-    let prefix = if span.start <= candidate.credential_start {
-        Shape::default()
-    } else {
-        credential(text, candidate.credential_start, span.start).1
-    };
     if candidate.header {
         return true;
     }
-    // The placeholder as a credential reads up to its closing bracket.
-    let (characters, marked) = if span.rules.has_secret() {
-        (9, false)
+    // The credential as the output shows it: its text up to the span, then the
+    // placeholder, which reads as a credential up to its closing bracket.
+    let prefix = &text[candidate.credential_start..span.start.max(candidate.credential_start)];
+    let placeholder: &[u8] = if span.rules.has_secret() {
+        b"[REDACTED"
     } else {
-        (11, true)
+        b"[LOCAL_PATH"
     };
-    prefix
-        .followed_by(characters, marked)
-        .looks_like_credential()
+    let view = [prefix, placeholder].concat();
+    looks_like_credential(candidate.basic, &view)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_without_header_context() {
+        let bearer = |text: &str| looks_like_credential(false, text.as_bytes());
+        let basic = |text: &str| looks_like_credential(true, text.as_bytes());
+        // Plain words, however long, never.
+        for word in [
+            "concepts",
+            "single-threaded",
+            "mips/mipsel",
+            "number.distributions",
+            "extraordinarily-long-compound-words",
+            "concepts.",
+        ] {
+            assert!(!bearer(word) && !basic(word), "{word}");
+        }
+        assert!(bearer("abc12345") && !bearer("abc1234"));
+        assert!(bearer("dG9rZW4=") && bearer("eyJhbGc.eyJzdWI.sig_nat-ure"));
+        assert!(bearer("x7_long_enough_for_any_rule"));
+        // user:pass, with and without padding; 20 characters of anything but a plain word.
+        assert!(basic("dXNlcjpwYXNzMQ==") && basic("dTpwMTI=") && basic("YWI6MQ"));
+        // Base64 of `user:pass` made only of letters is a plain word: kept without a header.
+        assert!(!basic("dXNlcjpwYXNz"));
+        assert!(!basic("abc12345") && !basic("dG9rZW4="));
+        assert!(basic("Zm9vYmFyYmF6cXV4MTIzNDU2"));
+    }
 }

@@ -116,6 +116,15 @@ pub(crate) fn find_window(
             end: view.to_view_position(open.end),
             rules: open.rules,
         }),
+        carried: frame
+            .carried
+            .iter()
+            .map(|span| Span {
+                start: span.start,
+                end: view.to_view_position(span.end),
+                rules: span.rules,
+            })
+            .collect(),
         growing: Vec::new(),
         ends: Vec::new(),
         tallies: Vec::new(),
@@ -123,7 +132,7 @@ pub(crate) fn find_window(
         count: frame.count,
     };
     let mut pass_counts = [0u64; Rule::COUNT];
-    let (raw, decided, deferred, covered_from) = match anchors {
+    let (raw, immediate, decided, deferred, covered_from) = match anchors {
         Some(anchors) => {
             let mut pass =
                 PatternPass::new(text, anchors, values, faults, Some(&mut window), &mut work);
@@ -137,6 +146,7 @@ pub(crate) fn find_window(
             let finished = pass.finish(&mut pass_counts, &mut work);
             (
                 finished.raw,
+                finished.immediate,
                 finished.decided,
                 finished.deferred,
                 frame
@@ -147,7 +157,7 @@ pub(crate) fn find_window(
         None => {
             let mut raw = values.find(text, &mut work);
             raw.extend(window.open);
-            (raw, Vec::new(), Vec::new(), [0; Rule::COUNT])
+            (raw, Vec::new(), Vec::new(), Vec::new(), [0; Rule::COUNT])
         }
     };
     let until = window.settle(deferred);
@@ -205,6 +215,29 @@ pub(crate) fn find_window(
         })
         .collect();
     let context_start = until.saturating_sub(frame.context_len);
+    // The spans that need nothing else to decide and reach into the next look-behind,
+    // in the next buffer's positions: the context is a view, the input after it is not.
+    let until_input = view.to_input_position(until);
+    let to_next = |position: usize| {
+        if position <= until {
+            position.saturating_sub(context_start)
+        } else {
+            until - context_start + view.to_input_position(position) - until_input
+        }
+    };
+    let carried = merge(
+        window
+            .carried
+            .iter()
+            .chain(&immediate)
+            .filter(|span| span.start < until && span.end > context_start)
+            .map(|span| Span {
+                start: to_next(span.start),
+                end: to_next(span.end),
+                rules: span.rules,
+            })
+            .collect(),
+    );
     let open = spans
         .iter()
         .find(|span| span.start < until && until <= span.end)
@@ -217,6 +250,7 @@ pub(crate) fn find_window(
         counts,
         context: text[context_start..until].to_vec(),
         open_start_in_context: open.and_then(|open| open.start.checked_sub(context_start)),
+        carried,
         progress: true,
         work,
     }
@@ -233,6 +267,9 @@ struct Window {
     settled: usize,
     /// The span open at `from`, in view positions.
     open: Option<Span>,
+    /// The spans of rules that need nothing else to decide, found before `from`, that
+    /// reach into the look-behind, in view positions (see [`Frame::carried`]).
+    carried: Vec<Span>,
     growing: Vec<Growing>,
     /// The settled spans of pattern rules: anchor, rule, end (for `covered_until`).
     ends: Vec<(usize, Rule, usize)>,
@@ -359,8 +396,31 @@ struct Finished {
     /// Window mode: the spans found before the deferred decisions (the open span included),
     /// merged.
     raw: Vec<Span>,
+    /// Window mode: the spans of rules that need nothing else to decide (configured
+    /// values, and every other rule's spans but those decided at the end), merged.
+    immediate: Vec<Span>,
     decided: Vec<Decision>,
     deferred: Vec<Deferred>,
+}
+
+/// A home path in a URL's path (R27), taken only if a span covers part of that URL's
+/// `scheme://`.
+struct UrlHome {
+    /// The scheme's first byte.
+    scheme_start: usize,
+    /// The end of the `://`.
+    separator_end: usize,
+    span: Span,
+    /// Where the home anchor was found.
+    anchor: usize,
+}
+
+impl UrlHome {
+    /// Whether a span of `spans` (sorted, disjoint) overlaps the URL's `scheme://`.
+    fn scheme_overlapped_by(&self, spans: &[Span]) -> bool {
+        first_ending_after(spans, self.scheme_start)
+            .is_some_and(|span| span.start < self.separator_end)
+    }
 }
 
 /// The state of the pattern rules during one scan.
@@ -393,6 +453,11 @@ struct PatternPass<'s, 't, 'w> {
     window: Option<&'w mut Window>,
     /// Candidates found before this position were decided by earlier windows.
     from: usize,
+    /// The URL a home root may lie in (R27).
+    url: home::UrlRun,
+    /// Home paths in a URL's path, kept only if a span covers part of that URL's
+    /// `scheme://`.
+    url_homes: Vec<UrlHome>,
 }
 
 impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
@@ -434,6 +499,8 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
             pem_ends: PemEnds::default(),
             from: window.as_ref().map_or(0, |window| window.from),
             window,
+            url: home::UrlRun::default(),
+            url_homes: Vec::new(),
         }
     }
 
@@ -505,6 +572,11 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
             }
             return;
         }
+        // Every `://` counts for R27, those before the window's new bytes too: a home root
+        // there may lie in a URL that starts in the look-behind.
+        if anchor == Anchor::SchemeSeparator {
+            self.url.on_separator(self.context.text, work, position);
+        }
         if position < self.from {
             return;
         }
@@ -541,6 +613,19 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         let Some(span) = verdict.span.filter(|_| standing != Standing::Unsettled) else {
             return;
         };
+        if rule == Rule::HomePath
+            && let Some((scheme_start, separator_end)) =
+                self.url.holding(self.context.text, work, span.start)
+        {
+            // Inside a URL's path: decided at the end (R27).
+            self.url_homes.push(UrlHome {
+                scheme_start,
+                separator_end,
+                span,
+                anchor: position,
+            });
+            return;
+        }
         let until = &mut self.covered_until[rule.index()];
         *until = (*until).max(span.end);
         self.counts[rule.index()] += 1;
@@ -566,8 +651,9 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         } else {
             b"basic"
         };
-        let Some(candidate) = auth::candidate(&self.context, work, position, word) else {
-            return Verdict::none(position + auth::FAILED_REACH_MAX);
+        let candidate = match auth::candidate(&self.context, work, position, word) {
+            Ok(candidate) => candidate,
+            Err(reach) => return Verdict::none(reach),
         };
         let reach = candidate.credential_end + 1;
         if !candidate.certain {
@@ -579,7 +665,7 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
             Span::new(candidate.start, candidate.credential_end, Rule::AuthValue),
             reach,
         );
-        if auth::stays_certain(&candidate) {
+        if auth::stays_certain(self.context.text, &candidate) {
             verdict.growing_at_end(
                 self.context.text,
                 Growth::new(
@@ -630,15 +716,55 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         }
         self.push_values_before(usize::MAX);
         let windowed = self.window.is_some();
-        if let Some(open) = self.window.as_deref().and_then(|window| window.open) {
-            self.spans.push(open);
-        }
         let mut spans = self.spans;
         spans.append(&mut self.values);
+        // The spans that need nothing else to decide: what R27's URL check reads.
+        let immediate = merge(spans);
         let mut decided: Vec<Decision> = Vec::new();
         let mut deferred: Vec<Deferred> = Vec::new();
-        let mut merged = merge(spans);
+        let (mut merged, immediate) = match self.window.as_deref() {
+            Some(window) => {
+                let mut with_open = immediate.clone();
+                with_open.extend(window.open);
+                (merge(with_open), immediate)
+            }
+            None => (immediate, Vec::new()),
+        };
         let raw = if windowed { merged.clone() } else { Vec::new() };
+        // A home path in a URL's path stays unless a span of a rule that needs nothing else
+        // to decide covers part of that URL's `scheme://`: the output would then show no URL
+        // around it, and a second pass would take it for a local path (R29 (d)). A window
+        // reads those spans in the look-behind from what earlier windows carried.
+        let mut url_homes: Vec<Span> = Vec::new();
+        for home in &self.url_homes {
+            work.verified_bytes += 1;
+            let taken = match self.window.as_deref() {
+                Some(window) => {
+                    deferred.push(Deferred {
+                        start: home.span.start,
+                        depends_until: home.separator_end,
+                    });
+                    home.scheme_overlapped_by(&immediate)
+                        || home.scheme_overlapped_by(&window.carried)
+                }
+                None => home.scheme_overlapped_by(&merged),
+            };
+            if taken {
+                url_homes.push(home.span);
+                if windowed {
+                    decided.push(Decision {
+                        span: home.span,
+                        anchor: home.anchor,
+                        rule: Rule::HomePath,
+                        depends_until: home.separator_end,
+                    });
+                }
+            }
+        }
+        if !url_homes.is_empty() {
+            counts[Rule::HomePath.index()] += url_homes.len() as u64;
+            merged = merge(merged.into_iter().chain(url_homes).collect());
+        }
         // A `//` root refused for the `:` before it stands if that `:` is replaced, by a
         // span or by the root before it (`/Users/://h\Users\://k\Users\x`, left to right).
         // Several anchors may share one root (`//h\Users\Users\x`), and so one `:`.
@@ -760,6 +886,7 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         Finished {
             spans,
             raw,
+            immediate,
             decided,
             deferred,
         }

@@ -30,6 +30,25 @@
 //! separator or at a character a root needs (`:`, `\`, `/`), so no two candidates read the
 //! same look-ahead bytes twice.
 //!
+//! **URLs.** A home root (with its name) inside a URL's path stays: after `scheme://` (a
+//! scheme of at least two characters, so `C://` is no URL, and not `file`, whose paths are
+//! local) with no white space, control character, quote, `<`, `>` or backtick between the
+//! `://` and the root (`http://www.1024cores.net/home/lock-free`, `https://host/Users/x`),
+//! and at most [`URL_PATH_MAX`] (1,024) bytes after the `://` (invisible format characters,
+//! R28, not counted). The bound is ward's decision, not the SPEC's: a root farther into a
+//! URL is taken for a local path and redacted. It errs on the safe side (a home path that
+//! stays could name a user; a URL path redacted loses nothing secret), no real URL puts a
+//! home root that deep, and it bounds how far back the rule reads, so the streaming
+//! redactor decides such a root from a bounded look-behind ([`URL_LOOK_BEHIND_MAX`]) and
+//! writes exactly what whole-text redaction writes. The driver sees `://` anchors in order
+//! and keeps one [`UrlRun`]: the last `://` seen and how far its URL is known to run, so
+//! each byte after a `://` is read once whatever the number of roots in that URL. Such a
+//! path is kept aside and redacted after all if the span of a rule that needs nothing else
+//! to decide (a configured value, a key, a home path outside a URL, a certain
+//! authorization value…) covers part of its URL's `scheme://` (the output would show no
+//! URL there). A root without a name inside a URL joins a span that starts right after it,
+//! as anywhere else.
+//!
 //! A root followed directly by a separator or white space has no name; if another span
 //! starts right there (`/Users/` before a configured value that starts with `/`), the root
 //! joins it, as the output would otherwise show `/Users/[REDACTED]`, which a second pass
@@ -57,6 +76,92 @@ pub(crate) const LOOK_BEHIND_MAX: usize = ROOT_BACK_MAX + 1;
 /// The farthest a home anchor reads past its position when it finds no root: `/home/`,
 /// or `rs` and the separator after `Users`.
 pub(crate) const FAILED_REACH_MAX: usize = 6;
+
+/// The longest URL scheme read backwards from its `:`, in bytes.
+const SCHEME_LEN_MAX: usize = 32;
+/// How many bytes after its `://` a home root may start and still lie in a URL's path
+/// (R27): a root farther in is a local path (ward's bound; see the module docs).
+pub(crate) const URL_PATH_MAX: usize = 1024;
+/// The farthest the URL check reads back from a home anchor: the root (up to
+/// [`ROOT_BACK_MAX`] before it), the URL path before the root, the `://` and the scheme.
+/// The spans that may cover that `scheme://` lie in the same stretch.
+pub(crate) const URL_LOOK_BEHIND_MAX: usize = ROOT_BACK_MAX + URL_PATH_MAX + 3 + SCHEME_LEN_MAX;
+
+/// The last `scheme://` the driver saw, and how far its URL is known to run (R27).
+#[derive(Debug, Default)]
+pub(crate) struct UrlRun {
+    /// The scheme's first byte and the end of its `://`; `None` before any URL, or when
+    /// the last `://` has no scheme, or a `file` one.
+    url: Option<(usize, usize)>,
+    /// Bytes after the `://` up to here are URL bytes.
+    checked_until: usize,
+    /// Where the URL ends, once found.
+    end: Option<usize>,
+}
+
+impl UrlRun {
+    /// A `://` whose `:` is at `colon`.
+    pub(crate) fn on_separator(&mut self, text: &[u8], work: &mut Work, colon: usize) {
+        let lowest = colon.saturating_sub(SCHEME_LEN_MAX);
+        let mut start = colon;
+        while start > lowest
+            && (text[start - 1].is_ascii_alphanumeric()
+                || matches!(text[start - 1], b'+' | b'-' | b'.'))
+        {
+            start -= 1;
+        }
+        work.verified_bytes += (colon - start) as u64;
+        // The scheme starts at its first letter.
+        while start < colon && !text[start].is_ascii_alphabetic() {
+            start += 1;
+        }
+        let scheme = &text[start..colon];
+        let separator_end = colon + 3;
+        *self = if scheme.len() < 2 || scheme.eq_ignore_ascii_case(b"file") {
+            UrlRun::default()
+        } else {
+            UrlRun {
+                url: Some((start, separator_end)),
+                checked_until: separator_end,
+                end: None,
+            }
+        };
+    }
+
+    /// If `position` lies in the path of the last URL, at most [`URL_PATH_MAX`] bytes after
+    /// its `://`: that URL's scheme start and the end of its `://`.
+    pub(crate) fn holding(
+        &mut self,
+        text: &[u8],
+        work: &mut Work,
+        position: usize,
+    ) -> Option<(usize, usize)> {
+        let (scheme_start, separator_end) = self.url?;
+        if position < separator_end || position - separator_end > URL_PATH_MAX {
+            return None;
+        }
+        if self.end.is_none() && self.checked_until < position {
+            let from = self.checked_until;
+            let stop = text[from..position].iter().position(|&byte| ends_url(byte));
+            work.verified_bytes += (stop.unwrap_or(position - from)) as u64;
+            match stop {
+                Some(offset) => self.end = Some(from + offset),
+                None => self.checked_until = position,
+            }
+        }
+        match self.end {
+            Some(end) if end < position => None,
+            _ => Some((scheme_start, separator_end)),
+        }
+    }
+}
+
+/// Whether `byte` ends a URL written in text.
+fn ends_url(byte: u8) -> bool {
+    byte.is_ascii_whitespace()
+        || byte.is_ascii_control()
+        || matches!(byte, b'"' | b'\'' | b'<' | b'>' | b'`')
+}
 
 /// What a home-path anchor produced.
 pub(crate) enum HomeCandidate {

@@ -268,6 +268,7 @@ impl<'r> Stream<'r> {
                 last: false,
                 open: None,
                 covered_until: [0; Rule::COUNT],
+                carried: Vec::new(),
                 resumes: Vec::new(),
                 context_len: LOOK_BEHIND_MAX.max(redactor.values.longest()) + CONTEXT_SLACK,
                 count: options.count_rules,
@@ -397,6 +398,7 @@ impl<'r> Stream<'r> {
             rules: span.rules,
         });
         self.frame.covered_until = settled.covered_until.map(shift);
+        self.frame.carried = settled.carried;
         self.frame.resumes = settled.resumes;
         self.frame.from = context_len;
         for (total, count) in self.report.counts.iter_mut().zip(settled.counts) {

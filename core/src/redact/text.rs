@@ -94,8 +94,6 @@ pub(crate) mod class {
     /// ASCII bytes that end an authorization credential (R25): white space, quotes, comma,
     /// semicolon, closing brackets.
     pub(crate) const CREDENTIAL_END: u8 = 16;
-    /// A digit or one of `._~+/=-`: what makes a credential look like one (R25).
-    pub(crate) const MARKER: u8 = 32;
     /// `[A-Za-z0-9+/=]`: base64 (PEM bodies).
     pub(crate) const BASE64: u8 = 64;
 }
@@ -123,9 +121,6 @@ const fn classes() -> [u8; 256] {
             b' ' | b'\t'..=b'\r' | b'"' | b'\'' | b'`' | b',' | b';' | b')' | b']' | b'}' | b'>'
         ) {
             bits |= class::CREDENTIAL_END;
-        }
-        if byte.is_ascii_digit() || matches!(byte, b'.' | b'_' | b'~' | b'+' | b'/' | b'=' | b'-') {
-            bits |= class::MARKER;
         }
         if byte == b'+' || byte == b'/' || byte == b'=' {
             bits |= class::BASE64;

@@ -21,12 +21,13 @@ use super::work::Work;
 use super::{Rule, auth, context, home, tokens};
 
 /// The farthest any rule reads back from the position where its candidate is found, in
-/// bytes of the R28 view: the header context of R25, the roots of R27 and the left
-/// boundary of R25/R26. Configured values (R24) add their own length (see
+/// bytes of the R28 view: the header context of R25, the roots of R27 and the URL a root
+/// may lie in (its path, `://` and scheme, and the spans covering that `scheme://`), and
+/// the left boundary of R25/R26. Configured values (R24) add their own length (see
 /// [`super::stream`]).
 pub(crate) const LOOK_BEHIND_MAX: usize = max(
     max(auth::HEADER_LOOK_BEHIND_MAX, home::LOOK_BEHIND_MAX),
-    context::BOUNDARY_LOOK_BEHIND,
+    max(home::URL_LOOK_BEHIND_MAX, context::BOUNDARY_LOOK_BEHIND),
 );
 
 /// How far back from the position where its candidate is found a rule's span may start:
@@ -190,6 +191,12 @@ pub(crate) struct Frame {
     pub(crate) open: Option<Span>,
     /// Per rule, where the last span of a candidate found before `from` ends.
     pub(crate) covered_until: [usize; Rule::COUNT],
+    /// The spans of configured values and of candidates found before `from` that need
+    /// nothing else to decide (every rule's but those decided at the end), as far as they
+    /// reach into the look-behind (merged, starts before it clipped to 0; ends at or after
+    /// `from` in buffer positions, like `open`'s). R27's URL check reads them: whether one
+    /// covers part of a URL's `scheme://` in the look-behind.
+    pub(crate) carried: Vec<Span>,
     /// The spans still growing at `from`, each to be read on from there.
     pub(crate) resumes: Vec<(Rule, Tail)>,
     /// How many bytes of look-behind the next window needs.
@@ -217,6 +224,8 @@ pub(crate) struct Settled {
     pub(crate) context: Vec<u8>,
     /// Where in `context` the span touching `until` starts, when it starts inside it.
     pub(crate) open_start_in_context: Option<usize>,
+    /// The next frame's [`Frame::carried`], in the next buffer's positions.
+    pub(crate) carried: Vec<Span>,
     /// Whether `until` moved past `from`; if not, nothing else here is meaningful and the
     /// window must grow.
     pub(crate) progress: bool,
@@ -235,6 +244,7 @@ impl Settled {
             counts: [0; Rule::COUNT],
             context: Vec::new(),
             open_start_in_context: None,
+            carried: frame.carried.clone(),
             progress: false,
             work,
         }

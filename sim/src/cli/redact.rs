@@ -1,5 +1,5 @@
-//! `ward redact [--secret V]... [--secrets-file F] [--stats]` (SPEC §12): standard input to
-//! standard output through the full redactor (R24–R29).
+//! `ward redact [--secret V]... [--secrets-file F] [--stats] [--spans]` (SPEC §12): standard
+//! input to standard output through the full redactor (R24–R29).
 //!
 //! The input is streamed ([`Redactor::redact_stream_with`]): the output is exactly what
 //! redacting the whole input at once would give, however the input arrives, while memory
@@ -9,6 +9,12 @@
 //! lasts. Input need not be UTF-8: bytes outside the redacted spans pass through unchanged.
 //! `--stats` counts exactly what redacting the whole input would count.
 //!
+//! `--spans` lists the spans instead (line, byte range, rules, the span in up to 40
+//! characters of context each side) for the real-text audit of SPEC §13. It does not
+//! stream: it reads the whole input into memory and lists the spans of
+//! [`Redactor::redact_report`] (memory about twice the input), as an audit of real text
+//! needs every span with its line and context, not gigabytes of throughput.
+//!
 //! Exit status: 0 on success; 2 for bad flags, a secret the redactor refuses (too short,
 //! inside or overlapping a placeholder), a secrets file that cannot be read or is not
 //! UTF-8, or an input/output error. Messages name the problem, never a secret's value.
@@ -17,7 +23,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use ward_core::redact::{RedactError, Redactor, Rule, StreamOptions};
+use ward_core::redact::{RedactError, Redactor, Rule, Span, StreamOptions};
 
 /// The arguments of `ward redact`.
 #[derive(Clone, Debug, Default, clap::Args)]
@@ -33,6 +39,65 @@ pub struct RedactArgs {
     /// standard error.
     #[arg(long)]
     pub stats: bool,
+    /// Instead of the redacted text, list every span it would replace, one per line:
+    /// `<line>:<start>..<end>`, the rules, and the span in its surrounding text (the
+    /// real-text audit of SPEC §13). Reads the whole input. Spans of configured values are
+    /// shown masked; pattern spans are shown as matched, so keep the listing local.
+    #[arg(long)]
+    pub spans: bool,
+}
+
+/// Characters of context shown on each side of a span by `--spans`.
+const SPAN_CONTEXT_CHARS: usize = 40;
+
+/// The text of `range` with every configured value's span in it masked (R24: a listing
+/// never shows a configured value, not even as another span's context).
+fn masked(bytes: &[u8], range: std::ops::Range<usize>, spans: &[Span]) -> String {
+    let mut text = Vec::new();
+    let mut at = range.start;
+    let first = spans.partition_point(|span| span.end <= range.start);
+    for span in spans[first..]
+        .iter()
+        .take_while(|span| span.start < range.end)
+    {
+        if !span.rules.contains(Rule::ExactValue) {
+            continue;
+        }
+        text.extend_from_slice(&bytes[at..span.start.max(at)]);
+        text.extend_from_slice(CONFIGURED_VALUE.as_bytes());
+        at = span.end.min(range.end).max(at);
+    }
+    text.extend_from_slice(&bytes[at..range.end]);
+    String::from_utf8_lossy(&text).into_owned()
+}
+
+/// What `--spans` shows for a configured value.
+const CONFIGURED_VALUE: &str = "<configured value>";
+
+/// One `--spans` line for `spans[index]`: where the span is (`line`, from 1), its rules, and
+/// the span in its context, with control characters escaped so each span stays on one line.
+fn span_line(bytes: &[u8], spans: &[Span], index: usize, line: usize) -> String {
+    let span = &spans[index];
+    let rules: Vec<&str> = span.rules.iter().map(Rule::name).collect();
+    let reach = 4 * SPAN_CONTEXT_CHARS;
+    let before = masked(bytes, span.start.saturating_sub(reach)..span.start, spans);
+    let before: String = {
+        let tail: Vec<char> = before.chars().rev().take(SPAN_CONTEXT_CHARS).collect();
+        tail.into_iter().rev().collect()
+    };
+    let after = masked(bytes, span.end..bytes.len().min(span.end + reach), spans);
+    let after: String = after.chars().take(SPAN_CONTEXT_CHARS).collect();
+    let inside = masked(bytes, span.range(), spans);
+    let escape = |text: &str| text.escape_debug().to_string();
+    format!(
+        "{line}:{}..{}\t{}\t{}\u{27E6}{}\u{27E7}{}\n",
+        span.start,
+        span.end,
+        rules.join("+"),
+        escape(&before),
+        escape(&inside),
+        escape(&after)
+    )
 }
 
 /// Why `ward redact` stopped.
@@ -100,6 +165,9 @@ pub fn execute(
         secrets.extend(read_secrets_file(path)?);
     }
     let redactor = Redactor::new(&secrets)?;
+    if args.spans {
+        return list_spans(&redactor, args, input, output, diagnostics);
+    }
     let options = StreamOptions {
         count_rules: args.stats,
         ..StreamOptions::default()
@@ -118,16 +186,55 @@ pub fn execute(
             }
         })?;
     if args.stats {
-        let mut lines = String::new();
-        for rule in Rule::ALL {
-            lines.push_str(&format!("{}\t{}\n", rule.name(), report.count(rule)));
-        }
-        lines.push_str(&format!("placeholders\t{}\n", report.placeholders));
-        diagnostics
-            .write_all(lines.as_bytes())
-            .map_err(RedactCommandError::Output)?;
+        write_stats(diagnostics, &report.counts, report.placeholders)?;
     }
     Ok(())
+}
+
+/// `--spans`: the whole input is read into memory (a listing needs every span with its
+/// line and context, and is meant for audits of real text, not for gigabytes of logs), then
+/// every span of [`Redactor::redact_report`] is listed.
+fn list_spans(
+    redactor: &Redactor,
+    args: &RedactArgs,
+    input: &mut dyn Read,
+    output: &mut dyn Write,
+    diagnostics: &mut dyn Write,
+) -> Result<(), RedactCommandError> {
+    let mut bytes = Vec::new();
+    input
+        .read_to_end(&mut bytes)
+        .map_err(RedactCommandError::Input)?;
+    let report = redactor.redact_report(&bytes);
+    let (mut line, mut counted_until) = (1, 0);
+    for (index, span) in report.spans.iter().enumerate() {
+        line += memchr::memchr_iter(b'\n', &bytes[counted_until..span.start]).count();
+        counted_until = span.start;
+        output
+            .write_all(span_line(&bytes, &report.spans, index, line).as_bytes())
+            .map_err(RedactCommandError::Output)?;
+    }
+    output.flush().map_err(RedactCommandError::Output)?;
+    if args.stats {
+        write_stats(diagnostics, &report.counts, report.spans.len() as u64)?;
+    }
+    Ok(())
+}
+
+/// `--stats`: the candidate count of every rule, then the placeholders written.
+fn write_stats(
+    diagnostics: &mut dyn Write,
+    counts: &[u64; Rule::COUNT],
+    placeholders: u64,
+) -> Result<(), RedactCommandError> {
+    let mut lines = String::new();
+    for rule in Rule::ALL {
+        lines.push_str(&format!("{}\t{}\n", rule.name(), counts[rule.index()]));
+    }
+    lines.push_str(&format!("placeholders\t{placeholders}\n"));
+    diagnostics
+        .write_all(lines.as_bytes())
+        .map_err(RedactCommandError::Output)
 }
 
 /// The input, remembering whether reading it failed (so that an error is reported as the
@@ -178,6 +285,26 @@ mod tests {
         let mut diagnostics = Vec::new();
         execute(args, &mut &input[..], &mut output, &mut diagnostics)?;
         Ok((output, String::from_utf8_lossy(&diagnostics).into_owned()))
+    }
+
+    #[test]
+    fn spans_list_line_range_rules_and_context_with_values_masked() {
+        let args = RedactArgs {
+            secrets: vec!["provider-key-0123456789".into()],
+            spans: true,
+            ..RedactArgs::default()
+        };
+        let (output, _) = redact(
+            &args,
+            b"a basic loop\nkey provider-key-0123456789 in /home/bob/x\n",
+        )
+        .expect("runs");
+        let listing = String::from_utf8(output).expect("UTF-8");
+        assert_eq!(
+            listing,
+            "2:17..40\texact-value\ta basic loop\\nkey \u{27E6}<configured value>\u{27E7} in /home/bob/x\\n\n\
+             2:44..53\thome-path\ta basic loop\\nkey <configured value> in \u{27E6}/home/bob\u{27E7}/x\\n\n"
+        );
     }
 
     #[test]

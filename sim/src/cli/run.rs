@@ -3,7 +3,9 @@
 //!
 //! Exit 0 when every invariant held, 1 on a violation (after shrinking the first failing
 //! seed, writing its scenario file and printing the one command that replays it), 2 on
-//! misuse.
+//! misuse. The table of counts goes to standard error; `--json` prints the campaign's
+//! [`Summary`] last, on standard output, naming its campaign (version, seed range, shard,
+//! bug) so that `ward merge` can combine the shards of a range.
 
 use std::io::IsTerminal;
 use std::ops::Range;
@@ -14,10 +16,11 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use ward_core::fault::Fault;
 
-use crate::campaign::{self, CampaignConfig, CampaignReport};
+use crate::campaign::{self, CampaignConfig};
 use crate::oracle::Invariant;
 use crate::shrink;
 use crate::simulate::Engine;
+use crate::summary::{SeedRange, Shard, Summary};
 
 /// The default campaign's seeds.
 pub const DEFAULT_SEEDS: Range<u64> = 0..100_000;
@@ -113,14 +116,10 @@ pub fn run(args: &RunArgs) -> ExitCode {
         shard: args.shard,
         rerun_every: args.rerun_every,
     };
-    let total = match config.shard {
-        Some((shard, shards)) => config
-            .seeds
-            .clone()
-            .filter(|seed| seed % shards == shard - 1)
-            .count() as u64,
-        None => config.seeds.end - config.seeds.start,
-    };
+    let total = config
+        .shard
+        .map_or(Shard::WHOLE, Shard::from)
+        .seeds_in(SeedRange::from(&config.seeds));
     let progress = Progress::new(total);
     let report = campaign::run(&config, &|done| progress.update(done));
     progress.finish();
@@ -157,9 +156,10 @@ pub fn run(args: &RunArgs) -> ExitCode {
             Err(error) => tell!("ward: cannot write the shrunk scenario: {error}"),
         }
     }
-    print_summary(&report, jobs);
+    let summary = report.to_summary(&config, replay);
+    print_summary(&summary, &format!("{jobs} jobs"));
     if args.json {
-        say!("{}", report.to_json(replay.as_deref()));
+        say!("{}", summary.to_json_line());
     }
     if report.failing_seeds > 0 {
         ExitCode::from(1)
@@ -186,32 +186,38 @@ pub fn write_failure(
     Ok(path)
 }
 
-fn print_summary(report: &CampaignReport, jobs: usize) {
+/// Prints a summary as the table `ward run` and `ward merge` show on standard error; `how`
+/// closes the first line (`2 jobs`, `4 shards side by side`).
+pub fn print_summary(summary: &Summary, how: &str) {
     tell!(
-        "ward: {} seeds, {} runs, {} tool calls, {} provider turns in {:.1} s ({:.0} runs/s, {jobs} jobs)",
-        report.seeds,
-        report.runs,
-        report.tool_calls,
-        report.turns,
-        report.elapsed_ms as f64 / 1000.0,
-        report.runs_per_sec()
+        "ward: {} seeds, {} runs, {} tool calls, {} provider turns in {:.1} s ({:.0} runs/s, {how})",
+        summary.seeds,
+        summary.runs,
+        summary.tool_calls,
+        summary.turns,
+        summary.elapsed_ms as f64 / 1000.0,
+        summary.runs_per_sec
     );
     tell!("{:9} {:>10} {:>9}", "invariant", "armed", "violated");
     for invariant in Invariant::ALL {
-        let (armed, violated) = report.by_invariant[invariant.index()];
-        let share = 100.0 * armed as f64 / report.runs.max(1) as f64;
+        let counts = summary
+            .by_invariant
+            .get(invariant.id())
+            .copied()
+            .unwrap_or_default();
+        let share = 100.0 * counts.armed as f64 / summary.runs.max(1) as f64;
         tell!(
             "{:9} {:>10} {:>9}   ({share:.1}% of runs armed)",
             invariant.id(),
-            armed,
-            violated
+            counts.armed,
+            counts.violated
         );
     }
-    tell!("trace digest: {:016x}", report.trace_digest);
-    if report.failing_seeds == 0 {
+    tell!("trace digest: {:016x}", summary.trace_digest);
+    if summary.violations == 0 {
         tell!("all invariants held");
     } else {
-        tell!("{} seeds violated an invariant", report.failing_seeds);
+        tell!("{} seeds violated an invariant", summary.violations);
     }
 }
 

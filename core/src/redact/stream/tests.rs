@@ -197,7 +197,10 @@ fn spans_far_longer_than_the_window_stream_in_bounded_memory() {
         // A credential after a header context, and one that looks like a credential.
         format!("Authorization: Bearer {} tail", "A".repeat(long)).into_bytes(),
         format!("x Bearer {}, tail", "a1".repeat(long / 2)).into_bytes(),
-        format!("Bearer {}", "Z".repeat(long)).into_bytes(),
+        // Certain for good once 20 characters hold a character no plain word has (R25).
+        format!("Bearer {}", "Z_".repeat(long / 2)).into_bytes(),
+        format!("Basic x{} tail", "-".repeat(long)).into_bytes(),
+        format!("basic {}9.", "ab+".repeat(long / 3)).into_bytes(),
         // Keys.
         format!("key sk-{} tail", "a".repeat(long)).into_bytes(),
         format!("sk-{}", "b-".repeat(long / 2)).into_bytes(),
@@ -247,9 +250,11 @@ fn spans_far_longer_than_the_window_stream_in_bounded_memory() {
 
 #[test]
 fn stretches_decided_only_far_ahead_grow_the_window_and_stay_exact() {
-    // A URL's userinfo, a JWT header, the white space after a scheme word and the words of a
-    // spaced user name are decided by what follows them, however far: without the bytes
-    // in between no streamer can write them exactly, so the window grows to hold them.
+    // A URL's userinfo, a JWT header, the white space after a scheme word, a credential
+    // that is a plain word so far (R25: letters, and single `-` `/` `.` between them) and
+    // the words of a spaced user name are decided by what follows them, however far:
+    // without the bytes in between no streamer can write them exactly, so the window grows
+    // to hold them.
     let redactor = patterns();
     let long = 100_000;
     for input in [
@@ -260,6 +265,10 @@ fn stretches_decided_only_far_ahead_grow_the_window_and_stay_exact() {
         format!("eyJ{} alone", "h".repeat(long)),
         format!("Authorization: Bearer{}x1", " ".repeat(long)),
         format!("Authorization: Bearer{}\"", " ".repeat(long)),
+        format!("Bearer {}", "Z".repeat(long)),
+        format!("Bearer {}1 x", "Z".repeat(long)),
+        format!("Basic {}/ab.", "word-".repeat(long / 5)),
+        format!("Basic {}=", "abcd".repeat(long / 4)),
         format!("/home/bob {}/x", "w".repeat(long)),
         format!("/home/bob {} x", "w".repeat(long)),
     ] {

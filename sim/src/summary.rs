@@ -1,0 +1,638 @@
+//! Campaign summaries (SPEC §12, §13): the JSON object `ward run --json` prints last, and
+//! `ward merge`, which combines the summaries of one campaign's shards into the summary of
+//! the whole campaign.
+//!
+//! A summary says which campaign it belongs to — `wardVersion`, `seedRange`, `shard`, `bug`
+//! and `rerunEvery` — and what the campaign found: `seeds`, `runs`, `toolCalls`, `turns`,
+//! `violations` (failing seeds), `byInvariant` (armed, violated, first seed), `misbehaviours`,
+//! `firstFailure` (seed, invariant, explanation, replay command), `elapsedMs`, `runsPerSec`
+//! and `traceDigest`. An unsharded campaign is shard 1 of 1 (`--shard 1/1` runs the same
+//! seeds), so a merged summary has the same shape as a run's, and merging one whole
+//! campaign's summary gives it back. `sim/summary.schema.json` ([`SUMMARY_SCHEMA`]) is the
+//! format. The build profile and `--jobs` are not part of a campaign: every build of one
+//! version gives the same traces for the same seeds (I11), so shards built or run differently
+//! merge, and only their times differ.
+//!
+//! # Merging
+//!
+//! [`merge`] refuses, naming the file, anything that is not one whole campaign:
+//!
+//! - a file that is not a summary: not JSON (with its line and column), or not the format
+//!   (with the JSON Pointer of the fault), or a summary that contradicts itself (a shard
+//!   `K/N` with `K > N`, a seed count that is not its shard's, a first failure outside it);
+//! - a summary of another ward version ([`Summary::parse`] reads its own version's only):
+//!   seeds may generate other scenarios from one version to the next, so neither the counts
+//!   nor the replay command would mean the same;
+//! - shards of different campaigns: another version, seed range, bug, rerun share or shard
+//!   count;
+//! - a shard given twice (both files are named), and missing shards (each `K` is named).
+//!
+//! The shards of a range hold disjoint seeds, so counts add up, `firstSeed` is the lowest of
+//! the shards', and the trace digest is the XOR of the shards' (SPEC §12: the campaign digest
+//! is an XOR over seeds). The first failure is the one `ward run` would pick over the whole
+//! range: the lowest failing seed, or, with a bug, the lowest seed that breaks the bug's
+//! invariant when any shard found one. Its replay command is `ward replay SEED [--bug NAME]`,
+//! which regenerates the seed on any machine; the shard's shrunk scenario file stays where
+//! that shard wrote it.
+//!
+//! Shards run side by side, so the merged `elapsedMs` is the longest shard's, and
+//! `runsPerSec` is the whole campaign's runs over that time: the throughput of the fleet, not
+//! of one machine. (Shards run one after another took the sum; ward cannot tell.)
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use ward_core::fault::Fault;
+
+use crate::oracle::Invariant;
+
+/// The version of ward that writes and reads summaries.
+pub const WARD_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The summary format's JSON Schema.
+pub const SUMMARY_SCHEMA: &str = include_str!("../summary.schema.json");
+
+/// Missing shards named one by one in a refusal; the rest are counted.
+const MISSING_NAMED_MAX: usize = 10;
+
+/// A half-open range of seeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeedRange {
+    /// The first seed.
+    pub start: u64,
+    /// One past the last seed.
+    pub end: u64,
+}
+
+impl From<&Range<u64>> for SeedRange {
+    fn from(range: &Range<u64>) -> SeedRange {
+        SeedRange {
+            start: range.start,
+            end: range.end,
+        }
+    }
+}
+
+impl fmt::Display for SeedRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}..{}", self.start, self.end)
+    }
+}
+
+/// Shard `index` of `count`: the seeds `s` with `s % count == index - 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shard {
+    /// `K`, from 1.
+    pub index: u64,
+    /// `N`, at least 1.
+    pub count: u64,
+}
+
+impl Shard {
+    /// The whole range: shard 1 of 1.
+    pub const WHOLE: Shard = Shard { index: 1, count: 1 };
+
+    /// Whether `seed` belongs to this shard.
+    pub fn holds(self, seed: u64) -> bool {
+        self.count > 0 && seed % self.count == self.index.wrapping_sub(1)
+    }
+
+    /// How many seeds of `range` belong to this shard.
+    ///
+    /// ```
+    /// use ward_sim::summary::{SeedRange, Shard};
+    /// let range = SeedRange { start: 3, end: 10 };
+    /// // Seeds 3..10 of shard 2 of 4 (s % 4 == 1): 5 and 9.
+    /// assert_eq!(Shard { index: 2, count: 4 }.seeds_in(range), 2);
+    /// assert_eq!(Shard::WHOLE.seeds_in(range), 7);
+    /// ```
+    pub fn seeds_in(self, range: SeedRange) -> u64 {
+        // Seeds below `end` that the shard holds, less those below `start`.
+        let below = |end: u64| match (self.count, self.index.checked_sub(1)) {
+            (0, _) | (_, None) => 0,
+            (count, Some(remainder)) => end / count + u64::from(end % count > remainder),
+        };
+        below(range.end).saturating_sub(below(range.start))
+    }
+}
+
+impl From<(u64, u64)> for Shard {
+    fn from((index, count): (u64, u64)) -> Shard {
+        Shard { index, count }
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// What a campaign found about one invariant.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InvariantCounts {
+    /// Runs in which the invariant's situation arose.
+    pub armed: u64,
+    /// Runs in which it was violated.
+    pub violated: u64,
+    /// The lowest seed that violated it.
+    pub first_seed: Option<u64>,
+}
+
+/// The failure a campaign reports.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FailureSummary {
+    /// The seed.
+    pub seed: u64,
+    /// The invariant it broke, e.g. `I2`.
+    pub invariant: String,
+    /// The oracle's explanation.
+    pub explanation: String,
+    /// The one command that replays it (none when its shrunk scenario could not be written).
+    pub replay: Option<String>,
+}
+
+/// The summary of a campaign or of one shard of it (module docs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Summary {
+    /// The ward that ran it ([`WARD_VERSION`]).
+    pub ward_version: String,
+    /// The campaign's whole seed range, also for a shard.
+    pub seed_range: SeedRange,
+    /// Which shard of the range; [`Shard::WHOLE`] for an unsharded or merged campaign.
+    pub shard: Shard,
+    /// The seeded bug switched on, by catalogue name.
+    pub bug: Option<String>,
+    /// One seed in this many was rerun to check determinism (0: none).
+    pub rerun_every: u64,
+    /// Seeds run.
+    pub seeds: u64,
+    /// Runs executed.
+    pub runs: u64,
+    /// Calls that got a result.
+    pub tool_calls: u64,
+    /// Provider replies.
+    pub turns: u64,
+    /// Seeds with at least one violation.
+    pub violations: u64,
+    /// Per invariant id (`I1`…).
+    pub by_invariant: BTreeMap<String, InvariantCounts>,
+    /// Per misbehaviour, how often it was generated.
+    pub misbehaviours: BTreeMap<String, u64>,
+    /// The failure to look at first.
+    pub first_failure: Option<FailureSummary>,
+    /// Wall-clock time (the longest shard's, for a merged campaign).
+    pub elapsed_ms: u64,
+    /// Runs per second of `elapsedMs`, to one decimal.
+    pub runs_per_sec: f64,
+    /// XOR of every seed's mixed trace digest, as 16 hex digits.
+    #[serde(with = "hex_digest")]
+    pub trace_digest: u64,
+}
+
+/// Runs per second of `elapsed_ms` (at least 1 ms), to one decimal.
+pub fn runs_per_sec(runs: u64, elapsed_ms: u64) -> f64 {
+    (runs as f64 * 1000.0 / elapsed_ms.max(1) as f64 * 10.0).round() / 10.0
+}
+
+/// The command that replays `seed` of a campaign with `bug` switched on.
+pub fn replay_command(seed: u64, bug: Option<&str>) -> String {
+    match bug {
+        Some(bug) => format!("ward replay {seed} --bug {bug}"),
+        None => format!("ward replay {seed}"),
+    }
+}
+
+/// The trace digest as 16 lowercase hex digits.
+mod hex_digest {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(digest: &u64, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&format!("{digest:016x}"))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        if text.len() != 16 {
+            return Err(serde::de::Error::custom("a digest is 16 hex digits"));
+        }
+        u64::from_str_radix(&text, 16).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Why a file is not a usable summary.
+#[derive(Debug, thiserror::Error)]
+pub enum SummaryError {
+    /// The file cannot be read.
+    #[error("{path}: cannot read: {reason}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The system's reason.
+        reason: String,
+    },
+    /// The file holds nothing.
+    #[error(
+        "{path}: empty; a summary is the JSON object that `ward run --json` prints as its last line"
+    )]
+    Empty {
+        /// The file.
+        path: String,
+    },
+    /// Not JSON.
+    #[error("{path}: line {line} column {column}: not valid JSON: {reason}")]
+    Json {
+        /// The file.
+        path: String,
+        /// The line of the fault, from 1.
+        line: usize,
+        /// The column of the fault, from 1.
+        column: usize,
+        /// The parser's reason.
+        reason: String,
+    },
+    /// A summary of another version of ward.
+    #[error(
+        "{path}: a summary of ward {found}, but this is ward {WARD_VERSION}; use the ward that ran the campaign"
+    )]
+    Version {
+        /// The file.
+        path: String,
+        /// The version it names.
+        found: String,
+    },
+    /// JSON, but not a summary, or one that contradicts itself.
+    #[error("{path}: not a ward summary: at {pointer}: {reason}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// The JSON Pointer of the fault.
+        pointer: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl Summary {
+    /// The summary as one line of JSON.
+    pub fn to_json_line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Reads the summary in `text`: the whole text as one JSON document, or, when its last
+    /// non-empty line opens an object, that line (`ward run --json` prints the summary as its
+    /// last line, and a file may hold the lines before it). `path` names the source in errors.
+    pub fn parse(text: &str, path: &str) -> Result<Summary, SummaryError> {
+        let lines: Vec<&str> = text.lines().collect();
+        let Some(last_index) = lines.iter().rposition(|line| !line.trim().is_empty()) else {
+            return Err(SummaryError::Empty {
+                path: path.to_owned(),
+            });
+        };
+        let (document, lines_before) = if lines[last_index].trim_start().starts_with('{') {
+            (lines[last_index], last_index)
+        } else {
+            (text, 0)
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(document).map_err(|error| SummaryError::Json {
+                path: path.to_owned(),
+                line: lines_before + error.line(),
+                column: error.column(),
+                reason: reason_without_position(&error),
+            })?;
+        // Another version's summary may have another format: the version is named first.
+        if let Some(found) = value.get("wardVersion").and_then(serde_json::Value::as_str) {
+            if found != WARD_VERSION {
+                return Err(SummaryError::Version {
+                    path: path.to_owned(),
+                    found: found.to_owned(),
+                });
+            }
+        }
+        let invalid = |pointer: &str, reason: String| SummaryError::Invalid {
+            path: path.to_owned(),
+            pointer: pointer.to_owned(),
+            reason,
+        };
+        static VALIDATOR: std::sync::OnceLock<Result<jsonschema::Validator, String>> =
+            std::sync::OnceLock::new();
+        let fault = match crate::schema::compiled(&VALIDATOR, SUMMARY_SCHEMA, "summary") {
+            Ok(validator) => crate::schema::first_fault(validator, &value),
+            Err(fault) => Some(fault),
+        };
+        if let Some(fault) = fault {
+            return Err(invalid(&fault.pointer, fault.reason));
+        }
+        let summary: Summary =
+            serde_json::from_value(value).map_err(|error| invalid("/", error.to_string()))?;
+        summary
+            .check()
+            .map_err(|(pointer, reason)| invalid(&pointer, reason))?;
+        Ok(summary)
+    }
+
+    /// Reads the summary in the file at `path` (see [`Summary::parse`]).
+    pub fn read(path: &Path) -> Result<Summary, SummaryError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|error| SummaryError::Read {
+            path: name.clone(),
+            reason: error.to_string(),
+        })?;
+        Summary::parse(&text, &name)
+    }
+
+    /// Checks what the schema cannot: the shard lies in its count, the seed count is the
+    /// shard's, the failures lie in the shard, the bug is in the catalogue. The pointer of the
+    /// fault and the reason.
+    fn check(&self) -> Result<(), (String, String)> {
+        let fault = |pointer: &str, reason: String| Err((pointer.to_owned(), reason));
+        if self.seed_range.start >= self.seed_range.end {
+            return fault("/seedRange", format!("{} is empty", self.seed_range));
+        }
+        if self.shard.index > self.shard.count {
+            return fault("/shard", format!("shard {} does not exist", self.shard));
+        }
+        let expected = self.shard.seeds_in(self.seed_range);
+        if self.seeds != expected {
+            let reason = format!(
+                "{} seeds, but shard {} of seeds {} has {expected}",
+                self.seeds, self.shard, self.seed_range
+            );
+            return fault("/seeds", reason);
+        }
+        if self.violations > self.seeds {
+            return fault("/violations", "more failing seeds than seeds".to_owned());
+        }
+        if (self.violations > 0) != self.first_failure.is_some() {
+            let reason = "a first failure is given exactly when a seed failed".to_owned();
+            return fault("/firstFailure", reason);
+        }
+        let outside = |seed: u64| {
+            !(self.seed_range.start..self.seed_range.end).contains(&seed) || !self.shard.holds(seed)
+        };
+        let not_in_shard = |seed: u64| format!("seed {seed} is not in shard {}", self.shard);
+        if let Some(failure) = self
+            .first_failure
+            .as_ref()
+            .filter(|failure| outside(failure.seed))
+        {
+            return fault("/firstFailure/seed", not_in_shard(failure.seed));
+        }
+        for (id, counts) in &self.by_invariant {
+            if let Some(seed) = counts.first_seed.filter(|&seed| outside(seed)) {
+                return fault(&format!("/byInvariant/{id}/firstSeed"), not_in_shard(seed));
+            }
+        }
+        match self.bug.as_deref().map(str::parse::<Fault>) {
+            Some(Err(error)) => fault("/bug", error.to_string()),
+            _ => Ok(()),
+        }
+    }
+
+    /// The invariant a seeded bug is caught by, which the first failure is about when any
+    /// seed breaks it (as `ward run --bug` picks it).
+    fn focus(&self) -> Option<&'static str> {
+        let bug = self.bug.as_deref()?.parse::<Fault>().ok()?;
+        Invariant::from_id(bug.invariant()).map(Invariant::id)
+    }
+}
+
+/// serde_json's message without its " at line L column C", which the caller states itself.
+fn reason_without_position(error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    match message.rfind(" at line ") {
+        Some(end) => message[..end].to_owned(),
+        None => message,
+    }
+}
+
+/// A shard's summary and the file it came from.
+#[derive(Clone, Debug)]
+pub struct ShardFile {
+    /// The file, as the user named it.
+    pub path: String,
+    /// Its summary.
+    pub summary: Summary,
+}
+
+/// Why shard summaries do not make one campaign (module docs).
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// No summaries at all.
+    #[error("no summaries to merge")]
+    Nothing,
+    /// A shard of another campaign than the first file's.
+    #[error("{path}: not a shard of the campaign of {first}: {difference}")]
+    OtherCampaign {
+        /// The file.
+        path: String,
+        /// The first file, whose campaign the others must share.
+        first: String,
+        /// What differs, this file's against the first's.
+        difference: String,
+    },
+    /// A file given twice.
+    #[error("{path}: given twice")]
+    GivenTwice {
+        /// The file.
+        path: String,
+    },
+    /// A shard given twice.
+    #[error("{path}: shard {shard} again; {earlier} is shard {shard} too")]
+    Repeated {
+        /// The later file.
+        path: String,
+        /// The earlier file.
+        earlier: String,
+        /// The shard both hold.
+        shard: Shard,
+    },
+    /// Shards not given.
+    #[error("shards of seeds {range} missing: {missing} (given: {given})")]
+    Missing {
+        /// The campaign's seed range.
+        range: SeedRange,
+        /// The missing shards, `K/N`, the first few named.
+        missing: String,
+        /// The files given and their shards.
+        given: String,
+    },
+}
+
+/// The merged campaign, and which file its first failure came from.
+#[derive(Clone, Debug)]
+pub struct Merged {
+    /// The whole campaign's summary.
+    pub summary: Summary,
+    /// The file whose first failure is the campaign's, as an index into the files merged.
+    pub first_failure_from: Option<usize>,
+}
+
+/// Merges the summaries of every shard of one campaign (module docs).
+pub fn merge(files: &[ShardFile]) -> Result<Merged, MergeError> {
+    let first = files.first().ok_or(MergeError::Nothing)?;
+    for file in files {
+        if let Some(difference) = campaign_difference(&file.summary, &first.summary) {
+            return Err(MergeError::OtherCampaign {
+                path: file.path.clone(),
+                first: first.path.clone(),
+                difference,
+            });
+        }
+    }
+    let mut shards: BTreeMap<u64, usize> = BTreeMap::new();
+    for (index, file) in files.iter().enumerate() {
+        if let Some(&earlier) = shards.get(&file.summary.shard.index) {
+            if files[earlier].path == file.path {
+                return Err(MergeError::GivenTwice {
+                    path: file.path.clone(),
+                });
+            }
+            return Err(MergeError::Repeated {
+                path: file.path.clone(),
+                earlier: files[earlier].path.clone(),
+                shard: file.summary.shard,
+            });
+        }
+        shards.insert(file.summary.shard.index, index);
+    }
+    let count = first.summary.shard.count;
+    let missing_count = count.saturating_sub(shards.len() as u64);
+    if missing_count > 0 {
+        // The shard indices given are distinct and at most `count`, so the first few missing
+        // ones turn up within `files.len() + MISSING_NAMED_MAX` steps.
+        let mut missing: Vec<String> = (1..=count)
+            .filter(|index| !shards.contains_key(index))
+            .take(MISSING_NAMED_MAX)
+            .map(|index| Shard { index, count }.to_string())
+            .collect();
+        if missing_count > missing.len() as u64 {
+            missing.push(format!("and {} more", missing_count - missing.len() as u64));
+        }
+        let given: Vec<String> = shards
+            .values()
+            .map(|&index| format!("{} {}", files[index].path, files[index].summary.shard))
+            .collect();
+        return Err(MergeError::Missing {
+            range: first.summary.seed_range,
+            missing: missing.join(", "),
+            given: given.join(", "),
+        });
+    }
+    Ok(combine(files))
+}
+
+/// What sets `summary`'s campaign apart from `first`'s, if anything.
+fn campaign_difference(summary: &Summary, first: &Summary) -> Option<String> {
+    let bug = |summary: &Summary| summary.bug.clone().unwrap_or_else(|| "none".to_owned());
+    if summary.ward_version != first.ward_version {
+        Some(format!(
+            "ward {} against {}",
+            summary.ward_version, first.ward_version
+        ))
+    } else if summary.seed_range != first.seed_range {
+        Some(format!(
+            "seeds {} against {}",
+            summary.seed_range, first.seed_range
+        ))
+    } else if summary.bug != first.bug {
+        Some(format!("bug {} against {}", bug(summary), bug(first)))
+    } else if summary.shard.count != first.shard.count {
+        Some(format!(
+            "shard {} against {} (another shard count)",
+            summary.shard, first.shard
+        ))
+    } else if summary.rerun_every != first.rerun_every {
+        Some(format!(
+            "rerun every {} against every {}",
+            summary.rerun_every, first.rerun_every
+        ))
+    } else {
+        None
+    }
+}
+
+/// Adds up the summaries of every shard of one campaign, checked by [`merge`].
+fn combine(files: &[ShardFile]) -> Merged {
+    let first = &files[0].summary;
+    let mut whole = Summary {
+        ward_version: first.ward_version.clone(),
+        seed_range: first.seed_range,
+        shard: Shard::WHOLE,
+        bug: first.bug.clone(),
+        rerun_every: first.rerun_every,
+        seeds: 0,
+        runs: 0,
+        tool_calls: 0,
+        turns: 0,
+        violations: 0,
+        by_invariant: BTreeMap::new(),
+        misbehaviours: BTreeMap::new(),
+        first_failure: None,
+        elapsed_ms: 0,
+        runs_per_sec: 0.0,
+        trace_digest: 0,
+    };
+    // Counts from files saturate rather than overflow: a crafted file must not panic ward.
+    for ShardFile { summary, .. } in files {
+        whole.seeds = whole.seeds.saturating_add(summary.seeds);
+        whole.runs = whole.runs.saturating_add(summary.runs);
+        whole.tool_calls = whole.tool_calls.saturating_add(summary.tool_calls);
+        whole.turns = whole.turns.saturating_add(summary.turns);
+        whole.violations = whole.violations.saturating_add(summary.violations);
+        whole.elapsed_ms = whole.elapsed_ms.max(summary.elapsed_ms);
+        whole.trace_digest ^= summary.trace_digest;
+        for (id, counts) in &summary.by_invariant {
+            let slot = whole.by_invariant.entry(id.clone()).or_default();
+            slot.armed = slot.armed.saturating_add(counts.armed);
+            slot.violated = slot.violated.saturating_add(counts.violated);
+            slot.first_seed = match (slot.first_seed, counts.first_seed) {
+                (Some(seed), Some(other)) => Some(seed.min(other)),
+                (seed, other) => seed.or(other),
+            };
+        }
+        for (name, count) in &summary.misbehaviours {
+            let slot = whole.misbehaviours.entry(name.clone()).or_default();
+            *slot = slot.saturating_add(*count);
+        }
+    }
+    whole.runs_per_sec = runs_per_sec(whole.runs, whole.elapsed_ms);
+    let first_failure_from = first_failure_of(files);
+    whole.first_failure = first_failure_from.and_then(|index| {
+        let failure = files[index].summary.first_failure.clone()?;
+        Some(FailureSummary {
+            replay: Some(replay_command(failure.seed, whole.bug.as_deref())),
+            ..failure
+        })
+    });
+    Merged {
+        summary: whole,
+        first_failure_from,
+    }
+}
+
+/// The file holding the campaign's first failure: the lowest failing seed, or with a bug the
+/// lowest seed that breaks the bug's invariant when any shard found one.
+fn first_failure_of(files: &[ShardFile]) -> Option<usize> {
+    let focus = files.first()?.summary.focus();
+    let lowest = |wanted: &dyn Fn(&FailureSummary) -> bool| {
+        files
+            .iter()
+            .enumerate()
+            .filter_map(|(index, file)| Some((file.summary.first_failure.as_ref()?, index)))
+            .filter(|(failure, _)| wanted(failure))
+            .min_by_key(|(failure, _)| failure.seed)
+            .map(|(_, index)| index)
+    };
+    let focused = focus.and_then(|focus| lowest(&|failure| failure.invariant == focus));
+    focused.or_else(|| lowest(&|_| true))
+}
