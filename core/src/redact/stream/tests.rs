@@ -4,8 +4,8 @@
 
 use std::io::{self, Read};
 
-use super::super::tokens;
 use super::super::window::TAIL_PATTERNS;
+use super::super::{home, tokens};
 use super::*;
 
 /// A reader that hands out its bytes in the given chunk sizes, in turn (never 0, which
@@ -265,10 +265,22 @@ fn stretches_decided_only_far_ahead_grow_the_window_and_stay_exact() {
         format!("eyJ{} alone", "h".repeat(long)),
         format!("Authorization: Bearer{}x1", " ".repeat(long)),
         format!("Authorization: Bearer{}\"", " ".repeat(long)),
+        format!("Bearer{}\nabc12345", " ".repeat(long)),
+        format!("Authorization: Bearer{}\n  \nabc", " ".repeat(long)),
         format!("Bearer {}", "Z".repeat(long)),
         format!("Bearer {}1 x", "Z".repeat(long)),
         format!("Basic {}/ab.", "word-".repeat(long / 5)),
         format!("Basic {}=", "abcd".repeat(long / 4)),
+        // Certain wherever a window ends after a `-` or `/` (20 characters, not a plain
+        // word), and a plain word in the end (a window ends after a separator at one of
+        // these paddings).
+        format!("Bearer {}d", "abc-".repeat(long / 4)),
+        format!(" Bearer {}d", "abc-".repeat(long / 4)),
+        format!("  Bearer {}d", "abc-".repeat(long / 4)),
+        format!("   Bearer {}d", "abc-".repeat(long / 4)),
+        format!("Basic {}c x", "ab/".repeat(long / 3)),
+        format!(" Basic {}c x", "ab/".repeat(long / 3)),
+        format!("  Basic {}c x", "ab/".repeat(long / 3)),
         format!("/home/bob {}/x", "w".repeat(long)),
         format!("/home/bob {} x", "w".repeat(long)),
     ] {
@@ -571,4 +583,131 @@ fn a_url_password_found_before_a_cut_is_written_after_it() {
         &redactor,
         &format!("https://{}:secret-pass@db/x", "u".repeat(300)),
     );
+}
+
+/// Configured values that cover parts of a URL's `scheme://` (R27) and of credentials.
+fn url_values() -> Redactor {
+    Redactor::new([
+        "tok-https",
+        "ps://h/a",
+        "://host/",
+        "provider-key-0123456789",
+        "dXNlcjpw",
+    ])
+    .expect("valid secrets")
+}
+
+#[test]
+fn home_paths_in_urls_across_cuts() {
+    // R27: a home root inside a URL's path stays, unless a span covers part of that URL's
+    // `scheme://`; the URL and the spans covering it may lie in the look-behind.
+    let redactor = url_values();
+    for shape in [
+        "https://h/a/home/x",
+        "see https://h/a/home/bob/x and /home/bob/y",
+        "file:///home/alice/x",
+        "FILE://h/home/alice/x",
+        "x://h/home/bob and ab://h/home/bob",
+        "1ab://h/Users/bob/x",
+        "C://Users/bob/x",
+        "https://h/a b/home/bob",
+        "https://h/a\"/home/bob",
+        "https://h/a\u{200B}/home/bob/x",
+        "tok-https://h/home/bob/x",
+        "xtok-https://h/Users/bob/x",
+        "https://h/a/home/bob/ tok-https://h/home/carol",
+        "htt\u{200B}ps://h/a/home/bob",
+        "ps://h/a/home/bob/x",
+        "https://host/home/x",
+        "sk-abcdefghijklmnophttps://h/home/bob/x",
+        "/home/ab://h/home/y",
+        "https://h/home/ab://x/home/y",
+        "Bearer https://h/home/bob/x",
+        "Authorization: Bearer https://h/home/bob/x",
+        "git+ssh://h/home/bob/x ftp://h//srv/Users/bob/x",
+        "https://h/Users/John Smith/Desktop",
+    ] {
+        across_cuts(&redactor, shape);
+    }
+}
+
+#[test]
+fn the_url_path_bound_across_cuts() {
+    // A root more than `home::URL_PATH_MAX` bytes after its `://` is a local path, in
+    // whole-text and streaming redaction alike.
+    let redactor = url_values();
+    for extra in [0, 1, 2, 3, 4, 5] {
+        // `://h/` then the filler: the root starts 2 + filler bytes after the `://`.
+        let filler = "a".repeat(home::URL_PATH_MAX + extra - 4);
+        let text = format!("https://k/{filler}/home/bob/x");
+        assert_eq!(
+            redactor.redact(&text).contains("/home/bob"),
+            extra <= 2,
+            "filler of {} bytes",
+            filler.len()
+        );
+        for prefix in ["", "tok-", "x "] {
+            let input = format!("{prefix}https://k/{filler}/home/bob/x and C:\\Users\\ann\\x");
+            streamed(&redactor, input.as_bytes());
+            byte_by_byte(&redactor, input.as_bytes());
+        }
+        let input = format!(
+            "https://k/{}\u{200B}\u{200B}/home/bob/x",
+            "a".repeat(home::URL_PATH_MAX + extra - 4)
+        );
+        streamed(&redactor, input.as_bytes());
+        byte_by_byte(&redactor, input.as_bytes());
+    }
+}
+
+#[test]
+fn credentials_of_every_kind_across_cuts() {
+    // R25 without a header context: plain words never, base64 of `user:password`, padding,
+    // the JWT shape, 8 characters with a digit (Bearer), 20 characters; no line break after
+    // the scheme, one after a header context.
+    let redactor = url_values();
+    for shape in [
+        "Bearer single-threaded loop",
+        "basic mips/mipsel support",
+        "Explain the basic concepts.",
+        "other than basic\n(i.e. digest)",
+        "Bearer abc- def",
+        "Bearer extraordinarily-long-compound-word-",
+        "Bearer extraordinarily-long-compound-words!",
+        "Bearer extraordinarily--long-compound-words",
+        "Bearer -extraordinarily-long-compound-words",
+        "Basic dXNlcjpwYXNzMQ==",
+        "Basic dXNlcjpwYXNzMQ==x",
+        "Basic dTpwMTI=",
+        "Basic YWI6MQ.",
+        "Basic dXNlcjpwYXNz",
+        "Basic abc12345",
+        "Basic abcdefghijklmnopqrs1",
+        "Bearer dG9rZW4=",
+        "Bearer dG9rZW4=x",
+        "Bearer abc==.",
+        "Bearer eyJhbGc.eyJzdWI.sig_nat-ure",
+        "Bearer eyJhbGc.eyJzdWI.sig.x",
+        "Bearer a.b.",
+        "Bearer abc12345",
+        "Bearer abc1234",
+        "Bearer abc1234.",
+        "Bearer abcdefgh1",
+        "Bearer\nabc12345",
+        "Bearer \u{2028}abc12345",
+        "Bearer\u{85}abc12345",
+        "Bearer \r\n abc12345",
+        "Authorization: Bearer\r\n abc",
+        "Authorization: Bearer\n\nabc",
+        "Authorization: Basic\n  concepts",
+        "\"authorization\": \"Bearer\nword\"",
+        "Bearer x_y_z_w_v_u_t_s_r_q",
+        "Bearer tok-httpsabc",
+        "Basic dXNlcjpwYXNzMQ",
+        "Bearer provider-key-0123456789",
+        "Basic word provider-key-0123456789",
+        "Basic abcdefghij-provider-key-0123456789",
+    ] {
+        across_cuts(&redactor, shape);
+    }
 }
