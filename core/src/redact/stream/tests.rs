@@ -650,6 +650,11 @@ fn the_url_path_bound_across_cuts() {
             let input = format!("{prefix}https://k/{filler}/home/bob/x and C:\\Users\\ann\\x");
             streamed(&redactor, input.as_bytes());
             byte_by_byte(&redactor, input.as_bytes());
+            if extra == 2 || extra == 3 {
+                // A cut at every offset: the `://`, and the value covering its scheme, in
+                // the look-behind of the window that finds the root.
+                across_cuts(&redactor, &input);
+            }
         }
         let input = format!(
             "https://k/{}\u{200B}\u{200B}/home/bob/x",
