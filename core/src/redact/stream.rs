@@ -33,9 +33,10 @@
 //! of its bytes. Each candidate is then
 //! - *settled*, when its reach is inside the window: the verdict is final;
 //! - *growing*, when its span exists whatever follows but ends in a run that reaches the
-//!   window's end: a key past its 12 (or 10, 16, 20) characters, a credential that a header
-//!   context or its shape already makes certain (R25), a JWT's payload or signature, a PEM
-//!   body once no END line can start within 64 KiB of its header (R26);
+//!   window's end: a key past its 12 (or 10, 16, 20) characters, a credential certain
+//!   however it goes on (R25: a header context, or 20 characters that no continuation makes
+//!   a plain word, or for `Bearer` 8 with a digit; `auth::stays_certain`), a JWT's payload
+//!   or signature, a PEM body once no END line can start within 64 KiB of its header (R26);
 //! - *unsettled* otherwise: nothing of it is kept.
 //!
 //! **The cut** is the least of these positions, lowered until all hold at once (a
@@ -48,8 +49,9 @@
 //!   before its anchor);
 //! - where a growing span stops being certain (a JWT's `.` that a signature may follow);
 //! - the start of any candidate decided once all spans are known (R25 uncertain
-//!   credentials, R27 nameless roots and roots after a `:`) whose decision reads a span at
-//!   or after the cut, or a span reaching the cut that may still turn secret;
+//!   credentials, R27 nameless roots, roots after a `:` and roots in a URL's path) whose
+//!   decision reads a span at or after the cut, or a span reaching the cut that may still
+//!   turn secret;
 //! - the anchor of any growing span whose run starts after the cut, or of any span that
 //!   starts after the cut though its anchor is before it (a URL's password): these are
 //!   found again by the next window.
@@ -64,9 +66,17 @@
 //!   characters removed: every rule reads the view, so a run of invisible characters cannot
 //!   push a look-behind out of reach). The bounds: a header context (R25) reads
 //!   `auth::HEADER_LOOK_BEHIND_MAX` (145) bytes back, a home root and the `:` before it
-//!   (R27) `home::LOOK_BEHIND_MAX` (528), a left boundary (R25, R26) one; a character
+//!   (R27) `home::LOOK_BEHIND_MAX` (528), the URL a root may lie in (R27: the root, at most
+//!   `home::URL_PATH_MAX`, 1,024, bytes of URL path, the `://` and a 32-byte scheme)
+//!   `home::URL_LOOK_BEHIND_MAX` (1,586), a left boundary (R25, R26) one; a character
 //!   inside a configured value counts as a boundary, so values reaching into the cut are
 //!   kept whole. Candidates found before the cut are not looked at again.
+//! - *The spans in the look-behind*: R27 keeps a root in a URL's path unless a span of a
+//!   rule that needs nothing else to decide covers part of that URL's `scheme://`, which
+//!   may lie in the look-behind, and such a span may have been found by an earlier window
+//!   (a key ending in the scheme). So the spans of those rules (configured values included)
+//!   that reach into the next window's look-behind cross the cut too, merged: at most one
+//!   per byte of the look-behind.
 //! - *The open span*: where it starts (when inside the context), its end and its rules. The
 //!   next window merges it with what touches it, and the decisions that read other spans
 //!   see it as the whole text would.
@@ -81,8 +91,9 @@
 //! # Memory
 //!
 //! A window reads [`WINDOW_BYTES_DEFAULT`] (128 KiB) of new input at a time. The buffer
-//! holds that, the context (at most 536 bytes plus the longest value) and the undecided
-//! tail read again (at least 538 bytes, for the anchors and roots that may start there).
+//! holds that, the context (1,594 bytes, or 8 more than the longest value) and the
+//! undecided tail read again (at least 538 bytes, for the anchors and roots that may start
+//! there).
 //! The engine adds, per window: a copy of the window without its invisible characters when
 //! it has any; about 100 bytes per span of a pattern rule (the span, where it ends for its
 //! rule, and its tally when counting) and per candidate decided at the end; configured
@@ -106,8 +117,10 @@
 //! either as they are or as one placeholder: a URL's userinfo after `scheme://user:` is a
 //! password only if an `@` comes before the userinfo ends; a JWT header `eyJ…` is a token
 //! only if `.eyJ` and a payload follow it; the white space after a scheme word (R25) is
-//! redacted only if a credential follows it; a user name's spaced words (R27) join it only
-//! if a separator follows them; a chain of uncertain credentials (`Bearer =bearer =bearer
+//! redacted only if a credential follows it; a credential without a header context that
+//! is a plain word so far (R25: letters joined by single `-`, `/` or `.`) is redacted only
+//! if a character that no plain word has comes before its end; a user name's spaced words
+//! (R27) join it only if a separator follows them; a chain of uncertain credentials (`Bearer =bearer =bearer
 //! … abcdefg1`) is decided from its last link. Such a stretch of n bytes can hold any of
 //! at least 2ⁿ texts, and each must come out verbatim if the deciding byte goes the other
 //! way, so any exact streamer must hold n bits about it when that byte comes: no memory
@@ -117,9 +130,11 @@
 //!
 //! # What the streaming relies on
 //!
-//! The rules' exported bounds above, each rule's `window::Verdict` (its reach, and the
-//! growth of a span that exists whatever follows), and `auth::stays_certain` (a certain
-//! credential stays certain however it continues). A rule that reads farther back, or
+//! The rules' exported bounds above (R27's URL check among them: ward reads a root as in a
+//! URL's path only up to `home::URL_PATH_MAX` bytes after the `://`, in whole text too,
+//! which is what makes its look-behind bounded), each rule's `window::Verdict` (its reach,
+//! and the growth of a span that exists whatever follows), and `auth::stays_certain` (a
+//! certain credential stays certain however it continues). A rule that reads farther back, or
 //! whose decision can turn back as its match grows, must update those, or the unit tests
 //! of this module and the streaming property of `core/tests/redact_properties.rs` fail.
 
@@ -132,7 +147,7 @@ use super::window::{Frame, LOOK_BEHIND_MAX, Settled};
 use super::{Redactor, Rule, Work};
 
 /// The default number of new input bytes each window reads: 128 KiB. Larger windows are
-/// no faster (the fixed cost of a window is re-reading about 1 KiB) and keep more
+/// no faster (the fixed cost of a window is re-reading about 2 KiB) and keep more
 /// bookkeeping on span-dense input.
 pub const WINDOW_BYTES_DEFAULT: usize = 128 << 10;
 
