@@ -132,7 +132,7 @@ pub(crate) fn find_window(
         count: frame.count,
     };
     let mut pass_counts = [0u64; Rule::COUNT];
-    let (raw, immediate, decided, deferred, covered_from) = match anchors {
+    let (immediate, decided, deferred, covered_from) = match anchors {
         Some(anchors) => {
             let mut pass =
                 PatternPass::new(text, anchors, values, faults, Some(&mut window), &mut work);
@@ -145,7 +145,6 @@ pub(crate) fn find_window(
             });
             let finished = pass.finish(&mut pass_counts, &mut work);
             (
-                finished.raw,
                 finished.immediate,
                 finished.decided,
                 finished.deferred,
@@ -155,19 +154,44 @@ pub(crate) fn find_window(
             )
         }
         None => {
-            let mut raw = values.find(text, &mut work);
-            raw.extend(window.open);
-            (raw, Vec::new(), Vec::new(), Vec::new(), [0; Rule::COUNT])
+            let found = values.find(text, &mut work);
+            (found, Vec::new(), Vec::new(), [0; Rule::COUNT])
         }
     };
     let until = window.settle(deferred);
     if until <= frame.from && !frame.last {
         return Settled::no_progress(frame, work);
     }
+    let context_start = until.saturating_sub(frame.context_len);
+    // The spans that need nothing else to decide and reach into the next look-behind,
+    // in the next buffer's positions: the context is a view, the input after it is not.
+    let until_input = view.to_input_position(until);
+    let to_next = |position: usize| {
+        if position <= until {
+            position.saturating_sub(context_start)
+        } else {
+            until - context_start + view.to_input_position(position) - until_input
+        }
+    };
+    let carried = merge(
+        window
+            .carried
+            .iter()
+            .chain(&immediate)
+            .filter(|span| span.start < until && span.end > context_start)
+            .map(|span| Span {
+                start: to_next(span.start),
+                end: to_next(span.end),
+                rules: span.rules,
+            })
+            .collect(),
+    );
     // In the last window everything is final, spans reaching the end included.
     let bound = if frame.last { usize::MAX } else { until };
     let spans = merge(
-        raw.into_iter()
+        immediate
+            .into_iter()
+            .chain(window.open)
             .chain(
                 decided
                     .iter()
@@ -214,30 +238,6 @@ pub(crate) fn find_window(
             (growing.rule, tail)
         })
         .collect();
-    let context_start = until.saturating_sub(frame.context_len);
-    // The spans that need nothing else to decide and reach into the next look-behind,
-    // in the next buffer's positions: the context is a view, the input after it is not.
-    let until_input = view.to_input_position(until);
-    let to_next = |position: usize| {
-        if position <= until {
-            position.saturating_sub(context_start)
-        } else {
-            until - context_start + view.to_input_position(position) - until_input
-        }
-    };
-    let carried = merge(
-        window
-            .carried
-            .iter()
-            .chain(&immediate)
-            .filter(|span| span.start < until && span.end > context_start)
-            .map(|span| Span {
-                start: to_next(span.start),
-                end: to_next(span.end),
-                rules: span.rules,
-            })
-            .collect(),
-    );
     let open = spans
         .iter()
         .find(|span| span.start < until && until <= span.end)
@@ -393,11 +393,9 @@ impl Window {
 struct Finished {
     /// The merged spans (whole-text mode).
     spans: Vec<Span>,
-    /// Window mode: the spans found before the deferred decisions (the open span included),
-    /// merged.
-    raw: Vec<Span>,
     /// Window mode: the spans of rules that need nothing else to decide (configured
-    /// values, and every other rule's spans but those decided at the end), merged.
+    /// values, and every other rule's spans but those decided at the end), merged; the
+    /// window's spans are these, the open span and the decisions settled before the cut.
     immediate: Vec<Span>,
     decided: Vec<Decision>,
     deferred: Vec<Deferred>,
@@ -730,7 +728,6 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
             }
             None => (immediate, Vec::new()),
         };
-        let raw = if windowed { merged.clone() } else { Vec::new() };
         // A home path in a URL's path stays unless a span of a rule that needs nothing else
         // to decide covers part of that URL's `scheme://`: the output would then show no URL
         // around it, and a second pass would take it for a local path (R29 (d)). A window
@@ -885,7 +882,6 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         };
         Finished {
             spans,
-            raw,
             immediate,
             decided,
             deferred,
