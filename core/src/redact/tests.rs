@@ -240,6 +240,20 @@ fn home_paths_r27() {
     let once = redactor.redact("xyzhttps://h/a/home/alice/x");
     assert_eq!(once, "x[REDACTED]//h/a[LOCAL_PATH]/x");
     assert_eq!(redactor.redact(&once), once);
+    // ward's bound: a root at most 1,024 bytes after the `://` (invisible characters not
+    // counted) lies in the URL's path; farther in, it is a local path.
+    let path = "a/".repeat(511);
+    keeps(&format!("https://h/{path}/home/alice/x"));
+    keeps(&format!("https://h/{path}\u{200B}/home/alice/x"));
+    redacts(
+        &format!("https://h/{path}a/home/alice/x"),
+        &format!("https://h/{path}a[LOCAL_PATH]/x"),
+    );
+    let once = Redactor::new(Vec::<String>::new())
+        .expect("valid")
+        .redact(&format!("https://h/{path}a/home/alice/x/home/bob"))
+        .into_owned();
+    assert_eq!(once, format!("https://h/{path}a[LOCAL_PATH]/x[LOCAL_PATH]"));
 }
 
 #[test]
