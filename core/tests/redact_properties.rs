@@ -473,7 +473,9 @@ fn r25_redacts(text: &str, range: std::ops::Range<usize>) -> bool {
             c.is_whitespace() || "\"'`,;)]}>\u{2018}\u{2019}\u{201C}\u{201D}".contains(c)
         })
         .unwrap_or(rest.len());
-    let credential = rest[..end].trim_end_matches('.');
+    // Judged as R28 reads it: without invisible characters.
+    let visible = strip_invisibles(&rest[..end]);
+    let credential = visible.trim_end_matches('.');
     let plain = credential
         .split(['-', '/', '.'])
         .all(|part| !part.is_empty() && part.chars().all(char::is_alphabetic));

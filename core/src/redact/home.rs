@@ -32,22 +32,23 @@
 //!
 //! **URLs.** A home root (with its name) inside a URL's path stays: after `scheme://` (a
 //! scheme of at least two characters, so `C://` is no URL, and not `file`, whose paths are
-//! local) with no white space, control character, quote, `<`, `>` or backtick between the
-//! `://` and the root (`http://www.1024cores.net/home/lock-free`, `https://host/Users/x`),
-//! and at most [`URL_PATH_MAX`] (1,024) bytes after the `://` (invisible format characters,
-//! R28, not counted). The bound is ward's decision, not the SPEC's: a root farther into a
-//! URL is taken for a local path and redacted. It errs on the safe side (a home path that
-//! stays could name a user; a URL path redacted loses nothing secret), no real URL puts a
-//! home root that deep, and it bounds how far back the rule reads, so the streaming
-//! redactor decides such a root from a bounded look-behind ([`URL_LOOK_BEHIND_MAX`]) and
-//! writes exactly what whole-text redaction writes. The driver sees `://` anchors in order
-//! and keeps one [`UrlRun`]: the last `://` seen and how far its URL is known to run, so
-//! each byte after a `://` is read once whatever the number of roots in that URL. Such a
-//! path is kept aside and redacted after all if the span of a rule that needs nothing else
-//! to decide (a configured value, a key, a home path outside a URL, a certain
-//! authorization value…) covers part of its URL's `scheme://` (the output would show no
-//! URL there). A root without a name inside a URL joins a span that starts right after it,
-//! as anywhere else.
+//! local) with no white space (any Unicode white space), control character, quote, `<`,
+//! `>` or backtick between the `://` and the root
+//! (`http://www.1024cores.net/home/lock-free`, `https://host/Users/x`), and at most
+//! [`URL_PATH_MAX`] (1,024) bytes after the `://` (invisible format characters, R28, not
+//! counted). The bound is ward's decision, not the SPEC's: a root farther into a URL is
+//! taken for a local path and redacted. It errs on the safe side (a home path that stays
+//! could name a user; a URL path redacted loses nothing secret), no real URL puts a home
+//! root that deep, and it bounds how far back the rule reads, so the streaming redactor
+//! decides such a root from a bounded look-behind ([`URL_LOOK_BEHIND_MAX`]) and writes
+//! exactly what whole-text redaction writes. The driver sees `://` anchors in order and
+//! keeps one [`UrlRun`]: the last `://` seen and how far its URL is known to run, so each
+//! byte after a `://` is read once whatever the number of roots in that URL. Such a path
+//! is kept aside and redacted after all if the span of a rule that needs nothing else to
+//! decide (a configured value, a key, a home path outside a URL, a certain authorization
+//! value…) covers part of its URL's `scheme://` (the output would show no URL there). A
+//! root without a name inside a URL joins a span that starts right after it, as anywhere
+//! else.
 //!
 //! A root followed directly by a separator or white space has no name; if another span
 //! starts right there (`/Users/` before a configured value that starts with `/`), the root
@@ -142,10 +143,10 @@ impl UrlRun {
         }
         if self.end.is_none() && self.checked_until < position {
             let from = self.checked_until;
-            let stop = text[from..position].iter().position(|&byte| ends_url(byte));
-            work.verified_bytes += (stop.unwrap_or(position - from)) as u64;
+            let stop = (from..position).find(|&index| ends_url(text, index));
+            work.verified_bytes += (stop.unwrap_or(position) - from) as u64;
             match stop {
-                Some(offset) => self.end = Some(from + offset),
+                Some(end) => self.end = Some(end),
                 None => self.checked_until = position,
             }
         }
@@ -156,11 +157,17 @@ impl UrlRun {
     }
 }
 
-/// Whether `byte` ends a URL written in text.
-fn ends_url(byte: u8) -> bool {
-    byte.is_ascii_whitespace()
-        || byte.is_ascii_control()
-        || matches!(byte, b'"' | b'\'' | b'<' | b'>' | b'`')
+/// Whether the character at `index` ends a URL written in text: white space (any Unicode
+/// white space: `http://h/x\u{A0}/home/bob` is a URL, then a home path), a control
+/// character, a quote, `<`, `>` or a backtick.
+fn ends_url(text: &[u8], index: usize) -> bool {
+    let byte = text[index];
+    if byte < 0x80 {
+        return byte.is_ascii_whitespace()
+            || byte.is_ascii_control()
+            || matches!(byte, b'"' | b'\'' | b'<' | b'>' | b'`');
+    }
+    white_space_len_at(text, index) > 0
 }
 
 /// What a home-path anchor produced.

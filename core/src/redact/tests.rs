@@ -232,6 +232,15 @@ fn home_paths_r27() {
         "curl http://h/x [LOCAL_PATH]/y",
     );
     redacts("\"http://h/x\"/home/alice", "\"http://h/x\"[LOCAL_PATH]");
+    // Any white space ends a URL, a no-break or ideographic space too.
+    redacts(
+        "curl http://h/x\u{A0}/home/alice/y",
+        "curl http://h/x\u{A0}[LOCAL_PATH]/y",
+    );
+    redacts(
+        "postgres://h:5432/x\u{3000}/Users/alice/y",
+        "postgres://h:5432/x\u{3000}[LOCAL_PATH]/y",
+    );
     redacts("C://home/alice", "C:/[LOCAL_PATH]");
     // A span over the URL's `scheme://` leaves no URL in the output: the path goes too.
     let redactor = Redactor::new(["zzzhttps://h"]).expect("valid");

@@ -613,6 +613,7 @@ fn home_paths_in_urls_across_cuts() {
         "https://h/a b/home/bob",
         "https://h/a\"/home/bob",
         "https://h/a\u{200B}/home/bob/x",
+        "https://h/a\u{A0}/home/bob/x https://h/a\u{3000}/Users/bob/x",
         "tok-https://h/home/bob/x",
         "xtok-https://h/Users/bob/x",
         "https://h/a/home/bob/ tok-https://h/home/carol",
