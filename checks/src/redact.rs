@@ -31,13 +31,17 @@
 //! - The values-only redactor (the guard's) finds nothing the full redactor leaves.
 //! - (f) the work counter stays within a linear bound: [`WORK_PER_BYTE_MAX`] per input
 //!   byte and value, plus a constant. Never a wall-clock assertion.
+//! - Streaming writes exactly the whole text's output, with the same per-rule counts,
+//!   through windows of [`STREAM_WINDOW_BYTES`] read in pieces whose sizes come from the
+//!   text itself, so a fuzzer moves the cuts and the read boundaries as it mutates.
 
 use std::borrow::Cow;
+use std::io::{self, Read};
 
 use memchr::memmem;
 
 use crate::CheckResult;
-use ward_core::redact::{LOCAL_PATH, REDACTED, Redactor, Span};
+use ward_core::redact::{LOCAL_PATH, REDACTED, Redaction, Redactor, Span, StreamOptions};
 
 /// At most this many configured values are read from an input.
 pub const VALUES_MAX: usize = 6;
@@ -81,6 +85,9 @@ pub const WORK_PER_BYTE_MAX: u64 = 24;
 pub const WORK_PER_BYTE_PER_VALUE_MAX: u64 = 4;
 /// See [`WORK_PER_BYTE_MAX`].
 pub const WORK_CONSTANT_MAX: u64 = 1_000;
+
+/// The window of the streaming check: the smallest, for the most cuts.
+pub const STREAM_WINDOW_BYTES: usize = ward_core::redact::WINDOW_BYTES_MIN;
 
 /// Runs one `redact` input (format in the module docs) and checks R24 and R29.
 ///
@@ -235,10 +242,67 @@ fn check_text(redactors: &Redactors, text: &[u8]) -> CheckResult {
         again.spans.first().map(Span::range),
         String::from_utf8_lossy(&report.output)
     );
+    check_stream(redactor, text, &report)?;
     if let Ok(text) = std::str::from_utf8(text) {
         check_text_mode(redactor, text, &report.output, &report.spans)?;
     }
     Ok(())
+}
+
+/// Streaming writes what whole-text redaction wrote, and counts the same.
+fn check_stream(redactor: &Redactor, text: &[u8], whole: &Redaction<'_>) -> CheckResult {
+    let options = StreamOptions {
+        window_bytes: STREAM_WINDOW_BYTES,
+        count_rules: true,
+    };
+    let mut output = Vec::new();
+    let pieces = Pieces {
+        text,
+        read: 0,
+        turn: 0,
+    };
+    let report = redactor
+        .redact_stream_with(pieces, &mut output, &options)
+        .map_err(|error| format!("streaming: an in-memory stream failed: {error}"))?;
+    ensure!(
+        output == *whole.output,
+        "streaming: the output differs from the whole text's from byte {}",
+        output
+            .iter()
+            .zip(whole.output.iter())
+            .position(|(streamed, whole)| streamed != whole)
+            .unwrap_or(output.len().min(whole.output.len()))
+    );
+    ensure!(
+        report.counts == whole.counts,
+        "streaming: counts {:?} where the whole text counts {:?}",
+        report.counts,
+        whole.counts
+    );
+    Ok(())
+}
+
+/// A reader of `text` in pieces of 1 to 61 bytes, sizes taken from the text's own bytes.
+struct Pieces<'a> {
+    text: &'a [u8],
+    read: usize,
+    turn: usize,
+}
+
+impl Read for Pieces<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        let rest = &self.text[self.read..];
+        let size = self
+            .text
+            .get(self.turn % self.text.len().max(1))
+            .map_or(1, |&byte| 1 + usize::from(byte) % 61)
+            .min(rest.len())
+            .min(buffer.len());
+        self.turn += 1;
+        buffer[..size].copy_from_slice(&rest[..size]);
+        self.read += size;
+        Ok(size)
+    }
 }
 
 /// The configured values and the text of an input.

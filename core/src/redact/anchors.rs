@@ -80,6 +80,10 @@ pub(crate) enum Anchor {
 const FIXED_BACK_MAX: usize = 6;
 /// The longest literal.
 const LITERAL_LEN_MAX: usize = 6;
+/// The farthest past a candidate's start that finding its anchor reads (`github_pat_`,
+/// checked from the `_` after `github`; Teddy literals end at most 6 bytes in). A
+/// configured value's window lies inside the value.
+pub(crate) const HIT_REACH_MAX: usize = 11;
 /// At most this many values ride along the anchor search.
 pub(crate) const WINDOW_VALUES_MAX: usize = 4;
 /// Values longer than this get their own search.

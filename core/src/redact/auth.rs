@@ -39,6 +39,13 @@ const CREDENTIAL_CHARS_MIN: usize = 8;
 const CREDENTIAL_CHARS_LONG: usize = 20;
 /// White space skipped backwards when looking for a header context.
 const HEADER_GAP_MAX: usize = 64;
+/// The farthest [`header_context`] reads back from a scheme word: an opening quote, the
+/// gap, `:` or `=`, the gap, a closing quote and `]`, and `authorization`.
+pub(crate) const HEADER_LOOK_BEHIND_MAX: usize = 1 + HEADER_GAP_MAX + 1 + HEADER_GAP_MAX + 2 + 13;
+/// How far past a scheme word's start [`candidate`] reads when it finds no candidate
+/// before any white space: the word (at most 6 bytes) and one character after it (at
+/// most 4). A line break refused in the white space reaches past that line break.
+pub(crate) const FAILED_REACH_MAX: usize = 6 + 4;
 
 /// A scheme word with its credential, waiting for the decision.
 #[derive(Clone, Copy, Debug)]
@@ -73,7 +80,7 @@ fn ends_credential(text: &[u8], index: usize) -> bool {
 }
 
 /// Where the credential that starts at `start` ends.
-fn credential_end(text: &[u8], start: usize) -> usize {
+pub(crate) fn credential_end(text: &[u8], start: usize) -> usize {
     let mut index = start;
     while index < text.len() && !ends_credential(text, index) {
         index += char_len_at(text, index).max(1);
@@ -94,18 +101,11 @@ fn line_break_len_at(text: &[u8], index: usize) -> usize {
 
 /// Whether `credential` (without header context) looks like one under `Basic` or `Bearer`.
 fn looks_like_credential(basic: bool, credential: &[u8]) -> bool {
-    let mut end = credential.len();
-    while end > 0 && credential[end - 1] == b'.' {
-        end -= 1;
-    }
-    let credential = &credential[..end];
+    let credential = without_trailing_stops(credential);
     if credential.is_empty() || is_plain_word(credential) {
         return false;
     }
-    let characters = credential
-        .iter()
-        .filter(|&&byte| byte & 0xC0 != 0x80)
-        .count();
+    let characters = character_count(credential);
     if characters >= CREDENTIAL_CHARS_LONG {
         return true;
     }
@@ -115,6 +115,20 @@ fn looks_like_credential(basic: bool, credential: &[u8]) -> bool {
     (characters >= CREDENTIAL_CHARS_MIN && credential.iter().any(u8::is_ascii_digit))
         || has_padding(credential)
         || is_jwt_shaped(credential)
+}
+
+/// `credential` without the full stops that end it (the sentence's, not the credential's).
+fn without_trailing_stops(credential: &[u8]) -> &[u8] {
+    let mut end = credential.len();
+    while end > 0 && credential[end - 1] == b'.' {
+        end -= 1;
+    }
+    &credential[..end]
+}
+
+/// The characters of `text` (bytes that are not UTF-8 count one each).
+fn character_count(text: &[u8]) -> usize {
+    text.iter().filter(|&&byte| byte & 0xC0 != 0x80).count()
 }
 
 /// Letters (any script) joined by single `-`, `/` or `.`: "single-threaded", "mips/mipsel".
@@ -191,16 +205,19 @@ fn decodes_to_user_and_password(text: &[u8]) -> bool {
     false
 }
 
-/// A scheme word (`word`, lower case) at `start`, its white space and its credential.
+/// A scheme word (`word`, lower case) at `start`, its white space and its credential; or,
+/// when there is none, one past the last byte that decided so (for the streaming
+/// redactor: at most [`FAILED_REACH_MAX`] past `start`, or past a refused line break).
 pub(crate) fn candidate(
     context: &Context<'_>,
     work: &mut Work,
     start: usize,
     word: &[u8],
-) -> Option<AuthCandidate> {
+) -> Result<AuthCandidate, usize> {
     let text = context.text;
+    let failed = start + FAILED_REACH_MAX;
     if !starts_with_ignore_case(text, start, word) || !context.boundary_before(start) {
-        return None;
+        return Err(failed);
     }
     let white_space_start = start + word.len();
     let header = header_context(text, start);
@@ -211,7 +228,8 @@ pub(crate) fn candidate(
         let line_break = line_break_len_at(text, index);
         if line_break > 0 {
             if line_breaks_left == 0 {
-                return None;
+                work.verified_bytes += (index - white_space_start) as u64;
+                return Err(failed.max(index + line_break));
             }
             line_breaks_left -= 1;
             index += line_break;
@@ -224,7 +242,7 @@ pub(crate) fn candidate(
         index += length;
     }
     if index == white_space_start {
-        return None;
+        return Err(failed);
     }
     let credential_end = credential_end(text, index);
     let basic = word == b"basic";
@@ -234,7 +252,7 @@ pub(crate) fn candidate(
     work.verified_bytes += (2 * (credential_end - index) + (index - white_space_start)) as u64;
     // An empty credential (the scheme is followed by a quote) is kept as a candidate too:
     // if another span starts right there, the output would show a credential.
-    Some(AuthCandidate {
+    Ok(AuthCandidate {
         start,
         basic,
         white_space_start,
@@ -243,6 +261,58 @@ pub(crate) fn candidate(
         header,
         certain,
     })
+}
+
+/// Whether a certain candidate found on `text`, which may go on past its end, stays
+/// certain however its credential continues (for the streaming redactor; `text` ends on a
+/// whole character). Derived from [`looks_like_credential`]: as the credential grows, the
+/// text it is judged on (without trailing full stops) only grows, keeping every character
+/// it had. So
+/// - a header context, read backwards only, stays;
+/// - a character count only grows, and a digit stays;
+/// - a credential that is not a plain word stays one unless its only flaw is a single `-`
+///   or `/` at its end, which a letter after it would mend ("single-" before "threaded");
+///   a digit, any other character that is no letter, or a separator at its start or next to
+///   another separator stays a flaw;
+/// - `=` padding, the JWT shape and base64 of `user:password` do not stay: a character
+///   after them can break them.
+///
+/// So a candidate stays certain with a header context, or with a credential that stays
+/// unlike a plain word and has at least 20 characters, or (`Bearer`) at least 8 and a digit.
+pub(crate) fn stays_certain(text: &[u8], candidate: &AuthCandidate) -> bool {
+    if !candidate.certain {
+        return false;
+    }
+    if candidate.header {
+        return true;
+    }
+    let credential =
+        without_trailing_stops(&text[candidate.credential_start..candidate.credential_end]);
+    if !stays_unlike_plain_word(credential) {
+        return false;
+    }
+    let characters = character_count(credential);
+    characters >= CREDENTIAL_CHARS_LONG
+        || (!candidate.basic
+            && characters >= CREDENTIAL_CHARS_MIN
+            && credential.iter().any(u8::is_ascii_digit))
+}
+
+/// Whether no continuation of `text` (ending on a whole character) makes it a plain word.
+fn stays_unlike_plain_word(text: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(text) else {
+        // Bytes that are not UTF-8 stay so: a window never ends inside a character.
+        return true;
+    };
+    if text
+        .chars()
+        .any(|character| !character.is_alphabetic() && !matches!(character, '-' | '/' | '.'))
+    {
+        return true;
+    }
+    // Only separators and letters: an empty part before the last stays empty.
+    let parts: Vec<&str> = text.split(['-', '/', '.']).collect();
+    parts[..parts.len() - 1].iter().any(|part| part.is_empty())
 }
 
 /// Whether a header or key named `…authorization` sets the value that starts at `start`.

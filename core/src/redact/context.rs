@@ -11,6 +11,9 @@
 
 use super::text::is_alphanumeric;
 
+/// How far [`Context::boundary_before`] reads back.
+pub(crate) const BOUNDARY_LOOK_BEHIND: usize = 1;
+
 /// The text under scan and the configured values found in it.
 pub(crate) struct Context<'t> {
     /// The text (the R28 view of the input).

@@ -14,6 +14,12 @@
 //! Every step is linear in the input: the searchers read each byte a bounded number of
 //! times, verification either stops after a bounded number of bytes or produces a span that
 //! covers the anchors it read over, and the sort is over spans, not bytes.
+//!
+//! [`find_window`] runs the same pass on one window of a stream (`super::stream`): it
+//! starts from what earlier windows left (the open span, the spans still growing, where
+//! each rule's last span ended), skips the candidates they decided, sorts every other
+//! candidate by its [`Verdict`] into settled, growing and unsettled, and reports how far
+//! everything is final (`window` describes the contract).
 
 use super::Rule;
 use super::anchors::{Anchor, AnchorScanner};
@@ -26,6 +32,7 @@ use super::keys;
 use super::span::{Span, covers, first_ending_after, merge};
 use super::text::starts_with;
 use super::tokens::{self, PemEnds, RunCache};
+use super::window::{Frame, Growth, Settled, TAIL_PATTERNS, Tail, Verdict, span_back_max};
 use super::work::Work;
 use crate::fault::FaultSet;
 
@@ -56,16 +63,11 @@ pub(crate) fn find(
     let text = view.text();
     let spans = match anchors {
         Some(anchors) => {
-            let upfront = if anchors.finds_values() {
-                Vec::new()
-            } else {
-                values.find(text, &mut work)
-            };
-            let mut pass = PatternPass::new(text, anchors, &upfront, faults);
+            let mut pass = PatternPass::new(text, anchors, values, faults, None, &mut work);
             anchors.scan(text, &mut work, |position, anchor, work| {
                 pass.on_anchor(anchor, position, work)
             });
-            pass.finish(&mut counts, &mut work)
+            pass.finish(&mut counts, &mut work).spans
         }
         None => {
             let spans = values.find(text, &mut work);
@@ -86,43 +88,395 @@ pub(crate) fn find(
     }
 }
 
+/// Runs the rules over one window of a stream: `input` is the window (the look-behind
+/// context, a view already, then the new bytes) and `frame` what earlier windows left.
+pub(crate) fn find_window(
+    values: &ExactValues,
+    anchors: Option<&AnchorScanner>,
+    input: &[u8],
+    faults: FaultSet,
+    frame: &Frame,
+) -> Settled {
+    let mut work = Work::default();
+    let view = View::after(input, frame.from, &mut work);
+    let text = view.text();
+    let end = text.len();
+    let tail = TAIL_PATTERNS.max(values.longest());
+    let mut window = Window {
+        from: frame.from,
+        last: frame.last,
+        end,
+        settled: if frame.last {
+            end
+        } else {
+            end.saturating_sub(tail)
+        },
+        open: frame.open.map(|open| Span {
+            start: open.start,
+            end: view.to_view_position(open.end),
+            rules: open.rules,
+        }),
+        carried: frame
+            .carried
+            .iter()
+            .map(|span| Span {
+                start: span.start,
+                end: view.to_view_position(span.end),
+                rules: span.rules,
+            })
+            .collect(),
+        growing: Vec::new(),
+        ends: Vec::new(),
+        tallies: Vec::new(),
+        late: Vec::new(),
+        count: frame.count,
+    };
+    let mut pass_counts = [0u64; Rule::COUNT];
+    let (immediate, decided, deferred, covered_from) = match anchors {
+        Some(anchors) => {
+            let mut pass =
+                PatternPass::new(text, anchors, values, faults, Some(&mut window), &mut work);
+            for (index, until) in frame.covered_until.iter().enumerate() {
+                pass.covered_until[index] = view.to_view_position(*until);
+            }
+            pass.resume(&frame.resumes, &mut work);
+            anchors.scan(text, &mut work, |position, anchor, work| {
+                pass.on_anchor(anchor, position, work)
+            });
+            let finished = pass.finish(&mut pass_counts, &mut work);
+            (
+                finished.immediate,
+                finished.decided,
+                finished.deferred,
+                frame
+                    .covered_until
+                    .map(|until| view.to_view_position(until)),
+            )
+        }
+        None => {
+            let found = values.find(text, &mut work);
+            (found, Vec::new(), Vec::new(), [0; Rule::COUNT])
+        }
+    };
+    let until = window.settle(deferred);
+    if until <= frame.from && !frame.last {
+        return Settled::no_progress(frame, work);
+    }
+    let context_start = until.saturating_sub(frame.context_len);
+    // The spans that need nothing else to decide and reach into the next look-behind,
+    // in the next buffer's positions: the context is a view, the input after it is not.
+    let until_input = view.to_input_position(until);
+    let to_next = |position: usize| {
+        if position <= until {
+            position.saturating_sub(context_start)
+        } else {
+            until - context_start + view.to_input_position(position) - until_input
+        }
+    };
+    let carried = merge(
+        window
+            .carried
+            .iter()
+            .chain(&immediate)
+            .filter(|span| span.start < until && span.end > context_start)
+            .map(|span| Span {
+                start: to_next(span.start),
+                end: to_next(span.end),
+                rules: span.rules,
+            })
+            .collect(),
+    );
+    // In the last window everything is final, spans reaching the end included.
+    let bound = if frame.last { usize::MAX } else { until };
+    let spans = merge(
+        immediate
+            .into_iter()
+            .chain(window.open)
+            .chain(
+                decided
+                    .iter()
+                    .filter(|decision| decision.settled_by(bound))
+                    .map(|decision| decision.span),
+            )
+            .filter(|span| span.start < bound)
+            .collect(),
+    );
+    work.candidates += pass_counts.iter().sum::<u64>();
+    // Counted here: the candidates found at or after `from` and settled before `until`.
+    let mut counts = [0u64; Rule::COUNT];
+    if frame.count {
+        for &(anchor, rule) in &window.tallies {
+            if anchor < bound {
+                counts[rule.index()] += 1;
+            }
+        }
+        for decision in &decided {
+            if decision.settled_by(bound) && decision.anchor < bound {
+                counts[decision.rule.index()] += 1;
+            }
+        }
+        counts[Rule::ExactValue.index()] = values.count_starting_in(text, frame.from..until);
+    }
+    let mut covered_until = covered_from;
+    for &(anchor, rule, span_end) in &window.ends {
+        if anchor < bound {
+            let covered = &mut covered_until[rule.index()];
+            *covered = (*covered).max(span_end);
+        }
+    }
+    let resumes = window
+        .growing
+        .iter()
+        .filter(|growing| growing.anchor.is_none_or(|anchor| anchor < until))
+        .map(|growing| {
+            // A span resumed here that went on into a run of another kind (a JWT's payload
+            // into its signature) is resumed as before when the cut falls before that run.
+            let tail = match growing.resumed {
+                Some(tail) if growing.growth.run_start > until => tail,
+                _ => growing.growth.tail,
+            };
+            (growing.rule, tail)
+        })
+        .collect();
+    let open = spans
+        .iter()
+        .find(|span| span.start < until && until <= span.end)
+        .copied();
+    Settled {
+        until: view.to_input_position(until),
+        spans: spans.into_iter().map(|span| view.to_input(span)).collect(),
+        covered_until: covered_until.map(|covered| view.to_input_position(covered)),
+        resumes,
+        counts,
+        context: text[context_start..until].to_vec(),
+        open_start_in_context: open.and_then(|open| open.start.checked_sub(context_start)),
+        carried,
+        progress: true,
+        work,
+    }
+}
+
+/// A window pass's bookkeeping (window mode only).
+struct Window {
+    /// Candidates starting before this view position were decided by earlier windows.
+    from: usize,
+    last: bool,
+    /// The view's length.
+    end: usize,
+    /// Everything that may still change starts at or after this view position.
+    settled: usize,
+    /// The span open at `from`, in view positions.
+    open: Option<Span>,
+    /// The spans of rules that need nothing else to decide, found before `from`, that
+    /// reach into the look-behind, in view positions (see [`Frame::carried`]).
+    carried: Vec<Span>,
+    growing: Vec<Growing>,
+    /// The settled spans of pattern rules: anchor, rule, end (for `covered_until`).
+    ends: Vec<(usize, Rule, usize)>,
+    /// The anchors of counted pattern candidates.
+    tallies: Vec<(usize, Rule)>,
+    /// Spans that start after their anchor (a URL's password, after its `://`): anchor,
+    /// span start, rule.
+    late: Vec<(usize, usize, Rule)>,
+    count: bool,
+}
+
+/// A span that exists whatever follows but may grow: found at `anchor`, or resumed from an
+/// earlier window with the tail `resumed` (valid from the window's `from`).
+struct Growing {
+    anchor: Option<usize>,
+    resumed: Option<Tail>,
+    rule: Rule,
+    growth: Growth,
+}
+
+/// How a candidate's verdict stands in a window.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Standing {
+    /// Final.
+    Settled,
+    /// A span that exists, and may grow.
+    Growing,
+    /// May change once more text is read: nothing of it is kept.
+    Unsettled,
+}
+
+/// A candidate decided once every other span was known (R25 uncertain credentials, R27
+/// nameless roots and roots after a `:`).
+#[derive(Clone, Copy)]
+struct Deferred {
+    start: usize,
+    /// The last position whose spans the decision depends on.
+    depends_until: usize,
+}
+
+/// A deferred candidate taken.
+#[derive(Clone, Copy)]
+struct Decision {
+    span: Span,
+    anchor: usize,
+    rule: Rule,
+    depends_until: usize,
+}
+
+impl Decision {
+    fn settled_by(&self, until: usize) -> bool {
+        self.depends_until < until && self.span.start < until
+    }
+}
+
+impl Window {
+    fn stand(&mut self, anchor: usize, rule: Rule, verdict: &Verdict) -> Standing {
+        if self.last || verdict.reach <= self.end {
+            return Standing::Settled;
+        }
+        match (verdict.span, verdict.growth) {
+            (Some(_), Some(growth)) => {
+                self.settled = self.settled.min(growth.certain_end);
+                self.growing.push(Growing {
+                    anchor: Some(anchor),
+                    resumed: None,
+                    rule,
+                    growth,
+                });
+                Standing::Growing
+            }
+            _ => {
+                self.unsettle(anchor.saturating_sub(span_back_max(rule)));
+                Standing::Unsettled
+            }
+        }
+    }
+
+    fn unsettle(&mut self, position: usize) {
+        self.settled = self.settled.min(position);
+    }
+
+    /// Lowers `settled` until it holds: every deferred candidate before it depends only on
+    /// spans before it, every growing span found before it can be resumed from it, and
+    /// every span of a candidate found before it starts before it.
+    fn settle(&mut self, mut ordered: Vec<Deferred>) -> usize {
+        if self.last {
+            return self.end;
+        }
+        ordered.sort_unstable_by_key(|candidate| std::cmp::Reverse(candidate.start));
+        loop {
+            let before = self.settled;
+            for candidate in &ordered {
+                if candidate.start < self.settled && candidate.depends_until >= self.settled {
+                    self.settled = candidate.start;
+                }
+            }
+            for growing in &self.growing {
+                if let Some(anchor) = growing.anchor
+                    && anchor < self.settled
+                    && growing.growth.run_start > self.settled
+                {
+                    self.settled = anchor.saturating_sub(span_back_max(growing.rule));
+                }
+            }
+            // A candidate found before the cut whose span starts after it is found again
+            // by the next window, which writes that span.
+            for &(anchor, start, rule) in &self.late {
+                if anchor < self.settled && start >= self.settled {
+                    self.settled = anchor.saturating_sub(span_back_max(rule));
+                }
+            }
+            if self.settled == before {
+                return self.settled;
+            }
+        }
+    }
+}
+
+/// What [`PatternPass::finish`] hands on.
+struct Finished {
+    /// The merged spans (whole-text mode).
+    spans: Vec<Span>,
+    /// Window mode: the spans of rules that need nothing else to decide (configured
+    /// values, and every other rule's spans but those decided at the end), merged; the
+    /// window's spans are these, the open span and the decisions settled before the cut.
+    immediate: Vec<Span>,
+    decided: Vec<Decision>,
+    deferred: Vec<Deferred>,
+}
+
+/// A home path in a URL's path (R27), taken only if a span covers part of that URL's
+/// `scheme://`.
+struct UrlHome {
+    /// The scheme's first byte.
+    scheme_start: usize,
+    /// The end of the `://`.
+    separator_end: usize,
+    span: Span,
+    /// Where the home anchor was found.
+    anchor: usize,
+}
+
+impl UrlHome {
+    /// Whether a span of `spans` (sorted, disjoint) overlaps the URL's `scheme://`.
+    fn scheme_overlapped_by(&self, spans: &[Span]) -> bool {
+        first_ending_after(spans, self.scheme_start)
+            .is_some_and(|span| span.start < self.separator_end)
+    }
+}
+
 /// The state of the pattern rules during one scan.
-struct PatternPass<'s, 't> {
+struct PatternPass<'s, 't, 'w> {
     context: Context<'t>,
     anchors: &'s AnchorScanner,
     /// The seeded bugs of SPEC §11; empty outside the simulator.
     faults: FaultSet,
     /// The configured values' spans when they were found before the scan (sorted, merged).
-    upfront: &'s [Span],
+    upfront: Vec<Span>,
     /// How many of `upfront` are in `spans`.
     upfront_pushed: usize,
-    /// The spans of every rule that needs nothing else to decide, about in order.
+    /// The spans of every pattern rule that needs nothing else to decide, about in order.
     spans: Vec<Span>,
-    /// Candidates decided at the end.
+    /// The configured values' spans, merged as they arrive (in order of their start), so
+    /// that a value found at every byte costs one span, not one per byte.
+    values: Vec<Span>,
+    /// Candidates decided at the end, with the anchor each was found at.
     authorizations: Vec<AuthCandidate>,
-    nameless_homes: Vec<(usize, usize)>,
+    nameless_homes: Vec<(usize, usize, usize)>,
     /// Home candidates whose `//` root follows a `:`: taken if another span covers it.
-    after_colon_homes: Vec<(usize, HomeCandidate)>,
+    after_colon_homes: Vec<(usize, HomeCandidate, usize)>,
     /// Where each rule's last span ends: anchors before it are inside it.
     covered_until: [usize; Rule::COUNT],
     /// Spans found per rule.
     counts: [u64; Rule::COUNT],
     runs: RunCache,
     pem_ends: PemEnds,
+    /// Window mode only.
+    window: Option<&'w mut Window>,
+    /// Candidates found before this position were decided by earlier windows.
+    from: usize,
     /// The URL a home root may lie in (R27).
     url: home::UrlRun,
-    /// Home paths in a URL's path, kept only if a span covers that URL's scheme or `://`:
-    /// `(scheme start, end of "://", the span)`.
-    url_homes: Vec<(usize, usize, Span)>,
+    /// Home paths in a URL's path, kept only if a span covers part of that URL's
+    /// `scheme://`.
+    url_homes: Vec<UrlHome>,
 }
 
-impl<'s, 't> PatternPass<'s, 't> {
+impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
     fn new(
         text: &'t [u8],
         anchors: &'s AnchorScanner,
-        upfront: &'s [Span],
+        values: &ExactValues,
         faults: FaultSet,
-    ) -> PatternPass<'s, 't> {
+        window: Option<&'w mut Window>,
+        work: &mut Work,
+    ) -> PatternPass<'s, 't, 'w> {
+        let mut counts = [0; Rule::COUNT];
+        let upfront = if anchors.finds_values() {
+            Vec::new()
+        } else {
+            let matches_before = work.value_matches;
+            let upfront = values.find(text, work);
+            // Every occurrence counts, as when the anchor search finds them one by one.
+            counts[Rule::ExactValue.index()] = work.value_matches - matches_before;
+            upfront
+        };
         PatternPass {
             context: Context {
                 text,
@@ -130,36 +484,77 @@ impl<'s, 't> PatternPass<'s, 't> {
             },
             anchors,
             faults,
+            spans: Vec::new(),
+            values: Vec::with_capacity(upfront.len()),
             upfront,
             upfront_pushed: 0,
-            spans: Vec::with_capacity(upfront.len()),
             authorizations: Vec::new(),
             nameless_homes: Vec::new(),
             after_colon_homes: Vec::new(),
             covered_until: [0; Rule::COUNT],
-            counts: [0; Rule::COUNT],
+            counts,
             runs: RunCache::default(),
             pem_ends: PemEnds::default(),
+            from: window.as_ref().map_or(0, |window| window.from),
+            window,
             url: home::UrlRun::default(),
             url_homes: Vec::new(),
         }
     }
 
     /// Adds a configured value's span, and remembers how far values reach.
-    fn push_value(&mut self, span: Span) {
+    fn push_value(&mut self, span: Span, counted: bool) {
         self.context.values_end = self.context.values_end.max(span.end);
-        self.counts[Rule::ExactValue.index()] += 1;
-        self.spans.push(span);
+        if counted {
+            self.counts[Rule::ExactValue.index()] += 1;
+        }
+        match self.values.last_mut() {
+            Some(last) if span.start <= last.end => last.end = last.end.max(span.end),
+            _ => self.values.push(span),
+        }
     }
 
     /// Moves the upfront values that start before `position` into `spans`.
     fn push_values_before(&mut self, position: usize) {
-        let upfront = self.upfront;
-        let next = upfront[self.upfront_pushed..].partition_point(|span| span.start < position);
-        for &span in &upfront[self.upfront_pushed..self.upfront_pushed + next] {
-            self.push_value(span);
+        let next =
+            self.upfront[self.upfront_pushed..].partition_point(|span| span.start < position);
+        for index in self.upfront_pushed..self.upfront_pushed + next {
+            let span = self.upfront[index];
+            self.push_value(span, false);
         }
         self.upfront_pushed += next;
+    }
+
+    /// Window mode: carries on the spans still growing where the window's candidates start.
+    fn resume(&mut self, resumes: &[(Rule, Tail)], work: &mut Work) {
+        let from = self.from;
+        for &(rule, tail) in resumes {
+            let verdict = tail.resume(self.context.text, from, rule);
+            work.verified_bytes += verdict.span.map_or(0, |span| span.len() as u64).max(1);
+            if let Some(span) = verdict.span {
+                let until = &mut self.covered_until[rule.index()];
+                *until = (*until).max(span.end);
+                self.spans.push(span);
+            }
+            if let Some(window) = self.window.as_deref_mut() {
+                match verdict.growth {
+                    Some(growth) if !window.last => {
+                        window.settled = window.settled.min(growth.certain_end);
+                        window.growing.push(Growing {
+                            anchor: None,
+                            resumed: Some(tail),
+                            rule,
+                            growth,
+                        });
+                    }
+                    _ => {
+                        if let Some(span) = verdict.span {
+                            window.ends.push((from.saturating_sub(1), rule, span.end));
+                        }
+                    }
+                }
+            }
+        }
     }
 
     fn on_anchor(&mut self, anchor: Anchor, position: usize, work: &mut Work) {
@@ -168,16 +563,20 @@ impl<'s, 't> PatternPass<'s, 't> {
             let value = self.anchors.value(index);
             work.verified_bytes += value.len() as u64;
             if starts_with(self.context.text, position, value) {
-                self.push_value(Span::new(
-                    position,
-                    position + value.len(),
-                    Rule::ExactValue,
-                ));
+                self.push_value(
+                    Span::new(position, position + value.len(), Rule::ExactValue),
+                    true,
+                );
             }
             return;
         }
+        // Every `://` counts for R27, those before the window's new bytes too: a home root
+        // there may lie in a URL that starts in the look-behind.
         if anchor == Anchor::SchemeSeparator {
             self.url.on_separator(self.context.text, work, position);
+        }
+        if position < self.from {
+            return;
         }
         let rule = rule_of(anchor);
         // An anchor inside the rule's previous span starts a candidate that ends where that
@@ -189,27 +588,8 @@ impl<'s, 't> PatternPass<'s, 't> {
             return;
         }
         let context = &self.context;
-        let span = match anchor {
-            Anchor::Bearer | Anchor::Basic => {
-                let word: &[u8] = if anchor == Anchor::Bearer {
-                    b"bearer"
-                } else {
-                    b"basic"
-                };
-                match auth::candidate(context, work, position, word) {
-                    // Redacted whatever else is found: no need to wait for the other spans.
-                    Some(candidate) if candidate.certain => Some(Span::new(
-                        candidate.start,
-                        candidate.credential_end,
-                        Rule::AuthValue,
-                    )),
-                    Some(candidate) => {
-                        self.authorizations.push(candidate);
-                        None
-                    }
-                    None => None,
-                }
-            }
+        let verdict = match anchor {
+            Anchor::Bearer | Anchor::Basic => self.authorization(anchor, position, work),
             Anchor::Sk => keys::sk_key(context, work, position),
             Anchor::GithubShort => keys::github_short(context, work, position),
             Anchor::GithubPat => keys::github_pat(context, work, position),
@@ -220,71 +600,181 @@ impl<'s, 't> PatternPass<'s, 't> {
                 tokens::pem_private_key(context, work, &mut self.pem_ends, position + 1)
             }
             Anchor::SchemeSeparator => tokens::url_password(context, work, position),
+            Anchor::UsersSegment | Anchor::Home => self.home_path(anchor, position, work),
             // Handled above.
-            Anchor::Value(_) => None,
-            Anchor::UsersSegment | Anchor::Home => {
-                let found = if anchor == Anchor::Home {
-                    home::home(context.text, work, position)
-                } else {
-                    let segment = home::users_segment(context.text, work, position, self.faults);
-                    self.after_colon_homes.extend(segment.after_colon);
-                    segment.candidate
-                };
-                match found {
-                    Some(HomeCandidate::Found(span)) => {
-                        match self.url.holding(context.text, work, span.start) {
-                            Some((scheme_start, separator_end)) => {
-                                self.url_homes.push((scheme_start, separator_end, span));
-                                None
-                            }
-                            None => Some(span),
-                        }
-                    }
-                    Some(HomeCandidate::Nameless { start, name_start }) => {
-                        self.nameless_homes.push((start, name_start));
-                        None
-                    }
-                    None => None,
-                }
-            }
+            Anchor::Value(_) => Verdict::none(position),
         };
-        if let Some(span) = span {
-            let until = &mut self.covered_until[rule.index()];
-            *until = (*until).max(span.end);
-            self.counts[rule.index()] += 1;
-            self.spans.push(span);
+        let standing = match self.window.as_deref_mut() {
+            Some(window) => window.stand(position, rule, &verdict),
+            None => Standing::Settled,
+        };
+        let Some(span) = verdict.span.filter(|_| standing != Standing::Unsettled) else {
+            return;
+        };
+        if rule == Rule::HomePath
+            && let Some((scheme_start, separator_end)) =
+                self.url.holding(self.context.text, work, span.start)
+        {
+            // Inside a URL's path: decided at the end (R27).
+            self.url_homes.push(UrlHome {
+                scheme_start,
+                separator_end,
+                span,
+                anchor: position,
+            });
+            return;
+        }
+        let until = &mut self.covered_until[rule.index()];
+        *until = (*until).max(span.end);
+        self.counts[rule.index()] += 1;
+        self.spans.push(span);
+        if let Some(window) = self.window.as_deref_mut() {
+            if window.count {
+                window.tallies.push((position, rule));
+            }
+            if span.start > position {
+                window.late.push((position, span.start, rule));
+            }
+            if standing == Standing::Settled {
+                window.ends.push((position, rule, span.end));
+            }
+        }
+    }
+
+    /// A scheme word at `position`: its span when redacted whatever else is found, else kept
+    /// for the end.
+    fn authorization(&mut self, anchor: Anchor, position: usize, work: &mut Work) -> Verdict {
+        let word: &[u8] = if anchor == Anchor::Bearer {
+            b"bearer"
+        } else {
+            b"basic"
+        };
+        let candidate = match auth::candidate(&self.context, work, position, word) {
+            Ok(candidate) => candidate,
+            Err(reach) => return Verdict::none(reach),
+        };
+        let reach = candidate.credential_end + 1;
+        if !candidate.certain {
+            self.authorizations.push(candidate);
+            return Verdict::none(reach);
+        }
+        // Redacted whatever else is found: no need to wait for the other spans.
+        let verdict = Verdict::found(
+            Span::new(candidate.start, candidate.credential_end, Rule::AuthValue),
+            reach,
+        );
+        if auth::stays_certain(self.context.text, &candidate) {
+            verdict.growing_at_end(
+                self.context.text,
+                Growth::new(
+                    Tail::Credential,
+                    candidate.credential_start,
+                    candidate.credential_end,
+                ),
+            )
+        } else {
+            verdict
+        }
+    }
+
+    /// A home-path anchor at `position`.
+    fn home_path(&mut self, anchor: Anchor, position: usize, work: &mut Work) -> Verdict {
+        let text = self.context.text;
+        let (found, after_colon_reach) = if anchor == Anchor::Home {
+            (home::home(text, work, position), 0)
+        } else {
+            let segment = home::users_segment(text, work, position, self.faults);
+            let reach = match segment.after_colon {
+                Some((colon, candidate)) => {
+                    let reach = home_reach(text, &candidate);
+                    self.after_colon_homes.push((colon, candidate, position));
+                    reach
+                }
+                None => 0,
+            };
+            (segment.candidate, reach)
+        };
+        match found {
+            Some(HomeCandidate::Found(span)) => Verdict::found(
+                span,
+                home::name_reach(text, span.end).max(after_colon_reach),
+            ),
+            Some(HomeCandidate::Nameless { start, name_start }) => {
+                self.nameless_homes.push((start, name_start, position));
+                Verdict::none((name_start + 1).max(after_colon_reach))
+            }
+            None => Verdict::none((position + home::FAILED_REACH_MAX).max(after_colon_reach)),
         }
     }
 
     /// Merges every span and decides the candidates that depend on other spans.
-    fn finish(mut self, counts: &mut [u64; Rule::COUNT], work: &mut Work) -> Vec<Span> {
+    fn finish(mut self, counts: &mut [u64; Rule::COUNT], work: &mut Work) -> Finished {
         for (count, found) in counts.iter_mut().zip(self.counts) {
             *count += found;
         }
         self.push_values_before(usize::MAX);
-        let mut merged = merge(self.spans);
-        // A home path in a URL's path stays unless a span covers part of that URL's
-        // `scheme://`: the output would then show no URL around it, and a second pass would
-        // take it for a local path (R29 (d)).
-        let url_homes: Vec<Span> = (self.url_homes.iter())
-            .filter(|(scheme_start, separator_end, _)| {
-                work.verified_bytes += 1;
-                let first = first_ending_after(&merged, *scheme_start);
-                first.is_some_and(|span| span.start < *separator_end)
-            })
-            .map(|(_, _, span)| *span)
-            .collect();
+        let windowed = self.window.is_some();
+        let mut spans = self.spans;
+        spans.append(&mut self.values);
+        // The spans that need nothing else to decide: what R27's URL check reads.
+        let immediate = merge(spans);
+        let mut decided: Vec<Decision> = Vec::new();
+        let mut deferred: Vec<Deferred> = Vec::new();
+        let (mut merged, immediate) = match self.window.as_deref() {
+            Some(window) => {
+                let mut with_open = immediate.clone();
+                with_open.extend(window.open);
+                (merge(with_open), immediate)
+            }
+            None => (immediate, Vec::new()),
+        };
+        // A home path in a URL's path stays unless a span of a rule that needs nothing else
+        // to decide covers part of that URL's `scheme://`: the output would then show no URL
+        // around it, and a second pass would take it for a local path (R29 (d)). A window
+        // reads those spans in the look-behind from what earlier windows carried.
+        let mut url_homes: Vec<Span> = Vec::new();
+        for home in &self.url_homes {
+            work.verified_bytes += 1;
+            let taken = match self.window.as_deref() {
+                Some(window) => {
+                    deferred.push(Deferred {
+                        start: home.span.start,
+                        depends_until: home.separator_end,
+                    });
+                    home.scheme_overlapped_by(&immediate)
+                        || home.scheme_overlapped_by(&window.carried)
+                }
+                None => home.scheme_overlapped_by(&merged),
+            };
+            if taken {
+                url_homes.push(home.span);
+                if windowed {
+                    decided.push(Decision {
+                        span: home.span,
+                        anchor: home.anchor,
+                        rule: Rule::HomePath,
+                        depends_until: home.separator_end,
+                    });
+                }
+            }
+        }
         if !url_homes.is_empty() {
             counts[Rule::HomePath.index()] += url_homes.len() as u64;
             merged = merge(merged.into_iter().chain(url_homes).collect());
         }
         // A `//` root refused for the `:` before it stands if that `:` is replaced, by a
-        // span or by the root before it (`/Users/://h\Users\://h\Users\x`, left to right).
+        // span or by the root before it (`/Users/://h\Users\://k\Users\x`, left to right).
         // Several anchors may share one root (`//h\Users\Users\x`), and so one `:`.
         let mut after_colon: Vec<Span> = Vec::new();
         let mut last_taken_colon = None;
-        for (colon, candidate) in self.after_colon_homes {
+        for (colon, candidate, anchor) in self.after_colon_homes {
             work.verified_bytes += 1;
+            if windowed {
+                deferred.push(Deferred {
+                    start: candidate_start(&candidate),
+                    depends_until: colon,
+                });
+            }
             let covered_by_root_before = last_taken_colon == Some(colon)
                 || after_colon
                     .last()
@@ -294,9 +784,19 @@ impl<'s, 't> PatternPass<'s, 't> {
             }
             last_taken_colon = Some(colon);
             match candidate {
-                HomeCandidate::Found(span) => after_colon.push(span),
+                HomeCandidate::Found(span) => {
+                    after_colon.push(span);
+                    if windowed {
+                        decided.push(Decision {
+                            span,
+                            anchor,
+                            rule: Rule::HomePath,
+                            depends_until: colon,
+                        });
+                    }
+                }
                 HomeCandidate::Nameless { start, name_start } => {
-                    self.nameless_homes.push((start, name_start));
+                    self.nameless_homes.push((start, name_start, anchor));
                 }
             }
         }
@@ -305,23 +805,36 @@ impl<'s, 't> PatternPass<'s, 't> {
             merged = merge(merged.into_iter().chain(after_colon).collect());
         }
         self.nameless_homes.sort_unstable();
-        let mut decided: Vec<Span> = Vec::new();
+        let mut taken: Vec<Span> = Vec::new();
         // Right to left, so that a root followed by a root (`/Users//Users/x`) joins it.
-        for &(start, name_start) in self.nameless_homes.iter().rev() {
+        for &(start, name_start, anchor) in self.nameless_homes.iter().rev() {
             work.verified_bytes += 1;
-            let joins_later = decided
+            if windowed {
+                deferred.push(Deferred {
+                    start,
+                    depends_until: name_start,
+                });
+            }
+            let joins_later = taken
                 .last()
                 .is_some_and(|span| span.start <= name_start && name_start < span.end);
             if joins_later || covers(&merged, name_start) {
-                decided.push(Span::new(start, name_start, Rule::HomePath));
+                let span = Span::new(start, name_start, Rule::HomePath);
+                taken.push(span);
+                if windowed {
+                    decided.push(Decision {
+                        span,
+                        anchor,
+                        rule: Rule::HomePath,
+                        depends_until: name_start,
+                    });
+                }
             }
         }
-        counts[Rule::HomePath.index()] += decided.len() as u64;
-        let merged = if decided.is_empty() {
-            merged
-        } else {
-            merge(merged.into_iter().chain(decided).collect())
-        };
+        counts[Rule::HomePath.index()] += taken.len() as u64;
+        if !taken.is_empty() {
+            merged = merge(merged.into_iter().chain(taken).collect());
+        }
         let mut accepted: Vec<Span> = Vec::new();
         for candidate in self.authorizations.iter().rev() {
             work.verified_bytes += 1;
@@ -335,20 +848,60 @@ impl<'s, 't> PatternPass<'s, 't> {
                 .flatten()
                 .filter(|span| span.start <= candidate.credential_end)
                 .min_by_key(|span| span.start);
+            // The decision reads the credential, and the first span's placeholder, which
+            // may still change while that span may grow into a secret one.
+            let depends_until = first
+                .filter(|span| !span.rules.has_secret())
+                .map_or(candidate.credential_end, |span| {
+                    span.end.max(candidate.credential_end)
+                });
+            if windowed {
+                deferred.push(Deferred {
+                    start: candidate.start,
+                    depends_until,
+                });
+            }
             if auth::accepts(self.context.text, candidate, first) {
-                accepted.push(Span::new(
-                    candidate.start,
-                    candidate.credential_end,
-                    Rule::AuthValue,
-                ));
+                let span = Span::new(candidate.start, candidate.credential_end, Rule::AuthValue);
+                accepted.push(span);
+                if windowed {
+                    decided.push(Decision {
+                        span,
+                        anchor: candidate.start,
+                        rule: Rule::AuthValue,
+                        depends_until,
+                    });
+                }
             }
         }
         counts[Rule::AuthValue.index()] += accepted.len() as u64;
-        if accepted.is_empty() {
+        let spans = if accepted.is_empty() {
             merged
         } else {
             merge(merged.into_iter().chain(accepted).collect())
+        };
+        Finished {
+            spans,
+            immediate,
+            decided,
+            deferred,
         }
+    }
+}
+
+/// Where a home candidate starts.
+fn candidate_start(candidate: &HomeCandidate) -> usize {
+    match candidate {
+        HomeCandidate::Found(span) => span.start,
+        HomeCandidate::Nameless { start, .. } => *start,
+    }
+}
+
+/// The reach of a home candidate's verdict.
+fn home_reach(text: &[u8], candidate: &HomeCandidate) -> usize {
+    match candidate {
+        HomeCandidate::Found(span) => home::name_reach(text, span.end),
+        HomeCandidate::Nameless { name_start, .. } => name_start + 1,
     }
 }
 

@@ -20,6 +20,7 @@
 //!   formed again by a placeholder and the text beside it, so redacting twice would differ
 //!   from redacting once (R29 (d)).
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
@@ -124,6 +125,61 @@ impl ExactValues {
     /// Whether any value is configured.
     pub(crate) fn is_empty(&self) -> bool {
         self.matcher.is_none()
+    }
+
+    /// The length of the longest value, in bytes (0 without values).
+    pub(crate) fn longest(&self) -> usize {
+        self.values.iter().map(String::len).max().unwrap_or(0)
+    }
+
+    /// How many occurrences of the values (overlapping ones included) start in `starts`:
+    /// the streaming redactor counts each window's share this way.
+    pub(crate) fn count_starting_in(&self, text: &[u8], starts: Range<usize>) -> u64 {
+        let limit = text.len().min(starts.end.saturating_add(self.longest()));
+        let Some(haystack) = text.get(starts.start..limit) else {
+            return 0;
+        };
+        let before = starts.end.saturating_sub(starts.start);
+        match self.matcher.as_deref() {
+            None => 0,
+            Some(Matcher::Finders(finders)) => {
+                let mut count = 0;
+                for finder in finders {
+                    let mut from = 0;
+                    while let Some(offset) = haystack.get(from..).and_then(|rest| finder.find(rest))
+                    {
+                        let start = from + offset;
+                        if start >= before {
+                            break;
+                        }
+                        count += 1;
+                        from = start + 1;
+                    }
+                }
+                count
+            }
+            Some(Matcher::Automaton(automaton)) => {
+                match automaton.try_find_overlapping_iter(haystack) {
+                    Ok(occurrences) => {
+                        occurrences.filter(|found| found.start() < before).count() as u64
+                    }
+                    Err(_) => {
+                        let mut count = 0;
+                        let mut from = 0;
+                        while let Some(found) =
+                            automaton.find(aho_corasick::Input::new(haystack).range(from..))
+                        {
+                            if found.start() >= before {
+                                break;
+                            }
+                            count += 1;
+                            from = found.start() + 1;
+                        }
+                        count
+                    }
+                }
+            }
+        }
     }
 
     /// Every occurrence of every value in `text`, merged: sorted, disjoint, non-touching.

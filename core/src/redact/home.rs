@@ -33,13 +33,22 @@
 //! **URLs.** A home root (with its name) inside a URL's path stays: after `scheme://` (a
 //! scheme of at least two characters, so `C://` is no URL, and not `file`, whose paths are
 //! local) with no white space (any Unicode white space), control character, quote, `<`,
-//! `>` or backtick between the `://` and the root (`http://www.1024cores.net/home/lock-free`,
-//! `https://host/Users/x`). The driver sees
-//! `://` anchors in order and keeps one [`UrlRun`]: how far the last URL is known to run,
-//! so each byte after a `://` is read once whatever the number of roots in that URL. Such
-//! a path is kept aside and redacted after all if another span covers part of its URL's
-//! `scheme://` (the output would show no URL there). A root without a name inside a URL
-//! joins a span that starts right after it, as anywhere else.
+//! `>` or backtick between the `://` and the root
+//! (`http://www.1024cores.net/home/lock-free`, `https://host/Users/x`), and at most
+//! [`URL_PATH_MAX`] (1,024) bytes after the `://` (invisible format characters, R28, not
+//! counted). The bound is ward's decision, not the SPEC's: a root farther into a URL is
+//! taken for a local path and redacted. It errs on the safe side (a home path that stays
+//! could name a user; a URL path redacted loses nothing secret), no real URL puts a home
+//! root that deep, and it bounds how far back the rule reads, so the streaming redactor
+//! decides such a root from a bounded look-behind ([`URL_LOOK_BEHIND_MAX`]) and writes
+//! exactly what whole-text redaction writes. The driver sees `://` anchors in order and
+//! keeps one [`UrlRun`]: the last `://` seen and how far its URL is known to run, so each
+//! byte after a `://` is read once whatever the number of roots in that URL. Such a path
+//! is kept aside and redacted after all if the span of a rule that needs nothing else to
+//! decide (a configured value, a key, a home path outside a URL, a certain authorization
+//! value…) covers part of its URL's `scheme://` (the output would show no URL there). A
+//! root without a name inside a URL joins a span that starts right after it, as anywhere
+//! else.
 //!
 //! A root followed directly by a separator or white space has no name; if another span
 //! starts right there (`/Users/` before a configured value that starts with `/`), the root
@@ -58,9 +67,26 @@ const SEGMENT_LEN_MAX: usize = 255;
 const NAME_EXTRA_WORDS_MAX: usize = 2;
 /// The most bytes those words may add.
 const NAME_EXTRA_LEN_MAX: usize = 64;
+/// How far before a `Users` anchor (its `rs`) a root may start: `use` of `Users`, a
+/// separator, two UNC segments with their separators, and the longest introducer
+/// (`\\?\UNC\`).
+pub(crate) const ROOT_BACK_MAX: usize = 3 + 2 + 2 * (SEGMENT_LEN_MAX + 2) + 8;
+/// The farthest a home candidate reads back from its anchor: its root and the `:` before
+/// a `//` root.
+pub(crate) const LOOK_BEHIND_MAX: usize = ROOT_BACK_MAX + 1;
+/// The farthest a home anchor reads past its position when it finds no root: `/home/`,
+/// or `rs` and the separator after `Users`.
+pub(crate) const FAILED_REACH_MAX: usize = 6;
 
 /// The longest URL scheme read backwards from its `:`, in bytes.
 const SCHEME_LEN_MAX: usize = 32;
+/// How many bytes after its `://` a home root may start and still lie in a URL's path
+/// (R27): a root farther in is a local path (ward's bound; see the module docs).
+pub(crate) const URL_PATH_MAX: usize = 1024;
+/// The farthest the URL check reads back from a home anchor: the root (up to
+/// [`ROOT_BACK_MAX`] before it), the URL path before the root, the `://` and the scheme.
+/// The spans that may cover that `scheme://` lie in the same stretch.
+pub(crate) const URL_LOOK_BEHIND_MAX: usize = ROOT_BACK_MAX + URL_PATH_MAX + 3 + SCHEME_LEN_MAX;
 
 /// The last `scheme://` the driver saw, and how far its URL is known to run (R27).
 #[derive(Debug, Default)]
@@ -103,8 +129,8 @@ impl UrlRun {
         };
     }
 
-    /// If `position` lies in the path of the last URL: that URL's scheme start and the end
-    /// of its `://`.
+    /// If `position` lies in the path of the last URL, at most [`URL_PATH_MAX`] bytes after
+    /// its `://`: that URL's scheme start and the end of its `://`.
     pub(crate) fn holding(
         &mut self,
         text: &[u8],
@@ -112,7 +138,7 @@ impl UrlRun {
         position: usize,
     ) -> Option<(usize, usize)> {
         let (scheme_start, separator_end) = self.url?;
-        if position < separator_end {
+        if position < separator_end || position - separator_end > URL_PATH_MAX {
             return None;
         }
         if self.end.is_none() && self.checked_until < position {
@@ -132,15 +158,16 @@ impl UrlRun {
 }
 
 /// Whether the character at `index` ends a URL written in text: white space (any Unicode
-/// white space), a control character, a quote, `<`, `>` or a backtick.
+/// white space: `http://h/x\u{A0}/home/bob` is a URL, then a home path), a control
+/// character, a quote, `<`, `>` or a backtick.
 fn ends_url(text: &[u8], index: usize) -> bool {
     let byte = text[index];
-    if byte >= 0x80 {
-        return white_space_len_at(text, index) > 0;
+    if byte < 0x80 {
+        return byte.is_ascii_whitespace()
+            || byte.is_ascii_control()
+            || matches!(byte, b'"' | b'\'' | b'<' | b'>' | b'`');
     }
-    byte.is_ascii_whitespace()
-        || byte.is_ascii_control()
-        || matches!(byte, b'"' | b'\'' | b'<' | b'>' | b'`')
+    white_space_len_at(text, index) > 0
 }
 
 /// What a home-path anchor produced.
@@ -393,6 +420,20 @@ fn is_name_word_byte(byte: u8) -> bool {
 /// Where a name that continues over space-separated words ends, if a separator follows
 /// its last word directly.
 fn spaced_name_end(text: &[u8], work: &mut Work, name_end: usize) -> Option<usize> {
+    let (result, stop) = spaced_words(text, name_end);
+    work.verified_bytes += (stop - name_end) as u64;
+    result
+}
+
+/// One past the last byte read to end a home candidate whose span ends at `end`: the byte
+/// that ended its name and the words [`spaced_name_end`] looked at after it (for the
+/// streaming redactor).
+pub(crate) fn name_reach(text: &[u8], end: usize) -> usize {
+    spaced_words(text, end).1 + 1
+}
+
+/// [`spaced_name_end`]'s answer, and the position of the last byte it read.
+fn spaced_words(text: &[u8], name_end: usize) -> (Option<usize>, usize) {
     let mut index = name_end;
     let mut words = 0;
     let result = loop {
@@ -420,8 +461,7 @@ fn spaced_name_end(text: &[u8], work: &mut Work, name_end: usize) -> Option<usiz
             _ => break None,
         }
     };
-    work.verified_bytes += (index - name_end) as u64;
-    result
+    (result, index)
 }
 
 #[cfg(test)]

@@ -14,11 +14,16 @@
 //! | `github-token` | `ghp_` `gho_` `ghu_` `ghs_` `ghr_`, `github_pat_` | ≥ 20 of `[A-Za-z0-9_]` |
 //! | `aws-key-id` | `AKIA`, `ASIA` | 16 of `[A-Z0-9]`, then any further `[A-Za-z0-9]` |
 //! | `slack-token` | `xox` + one of `abposr` + `-` | ≥ 10 of `[A-Za-z0-9_-]` |
+//!
+//! Every prefix is made of the characters of its token's run, so a token that reaches the
+//! end of a window grows as one run of its class from any byte inside it ([`Tail::Class`],
+//! used by the streaming redactor).
 
 use super::Rule;
 use super::context::Context;
 use super::span::Span;
 use super::text::{class, run_end, starts_with};
+use super::window::{Growth, Tail, Verdict};
 use super::work::Work;
 
 /// Key characters of `sk-` keys (at least this many after the prefix).
@@ -35,27 +40,39 @@ fn token(
     prefix_len: usize,
     minimum: usize,
     mask: u8,
-) -> Option<usize> {
+    rule: Rule,
+) -> Verdict {
     if !context.boundary_before(start) {
-        return None;
+        return Verdict::none(start + prefix_len);
     }
     let body = start + prefix_len;
     let end = run_end(context.text, body, mask);
     work.verified_bytes += (end - body) as u64;
-    (end - body >= minimum).then_some(end)
+    if end - body < minimum {
+        return Verdict::none(end + 1);
+    }
+    Verdict::found(Span::new(start, end, rule), end + 1)
+        .growing_at_end(context.text, Growth::new(Tail::Class(mask), start, end))
 }
 
 /// `sk-…` or `sk_…` at `start` (the anchor matched case-insensitively; the prefix is exact).
-pub(crate) fn sk_key(context: &Context<'_>, work: &mut Work, start: usize) -> Option<Span> {
+pub(crate) fn sk_key(context: &Context<'_>, work: &mut Work, start: usize) -> Verdict {
     if !(starts_with(context.text, start, b"sk-") || starts_with(context.text, start, b"sk_")) {
-        return None;
+        return Verdict::none(start + 3);
     }
-    let end = token(context, work, start, 3, SK_KEY_CHARS_MIN, class::KEY)?;
-    Some(Span::new(start, end, Rule::SkKey))
+    token(
+        context,
+        work,
+        start,
+        3,
+        SK_KEY_CHARS_MIN,
+        class::KEY,
+        Rule::SkKey,
+    )
 }
 
 /// `ghp_…` and its siblings at `start`.
-pub(crate) fn github_short(context: &Context<'_>, work: &mut Work, start: usize) -> Option<Span> {
+pub(crate) fn github_short(context: &Context<'_>, work: &mut Work, start: usize) -> Verdict {
     let prefix_ok = starts_with(context.text, start, b"gh")
         && matches!(
             context.text.get(start + 2),
@@ -63,40 +80,57 @@ pub(crate) fn github_short(context: &Context<'_>, work: &mut Work, start: usize)
         )
         && context.text.get(start + 3) == Some(&b'_');
     if !prefix_ok {
-        return None;
+        return Verdict::none(start + 4);
     }
-    let end = token(context, work, start, 4, GITHUB_CHARS_MIN, class::WORD)?;
-    Some(Span::new(start, end, Rule::GithubToken))
+    token(
+        context,
+        work,
+        start,
+        4,
+        GITHUB_CHARS_MIN,
+        class::WORD,
+        Rule::GithubToken,
+    )
 }
 
 /// `github_pat_…` at `start`.
-pub(crate) fn github_pat(context: &Context<'_>, work: &mut Work, start: usize) -> Option<Span> {
+pub(crate) fn github_pat(context: &Context<'_>, work: &mut Work, start: usize) -> Verdict {
     if !starts_with(context.text, start, b"github_pat_") {
-        return None;
+        return Verdict::none(start + 11);
     }
-    let end = token(context, work, start, 11, GITHUB_CHARS_MIN, class::WORD)?;
-    Some(Span::new(start, end, Rule::GithubToken))
+    token(
+        context,
+        work,
+        start,
+        11,
+        GITHUB_CHARS_MIN,
+        class::WORD,
+        Rule::GithubToken,
+    )
 }
 
 /// `AKIA…` or `ASIA…` at `start`.
-pub(crate) fn aws_key_id(context: &Context<'_>, work: &mut Work, start: usize) -> Option<Span> {
+pub(crate) fn aws_key_id(context: &Context<'_>, work: &mut Work, start: usize) -> Verdict {
     let text = context.text;
     if !(starts_with(text, start, b"AKIA") || starts_with(text, start, b"ASIA")) {
-        return None;
+        return Verdict::none(start + 4);
     }
     let id = start + 4;
     let upper_end = run_end(text, id, class::UPPER_DIGIT).min(id + AWS_ID_CHARS);
     work.verified_bytes += (upper_end - id) as u64;
     if upper_end - id < AWS_ID_CHARS || !context.boundary_before(start) {
-        return None;
+        return Verdict::none(upper_end + 1);
     }
     let end = run_end(text, upper_end, class::ALPHANUMERIC);
     work.verified_bytes += (end - upper_end) as u64;
-    Some(Span::new(start, end, Rule::AwsKeyId))
+    Verdict::found(Span::new(start, end, Rule::AwsKeyId), end + 1).growing_at_end(
+        text,
+        Growth::new(Tail::Class(class::ALPHANUMERIC), start, end),
+    )
 }
 
 /// `xoxb-…` and its siblings at `start`.
-pub(crate) fn slack_token(context: &Context<'_>, work: &mut Work, start: usize) -> Option<Span> {
+pub(crate) fn slack_token(context: &Context<'_>, work: &mut Work, start: usize) -> Verdict {
     let prefix_ok = starts_with(context.text, start, b"xox")
         && matches!(
             context.text.get(start + 3),
@@ -104,8 +138,15 @@ pub(crate) fn slack_token(context: &Context<'_>, work: &mut Work, start: usize) 
         )
         && context.text.get(start + 4) == Some(&b'-');
     if !prefix_ok {
-        return None;
+        return Verdict::none(start + 5);
     }
-    let end = token(context, work, start, 5, SLACK_CHARS_MIN, class::KEY)?;
-    Some(Span::new(start, end, Rule::SlackToken))
+    token(
+        context,
+        work,
+        start,
+        5,
+        SLACK_CHARS_MIN,
+        class::KEY,
+        Rule::SlackToken,
+    )
 }

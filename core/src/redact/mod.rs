@@ -57,6 +57,13 @@
 //!   output is valid UTF-8.
 //! - **Work counter.** [`Redactor::redact_report`] also returns per-rule candidate counts
 //!   (`ward redact --stats`) and the [`Work`] counter behind R29 (f).
+//! - **Streaming.** [`Redactor::redact_stream`] writes exactly what [`Redactor::redact_bytes`]
+//!   of the whole input would, from any reader, holding a window (128 KiB) instead of the
+//!   input: every rule reports how far its verdict read, and only what no later byte can
+//!   change is written; a span still growing at a window's end (a key, a credential, a
+//!   configured value repeated back to back, a PEM body) is carried on, not held. The
+//!   design, the bounds it relies on and the few stretches that no streamer can decide in
+//!   bounded memory: `stream.rs`.
 //! - **Limits.** No input length limit; positions are `usize`. Bounded look-arounds: a
 //!   header context skips at most 64 bytes of white space; a UNC host or share segment is
 //!   at most 255 bytes; a PEM block is searched for its END line over at most 64 KiB; a
@@ -75,8 +82,10 @@ mod invisible;
 mod keys;
 mod rule;
 mod span;
+mod stream;
 mod text;
 mod tokens;
+mod window;
 mod work;
 
 use std::borrow::Cow;
@@ -85,6 +94,7 @@ use std::sync::{Arc, OnceLock};
 pub use exact::SECRET_CHARS_MIN;
 pub use rule::{Rule, RuleSet};
 pub use span::Span;
+pub use stream::{StreamOptions, StreamReport, WINDOW_BYTES_DEFAULT, WINDOW_BYTES_MIN};
 pub use work::Work;
 
 use crate::fault::FaultSet;

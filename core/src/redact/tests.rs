@@ -232,6 +232,15 @@ fn home_paths_r27() {
         "curl http://h/x [LOCAL_PATH]/y",
     );
     redacts("\"http://h/x\"/home/alice", "\"http://h/x\"[LOCAL_PATH]");
+    // Any white space ends a URL, a no-break or ideographic space too.
+    redacts(
+        "curl http://h/x\u{A0}/home/alice/y",
+        "curl http://h/x\u{A0}[LOCAL_PATH]/y",
+    );
+    redacts(
+        "postgres://h:5432/x\u{3000}/Users/alice/y",
+        "postgres://h:5432/x\u{3000}[LOCAL_PATH]/y",
+    );
     redacts("C://home/alice", "C:/[LOCAL_PATH]");
     // A span over the URL's `scheme://` leaves no URL in the output: the path goes too.
     let redactor = Redactor::new(["zzzhttps://h"]).expect("valid");
@@ -240,6 +249,20 @@ fn home_paths_r27() {
     let once = redactor.redact("xyzhttps://h/a/home/alice/x");
     assert_eq!(once, "x[REDACTED]//h/a[LOCAL_PATH]/x");
     assert_eq!(redactor.redact(&once), once);
+    // ward's bound: a root at most 1,024 bytes after the `://` (invisible characters not
+    // counted) lies in the URL's path; farther in, it is a local path.
+    let path = "a/".repeat(511);
+    keeps(&format!("https://h/{path}/home/alice/x"));
+    keeps(&format!("https://h/{path}\u{200B}/home/alice/x"));
+    redacts(
+        &format!("https://h/{path}a/home/alice/x"),
+        &format!("https://h/{path}a[LOCAL_PATH]/x"),
+    );
+    let once = Redactor::new(Vec::<String>::new())
+        .expect("valid")
+        .redact(&format!("https://h/{path}a/home/alice/x/home/bob"))
+        .into_owned();
+    assert_eq!(once, format!("https://h/{path}a[LOCAL_PATH]/x[LOCAL_PATH]"));
 }
 
 #[test]
@@ -393,5 +416,27 @@ fn unicode_white_space_ends_a_url() {
     redacts(
         "https://h/x\u{2028}/home/alice",
         "https://h/x\u{2028}[LOCAL_PATH]",
+    );
+}
+
+#[test]
+fn every_occurrence_of_a_value_counts_whichever_search_finds_it() {
+    // Small inputs search the values on their own, larger ones along the anchor search:
+    // both count each occurrence, overlapping ones included.
+    let redactor = Redactor::new(["aaaaaaaa", "provider-key-0123456789"]).expect("valid");
+    let head = "aaaaaaaaaa provider-key-0123456789provider-key-0123456789";
+    let padded = format!("{head}{}", " plain".repeat(400));
+    assert!(head.len() < 1024 && padded.len() > 1024);
+    assert_eq!(
+        redactor
+            .redact_report(head.as_bytes())
+            .count(Rule::ExactValue),
+        5
+    );
+    assert_eq!(
+        redactor
+            .redact_report(padded.as_bytes())
+            .count(Rule::ExactValue),
+        5
     );
 }

@@ -16,6 +16,16 @@ pub(crate) fn sequence_len(lead: u8) -> usize {
     }
 }
 
+/// The length of the longest prefix of `bytes` that ends with no UTF-8 sequence cut short:
+/// `bytes` itself unless one of its last three bytes starts a sequence longer than what
+/// follows it. Every character of the prefix decodes as it would with more bytes after it.
+pub(crate) fn complete_len(bytes: &[u8]) -> usize {
+    let len = bytes.len();
+    (len.saturating_sub(3)..len)
+        .find(|&index| index + sequence_len(bytes[index]) > len)
+        .unwrap_or(len)
+}
+
 /// Decodes the character at `index`: `(Some(char), length)` for a valid sequence, or
 /// `(None, 1)` for a byte that does not start one.
 #[inline]
@@ -183,6 +193,17 @@ mod tests {
         for other in ["a", "\u{200B}", "\u{2014}", "\u{E9}", "\u{FEFF}"] {
             assert_eq!(white_space_len_at(other.as_bytes(), 0), 0, "{other:?}");
         }
+    }
+
+    #[test]
+    fn complete_len_cuts_only_a_sequence_cut_short() {
+        assert_eq!(complete_len(b"abc"), 3);
+        assert_eq!(complete_len("a\u{2014}".as_bytes()), 4);
+        assert_eq!(complete_len(&"a\u{2014}".as_bytes()[..3]), 1);
+        assert_eq!(complete_len(&"\u{1F600}".as_bytes()[..3]), 0);
+        assert_eq!(complete_len(b"\xC3\xA9\xE2"), 2);
+        assert_eq!(complete_len(b"\xFF\xFE"), 2);
+        assert_eq!(complete_len(b""), 0);
     }
 
     #[test]

@@ -8,6 +8,10 @@
 //!   longer than [`PEM_LEN_MAX`] or without an END is redacted from its header through the
 //!   base64 body lines that follow it (a truncated key is still key material);
 //! - a URL's userinfo run stops at `/`, so `://u:` repeated without `@` scans each byte once.
+//!
+//! Each returns a [`Verdict`] for the streaming redactor: how far it read and, for a span
+//! that exists whatever follows but ends in a run still going at the end of the text (a
+//! JWT's payload or signature, a PEM body), how it grows.
 
 use memchr::memmem;
 
@@ -17,6 +21,7 @@ use super::span::Span;
 use super::text::{
     char_len_at, class, is, is_alphanumeric, run_end, run_end_by, starts_with, white_space_len_at,
 };
+use super::window::{Growth, Tail, Verdict};
 use super::work::Work;
 
 /// The longest PEM block (header to END line) searched for its END line, in bytes.
@@ -25,6 +30,11 @@ pub(crate) const PEM_LEN_MAX: usize = 64 * 1024;
 const PEM_LABEL_LEN_MAX: usize = 64;
 /// The shortest JWT header or payload segment, in bytes (`eyJ` included).
 const JWT_SEGMENT_LEN_MIN: usize = 8;
+/// A PEM anchor (`-BEGIN`) is found at the last of the five dashes that start the block.
+pub(crate) const PEM_ANCHOR_BACK: usize = 4;
+/// `-----END ` and `-----`: the END line's opening and the closing dashes.
+const PEM_END_OPEN_LEN: usize = 9;
+const PEM_DASHES_LEN: usize = 5;
 
 /// The maximal base64url runs met so far, so that a run is read once however many anchors
 /// it holds.
@@ -57,31 +67,71 @@ pub(crate) fn jwt(
     work: &mut Work,
     runs: &mut RunCache,
     start: usize,
-) -> Option<Span> {
+) -> Verdict {
     let text = context.text;
     if !starts_with(text, start, b"eyJ") || !context.boundary_before(start) {
-        return None;
+        return Verdict::none(start + 3);
     }
     let header_end = runs.run_end(text, start, work);
-    if header_end - start < JWT_SEGMENT_LEN_MIN
-        || text.get(header_end) != Some(&b'.')
-        || !starts_with(text, header_end + 1, b"eyJ")
-    {
-        return None;
+    if header_end - start < JWT_SEGMENT_LEN_MIN {
+        return Verdict::none(header_end + 1);
+    }
+    // The `.` after the header, then `eyJ`.
+    let dot_reach = header_end + 4;
+    if text.get(header_end) != Some(&b'.') || !starts_with(text, header_end + 1, b"eyJ") {
+        return Verdict::none(dot_reach);
     }
     let payload_start = header_end + 1;
     let payload_end = runs.run_end(text, payload_start, work);
     if payload_end - payload_start < JWT_SEGMENT_LEN_MIN {
-        return None;
+        return Verdict::none(payload_end + 1);
     }
-    let mut end = payload_end;
-    if text.get(end) == Some(&b'.') {
-        let signature_end = runs.run_end(text, end + 1, work);
-        if signature_end > end + 1 {
-            end = signature_end;
-        }
+    let signature_end = match text.get(payload_end) {
+        Some(b'.') => Some(runs.run_end(text, payload_end + 1, work)),
+        _ => None,
+    };
+    let (end, reach, growth) = signature(payload_start, payload_end, signature_end);
+    Verdict::found(Span::new(start, end, Rule::Jwt), reach).growing_at_end(text, growth)
+}
+
+/// The end of a JWT whose payload run `payload_start..payload_end` is long enough, read on
+/// from `payload_start`: the span's end, the verdict's reach and how it grows.
+pub(crate) fn jwt_signature(
+    text: &[u8],
+    payload_start: usize,
+    payload_end: usize,
+) -> (usize, usize, Growth) {
+    let signature_end = match text.get(payload_end) {
+        Some(b'.') => Some(run_end(text, payload_end + 1, class::KEY)),
+        _ => None,
+    };
+    signature(payload_start, payload_end, signature_end)
+}
+
+/// A non-empty signature joins the token with its `.`; an empty one leaves the `.` out.
+fn signature(
+    payload_start: usize,
+    payload_end: usize,
+    signature_end: Option<usize>,
+) -> (usize, usize, Growth) {
+    match signature_end {
+        Some(signature_end) if signature_end > payload_end + 1 => (
+            signature_end,
+            signature_end + 1,
+            Growth::new(Tail::JwtSignature, payload_end + 1, signature_end),
+        ),
+        // A `.` right at the end: a signature may follow it.
+        Some(_) => (
+            payload_end,
+            payload_end + 2,
+            Growth::new(Tail::JwtPayload, payload_start, payload_end),
+        ),
+        None => (
+            payload_end,
+            payload_end + 1,
+            Growth::new(Tail::JwtPayload, payload_start, payload_end),
+        ),
     }
-    Some(Span::new(start, end, Rule::Jwt))
 }
 
 /// The forward-only search for PEM END lines.
@@ -118,74 +168,99 @@ pub(crate) fn pem_private_key(
     work: &mut Work,
     ends: &mut PemEnds,
     begin: usize,
-) -> Option<Span> {
+) -> Verdict {
     let text = context.text;
-    let start = begin.checked_sub(5)?;
+    let Some(start) = begin.checked_sub(5) else {
+        return Verdict::none(begin + 6);
+    };
     if !starts_with(text, start, b"-----BEGIN ") {
-        return None;
+        return Verdict::none(start + 11);
     }
     let label_start = begin + 6;
     let label_end = run_end_by(text, label_start, is_pem_label_byte);
     work.verified_bytes += (label_end - label_start).min(PEM_LABEL_LEN_MAX + 1) as u64;
     let label = &text[label_start..label_end];
-    if label.len() > PEM_LABEL_LEN_MAX
-        || !starts_with(text, label_end, b"-----")
-        || memmem::find(label, b"PRIVATE KEY").is_none()
-    {
-        return None;
+    if label.len() > PEM_LABEL_LEN_MAX {
+        return Verdict::none(label_start + PEM_LABEL_LEN_MAX + 1);
     }
-    let header_end = label_end + 5;
-    let end = match ends.find(text, header_end, work) {
+    if !starts_with(text, label_end, b"-----") || memmem::find(label, b"PRIVATE KEY").is_none() {
+        return Verdict::none(label_end + PEM_DASHES_LEN);
+    }
+    let header_end = label_end + PEM_DASHES_LEN;
+    let found = ends.find(text, header_end, work);
+    let (end, reach, growth) = match found {
         Some(end_line) if end_line - header_end <= PEM_LEN_MAX => {
-            let end_label_start = end_line + 9;
+            let end_label_start = end_line + PEM_END_OPEN_LEN;
             let label_run_end = run_end_by(text, end_label_start, is_pem_label_byte)
                 .min(end_label_start + PEM_LABEL_LEN_MAX);
             work.verified_bytes += (label_run_end - end_label_start) as u64;
+            let dashes_reach = label_run_end + PEM_DASHES_LEN;
             if starts_with(text, label_run_end, b"-----") {
-                label_run_end + 5
+                (dashes_reach, dashes_reach, None)
             } else {
-                cut_short_end(text, work, end_label_start, label_run_end)
+                let (end, reach) = cut_short_end(text, work, end_label_start, label_run_end);
+                (end, reach.max(dashes_reach), None)
             }
         }
-        _ => body_end(text, header_end, work),
+        _ => {
+            // No END line starts within PEM_LEN_MAX of the header: every position up to
+            // there was searched (or the text ended first).
+            let searched = found
+                .map_or(text.len() + 1, |end_line| end_line + PEM_END_OPEN_LEN)
+                .min(header_end + PEM_LEN_MAX + PEM_END_OPEN_LEN);
+            let (end, body_reach) = body_end_from(text, header_end);
+            work.verified_bytes += (end - header_end) as u64;
+            let growth =
+                (searched <= text.len()).then(|| Growth::new(Tail::PemBody, header_end, end));
+            (end, searched.max(body_reach), growth)
+        }
     };
-    Some(Span::new(start, end, Rule::PemPrivateKey))
+    let verdict = Verdict::found(Span::new(start, end, Rule::PemPrivateKey), reach);
+    match growth {
+        Some(growth) => verdict.growing_at_end(text, growth),
+        None => verdict,
+    }
 }
 
 /// Where the span of a block whose END line is cut short ends: after the label's last word
 /// (trailing spaces stay outside), or, when something is glued to that word
 /// (`-----END Rsk-proj-…`), at the next white space, so the glued token is covered whole and
-/// no token can start inside the span on a second pass (R29 (d)).
-fn cut_short_end(text: &[u8], work: &mut Work, label_start: usize, label_run_end: usize) -> usize {
+/// no token can start inside the span on a second pass (R29 (d)). Also returns the reach.
+fn cut_short_end(
+    text: &[u8],
+    work: &mut Work,
+    label_start: usize,
+    label_run_end: usize,
+) -> (usize, usize) {
     let mut end = label_run_end;
     while end > label_start && text[end - 1] == b' ' {
         end -= 1;
     }
     if end < label_run_end || !text.get(end).is_some_and(|&byte| is_alphanumeric(byte)) {
-        return end;
+        return (end, end + 1);
     }
     let mut glued_end = end;
     while glued_end < text.len() && white_space_len_at(text, glued_end) == 0 {
         glued_end += char_len_at(text, glued_end);
     }
     work.verified_bytes += (glued_end - end) as u64;
-    glued_end
+    (glued_end, glued_end + 1)
 }
 
 /// The end of the base64 body lines from `start` (line breaks, also written as the escapes
-/// `\n` and `\r` of a JSON string, and base64 characters).
-fn body_end(text: &[u8], start: usize, work: &mut Work) -> usize {
+/// `\n` and `\r` of a JSON string, and base64 characters), and the reach of that answer.
+pub(crate) fn body_end_from(text: &[u8], start: usize) -> (usize, usize) {
     let mut index = start;
     loop {
         match text.get(index) {
             Some(b'\n' | b'\r') => index += 1,
             Some(b'\\') if matches!(text.get(index + 1), Some(b'n' | b'r')) => index += 2,
             Some(&byte) if is(byte, class::BASE64) => index += 1,
-            _ => break,
+            // A `\` was read with the byte after it.
+            Some(b'\\') => return (index, index + 2),
+            _ => return (index, index + 1),
         }
     }
-    work.verified_bytes += (index - start) as u64;
-    index
 }
 
 /// Whether `byte` ends a URL's userinfo (RFC 3986 excludes these, and white space).
@@ -213,14 +288,10 @@ fn ends_userinfo(byte: u8) -> bool {
 /// The password of `scheme://user:PASSWORD@host`, where `separator` is the position of
 /// `://`. The user part stays; the password runs from the first `:` to the last `@` of the
 /// userinfo, so a password with an unencoded `@` is covered whole.
-pub(crate) fn url_password(
-    context: &Context<'_>,
-    work: &mut Work,
-    separator: usize,
-) -> Option<Span> {
+pub(crate) fn url_password(context: &Context<'_>, work: &mut Work, separator: usize) -> Verdict {
     let text = context.text;
     if !starts_with(text, separator, b"://") {
-        return None;
+        return Verdict::none(separator + 3);
     }
     let start = separator + 3;
     let mut index = start;
@@ -245,6 +316,13 @@ pub(crate) fn url_password(
         }
     }
     work.verified_bytes += (index - start) as u64;
-    let (colon, at) = (colon?, last_at?);
-    (colon + 1 < at).then(|| Span::new(colon + 1, at, Rule::UrlPassword))
+    // The userinfo's end was read: a later `@` would move the password's end.
+    let reach = index + 1;
+    let span = match (colon, last_at) {
+        (Some(colon), Some(at)) if colon + 1 < at => {
+            Some(Span::new(colon + 1, at, Rule::UrlPassword))
+        }
+        _ => None,
+    };
+    Verdict::of(span, reach)
 }

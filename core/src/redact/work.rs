@@ -33,6 +33,16 @@ pub struct Work {
 }
 
 impl Work {
+    /// Adds another redaction's counts to these.
+    pub fn add(&mut self, other: &Work) {
+        self.searched_bytes += other.searched_bytes;
+        self.lead_bytes += other.lead_bytes;
+        self.anchor_hits += other.anchor_hits;
+        self.verified_bytes += other.verified_bytes;
+        self.value_matches += other.value_matches;
+        self.candidates += other.candidates;
+    }
+
     /// The sum of every counter.
     pub fn total(&self) -> u64 {
         self.searched_bytes

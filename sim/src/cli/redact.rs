@@ -1,15 +1,19 @@
-//! `ward redact [--secret V]... [--secrets-file F] [--stats]` (SPEC §12): standard input to
-//! standard output through the full redactor (R24–R29).
+//! `ward redact [--secret V]... [--secrets-file F] [--stats] [--spans]` (SPEC §12): standard
+//! input to standard output through the full redactor (R24–R29).
 //!
-//! The whole input is read once into memory and redacted in one pass, so no match can be
-//! split across a chunk boundary; the output is the input itself when nothing matched
-//! (no second copy), and otherwise one copy with the placeholders. Input need not be UTF-8:
-//! bytes outside the redacted spans pass through unchanged. Memory is about twice the input
-//! (three times when it holds invisible format characters, R28), which keeps 256 MiB inputs
-//! well within an ordinary machine.
+//! The input is streamed ([`Redactor::redact_stream_with`]): the output is exactly what
+//! redacting the whole input at once would give, however the input arrives, while memory
+//! stays about one window (128 KiB) and its look-behind, whatever the input's size; only a
+//! stretch whose redaction depends on bytes further ahead than a window (a URL's userinfo
+//! still waiting for its `@`, say) makes the window grow, for as long as that stretch
+//! lasts. Input need not be UTF-8: bytes outside the redacted spans pass through unchanged.
+//! `--stats` counts exactly what redacting the whole input would count.
 //!
 //! `--spans` lists the spans instead (line, byte range, rules, the span in up to 40
-//! characters of context each side) for the real-text audit of SPEC §13.
+//! characters of context each side) for the real-text audit of SPEC §13. It does not
+//! stream: it reads the whole input into memory and lists the spans of
+//! [`Redactor::redact_report`] (memory about twice the input), as an audit of real text
+//! needs every span with its line and context, not gigabytes of throughput.
 //!
 //! Exit status: 0 on success; 2 for bad flags, a secret the redactor refuses (too short,
 //! inside or overlapping a placeholder), a secrets file that cannot be read or is not
@@ -19,7 +23,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use ward_core::redact::{RedactError, Redactor, Rule, Span};
+use ward_core::redact::{RedactError, Redactor, Rule, Span, StreamOptions};
 
 /// The arguments of `ward redact`.
 #[derive(Clone, Debug, Default, clap::Args)]
@@ -161,37 +165,93 @@ pub fn execute(
         secrets.extend(read_secrets_file(path)?);
     }
     let redactor = Redactor::new(&secrets)?;
+    if args.spans {
+        return list_spans(&redactor, args, input, output, diagnostics);
+    }
+    let options = StreamOptions {
+        count_rules: args.stats,
+        ..StreamOptions::default()
+    };
+    let mut input = Attributed {
+        inner: input,
+        failed: false,
+    };
+    let report = redactor
+        .redact_stream_with(&mut input, output, &options)
+        .map_err(|error| {
+            if input.failed {
+                RedactCommandError::Input(error)
+            } else {
+                RedactCommandError::Output(error)
+            }
+        })?;
+    if args.stats {
+        write_stats(diagnostics, &report.counts, report.placeholders)?;
+    }
+    Ok(())
+}
+
+/// `--spans`: the whole input is read into memory (a listing needs every span with its
+/// line and context, and is meant for audits of real text, not for gigabytes of logs), then
+/// every span of [`Redactor::redact_report`] is listed.
+fn list_spans(
+    redactor: &Redactor,
+    args: &RedactArgs,
+    input: &mut dyn Read,
+    output: &mut dyn Write,
+    diagnostics: &mut dyn Write,
+) -> Result<(), RedactCommandError> {
     let mut bytes = Vec::new();
     input
         .read_to_end(&mut bytes)
         .map_err(RedactCommandError::Input)?;
     let report = redactor.redact_report(&bytes);
-    if args.spans {
-        let (mut line, mut counted_until) = (1, 0);
-        for (index, span) in report.spans.iter().enumerate() {
-            line += memchr::memchr_iter(b'\n', &bytes[counted_until..span.start]).count();
-            counted_until = span.start;
-            output
-                .write_all(span_line(&bytes, &report.spans, index, line).as_bytes())
-                .map_err(RedactCommandError::Output)?;
-        }
-    } else {
+    let (mut line, mut counted_until) = (1, 0);
+    for (index, span) in report.spans.iter().enumerate() {
+        line += memchr::memchr_iter(b'\n', &bytes[counted_until..span.start]).count();
+        counted_until = span.start;
         output
-            .write_all(&report.output)
+            .write_all(span_line(&bytes, &report.spans, index, line).as_bytes())
             .map_err(RedactCommandError::Output)?;
     }
     output.flush().map_err(RedactCommandError::Output)?;
     if args.stats {
-        let mut lines = String::new();
-        for rule in Rule::ALL {
-            lines.push_str(&format!("{}\t{}\n", rule.name(), report.count(rule)));
-        }
-        lines.push_str(&format!("placeholders\t{}\n", report.spans.len()));
-        diagnostics
-            .write_all(lines.as_bytes())
-            .map_err(RedactCommandError::Output)?;
+        write_stats(diagnostics, &report.counts, report.spans.len() as u64)?;
     }
     Ok(())
+}
+
+/// `--stats`: the candidate count of every rule, then the placeholders written.
+fn write_stats(
+    diagnostics: &mut dyn Write,
+    counts: &[u64; Rule::COUNT],
+    placeholders: u64,
+) -> Result<(), RedactCommandError> {
+    let mut lines = String::new();
+    for rule in Rule::ALL {
+        lines.push_str(&format!("{}\t{}\n", rule.name(), counts[rule.index()]));
+    }
+    lines.push_str(&format!("placeholders\t{placeholders}\n"));
+    diagnostics
+        .write_all(lines.as_bytes())
+        .map_err(RedactCommandError::Output)
+}
+
+/// The input, remembering whether reading it failed (so that an error is reported as the
+/// input's or the output's).
+struct Attributed<'a> {
+    inner: &'a mut dyn Read,
+    failed: bool,
+}
+
+impl Read for Attributed<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        let read = self.inner.read(buffer);
+        self.failed |= read
+            .as_ref()
+            .is_err_and(|error| error.kind() != io::ErrorKind::Interrupted);
+        read
+    }
 }
 
 /// The secrets of a file: one per line.
@@ -271,6 +331,52 @@ mod tests {
                 && stats.contains("auth-value\t1\n")
         );
         assert!(stats.ends_with("placeholders\t3\n"));
+    }
+
+    #[test]
+    fn output_and_stats_are_those_of_the_whole_input() {
+        let args = RedactArgs {
+            secrets: vec!["provider-key-0123456789".into()],
+            stats: true,
+            ..RedactArgs::default()
+        };
+        let mut input = Vec::new();
+        for line in 0..20_000 {
+            input.extend_from_slice(
+                format!(
+                    "{line} GET /api Authorization: Bearer tok{line}abcdefgh key=provider-key-0123456789 \
+                     home=/home/user{line}/x url=https://u:pw{line}@db/x sk-proj-{line}abcdefghijklmnop\r\n"
+                )
+                .as_bytes(),
+            );
+        }
+        let (output, stats) = redact(&args, &input).expect("runs");
+        let redactor = Redactor::new(&args.secrets).expect("valid");
+        let whole = redactor.redact_report(&input);
+        assert!(output == *whole.output);
+        for rule in Rule::ALL {
+            assert!(stats.contains(&format!("{}\t{}\n", rule.name(), whole.count(rule))));
+        }
+        assert!(stats.ends_with(&format!("placeholders\t{}\n", whole.spans.len())));
+    }
+
+    #[test]
+    fn a_failing_input_is_reported_as_the_input() {
+        struct Failing;
+        impl Read for Failing {
+            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                Err(io::Error::other("disk on fire"))
+            }
+        }
+        let mut output = Vec::new();
+        let error = execute(
+            &RedactArgs::default(),
+            &mut Failing,
+            &mut output,
+            &mut Vec::new(),
+        )
+        .expect_err("the input fails");
+        assert!(matches!(error, RedactCommandError::Input(_)), "{error}");
     }
 
     #[test]
