@@ -204,6 +204,9 @@ struct Catalogue {
     /// Their names: those that only read, and those that change something.
     reads: Vec<Arc<str>>,
     writes: Vec<Arc<str>>,
+    /// The reads that run in parallel (every read but the sequential `ask_user`), in name
+    /// order: the deadline edge's batches.
+    parallel_reads: Vec<Arc<str>>,
 }
 
 impl Catalogue {
@@ -228,9 +231,16 @@ impl Catalogue {
                 .map(|(name, _)| Arc::clone(name))
                 .collect()
         };
+        let mut parallel_reads: Vec<Arc<str>> = registry
+            .tools()
+            .filter(|tool| tool.meta().is_read_only() && !tool.meta().is_sequential())
+            .map(|tool| Arc::clone(tool.meta().shared_name()))
+            .collect();
+        parallel_reads.sort();
         Catalogue {
             reads: names(true),
             writes: names(false),
+            parallel_reads,
             registered,
         }
     }
@@ -583,11 +593,7 @@ impl<'p> Generator<'p> {
         let timeout = self.rng.range(1_000, 3_000);
         plan.limits.inactivity_timeout_ms = Some(timeout);
         let latency = around(&mut self.rng, timeout);
-        let parallel: Vec<Arc<str>> = (self.catalogue.reads.iter())
-            .filter(|name| &***name != "ask_user")
-            .cloned()
-            .collect();
-        let pick_parallel = |rng: &mut SimRng| Arc::clone(rng.pick(&parallel));
+        let parallel = &self.catalogue.parallel_reads;
         let slow = match self.rng.below(3) {
             0 => {
                 let slow = Arc::clone(&self.rng.pick(&self.catalogue.registered).0);
@@ -595,7 +601,7 @@ impl<'p> Generator<'p> {
                 return;
             }
             1 => {
-                let slow = pick_parallel(&mut self.rng);
+                let slow = Arc::clone(self.rng.pick(parallel));
                 plan.first_batch = Some(FirstBatch::AfterReply {
                     delay_ms: timeout - 1,
                     tool: Arc::clone(&slow),
@@ -604,12 +610,10 @@ impl<'p> Generator<'p> {
                 slow
             }
             _ => {
-                let (quick, slow) = loop {
-                    let pair = (pick_parallel(&mut self.rng), pick_parallel(&mut self.rng));
-                    if pair.0 != pair.1 {
-                        break pair;
-                    }
-                };
+                // Two different tools: the second is 1 to len − 1 places after the first.
+                let first = self.rng.range_usize(0, parallel.len() - 1);
+                let second = (first + self.rng.range_usize(1, parallel.len() - 1)) % parallel.len();
+                let (quick, slow) = (Arc::clone(&parallel[first]), Arc::clone(&parallel[second]));
                 plan.tools.entry(Arc::clone(&quick)).or_default().latency_ms = timeout - 1;
                 plan.tools.entry(Arc::clone(&slow)).or_default().latency_ms = timeout - 1 + latency;
                 plan.first_batch = Some(FirstBatch::Pair {
