@@ -444,15 +444,8 @@ impl ToolSchema {
             // The walk mirrors the verdict, so this does not happen for any schema of the
             // JSON Schema Test Suite; should a schema defeat the split, the whole document's
             // own errors still state the rules.
-            let mut ranked = Vec::new();
-            rank_errors(&self.root.whole, input, "", &mut ranked);
-            sort_ranked(input, &mut ranked);
-            walk.errors.extend(
-                ranked
-                    .into_iter()
-                    .map(|(_, error)| error)
-                    .take(walk.errors_max),
-            );
+            walk.errors = self.all_errors(input);
+            walk.errors.truncate(walk.errors_max);
         }
         Err(fault::echo_values(faults, input, walk.errors))
     }
@@ -472,6 +465,12 @@ fn schema_error(error: ValidationError<'_>) -> SchemaError {
         ValidationErrorKind::Referencing(ReferencingError::Unretrievable { uri, .. }) => format!(
             "it refers to the remote document '{uri}', and ward never fetches documents \
              (put the referenced schema under `$defs` in this one)"
+        ),
+        ValidationErrorKind::Referencing(ReferencingError::UnknownSpecification {
+            specification,
+        }) => format!(
+            "its `$schema` names the meta-schema '{specification}', which is neither draft 7 \
+             nor draft 2020-12, and ward never fetches documents"
         ),
         _ => error.to_string(),
     };
@@ -667,7 +666,8 @@ fn keyword_rank(kind: &ValidationErrorKind) -> Rank {
         ValidationErrorKind::MinProperties { .. } => 15,
         ValidationErrorKind::MaxProperties { .. } => 16,
         ValidationErrorKind::Required { .. } => 17,
-        ValidationErrorKind::AdditionalProperties { .. } => 18,
+        ValidationErrorKind::AdditionalProperties { .. }
+        | ValidationErrorKind::UnevaluatedProperties { .. } => 18,
         _ => 19,
     }
 }
@@ -725,7 +725,9 @@ fn message(kind: &ValidationErrorKind) -> String {
             Some(name) => format!("missing required property '{name}'"),
             None => "missing a required property".to_owned(),
         },
-        ValidationErrorKind::AdditionalProperties { .. } => UNEXPECTED_PROPERTY.to_owned(),
+        // Reported per key by `rank_errors`.
+        ValidationErrorKind::AdditionalProperties { .. }
+        | ValidationErrorKind::UnevaluatedProperties { .. } => UNEXPECTED_PROPERTY.to_owned(),
         ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => {
             "must match one of the allowed forms".to_owned()
         }
@@ -744,8 +746,6 @@ fn message(kind: &ValidationErrorKind) -> String {
         ValidationErrorKind::UnevaluatedItems { .. } => {
             "must have no items beyond those the schema allows".to_owned()
         }
-        // Reported per key by `rank_errors`, like `additionalProperties`.
-        ValidationErrorKind::UnevaluatedProperties { .. } => UNEXPECTED_PROPERTY.to_owned(),
         ValidationErrorKind::ContentEncoding { content_encoding } => {
             format!("must be encoded as {content_encoding}")
         }
@@ -1168,6 +1168,11 @@ mod tests {
                 .contains("'http://localhost:1234/integer.json'"),
             "{error}"
         );
+        assert!(error.reason.contains("never fetches"), "{error}");
+        let meta = "http://localhost:1234/draft2020-12/metaschema-no-validation.json";
+        let error = ToolSchema::compile(&json!({"$schema": meta, "type": "integer"}))
+            .expect_err("an unknown meta-schema");
+        assert!(error.reason.contains(&format!("'{meta}'")), "{error}");
         assert!(error.reason.contains("never fetches"), "{error}");
     }
 }
