@@ -40,6 +40,13 @@ pub struct CampaignConfig {
     pub rerun_every: u64,
 }
 
+impl CampaignConfig {
+    /// The shard run: `--shard K/N`, or the whole range.
+    pub fn shard(&self) -> Shard {
+        self.shard.map_or(Shard::WHOLE, Shard::from)
+    }
+}
+
 /// What one seed contributed.
 #[derive(Debug, Clone)]
 struct SeedSummary {
@@ -124,7 +131,7 @@ impl CampaignReport {
         Summary {
             ward_version: WARD_VERSION.to_owned(),
             seed_range: SeedRange::from(&config.seeds),
-            shard: config.shard.map_or(Shard::WHOLE, Shard::from),
+            shard: config.shard(),
             bug: config.bug.map(|bug| bug.name().to_owned()),
             rerun_every: config.rerun_every,
             seeds: self.seeds,
@@ -148,14 +155,12 @@ const CHUNK_SEEDS: u64 = 32;
 /// Runs a campaign; `progress` is called with the number of seeds done so far.
 pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> CampaignReport {
     let started = Instant::now();
-    let seeds: Vec<u64> = match config.shard {
-        Some((shard, shards)) => config
-            .seeds
-            .clone()
-            .filter(|seed| seed % shards == shard - 1)
-            .collect(),
-        None => config.seeds.clone().collect(),
-    };
+    let shard = config.shard();
+    let seeds: Vec<u64> = config
+        .seeds
+        .clone()
+        .filter(|&seed| shard.holds(seed))
+        .collect();
     let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let collected: Mutex<Vec<SeedSummary>> = Mutex::new(Vec::with_capacity(seeds.len()));
@@ -186,9 +191,7 @@ pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> Campaign
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner);
     summaries.sort_by_key(|summary| summary.seed);
-    let focus = config
-        .bug
-        .and_then(|bug| Invariant::from_id(bug.invariant()));
+    let focus = config.bug.and_then(Invariant::catching);
     merge(summaries, started, focus)
 }
 

@@ -562,11 +562,7 @@ impl std::fmt::Display for ScenarioSize {
 fn check_schema(value: &serde_json::Value, path: &str) -> Result<(), ScenarioError> {
     static VALIDATOR: std::sync::OnceLock<Result<jsonschema::Validator, String>> =
         std::sync::OnceLock::new();
-    let fault = match crate::schema::compiled(&VALIDATOR, SCENARIO_SCHEMA, "scenario") {
-        Ok(validator) => crate::schema::first_fault(validator, value),
-        Err(fault) => Some(fault),
-    };
-    match fault {
+    match crate::schema::check(&VALIDATOR, SCENARIO_SCHEMA, "scenario", value) {
         None => Ok(()),
         Some(fault) => Err(ScenarioError::Schema {
             path: path.to_owned(),

@@ -35,6 +35,19 @@ pub fn compiled(
     })
 }
 
+/// The first fault of `value` against the schema compiled once in `cell` (see [`compiled`]).
+pub fn check(
+    cell: &'static OnceLock<Result<jsonschema::Validator, String>>,
+    schema: &str,
+    name: &str,
+    value: &serde_json::Value,
+) -> Option<SchemaFault> {
+    match compiled(cell, schema, name) {
+        Ok(validator) => first_fault(validator, value),
+        Err(fault) => Some(fault),
+    }
+}
+
 /// The first fault of `value` against `validator`, if any.
 ///
 /// A misspelled field breaks two rules of one object (the field is unknown, the real one

@@ -23,8 +23,7 @@
 //! - a summary of another ward version ([`Summary::parse`] reads its own version's only):
 //!   seeds may generate other scenarios from one version to the next, so neither the counts
 //!   nor the replay command would mean the same;
-//! - shards of different campaigns: another version, seed range, bug, rerun share or shard
-//!   count;
+//! - shards of different campaigns: another seed range, bug, rerun share or shard count;
 //! - a shard given twice (both files are named), and missing shards (each `K` is named).
 //!
 //! The shards of a range hold disjoint seeds, so counts add up, `firstSeed` is the lowest of
@@ -325,11 +324,7 @@ impl Summary {
         };
         static VALIDATOR: std::sync::OnceLock<Result<jsonschema::Validator, String>> =
             std::sync::OnceLock::new();
-        let fault = match crate::schema::compiled(&VALIDATOR, SUMMARY_SCHEMA, "summary") {
-            Ok(validator) => crate::schema::first_fault(validator, &value),
-            Err(fault) => Some(fault),
-        };
-        if let Some(fault) = fault {
+        if let Some(fault) = crate::schema::check(&VALIDATOR, SUMMARY_SCHEMA, "summary", &value) {
             return Err(invalid(&fault.pointer, fault.reason));
         }
         let summary: Summary =
@@ -402,7 +397,7 @@ impl Summary {
     /// seed breaks it (as `ward run --bug` picks it).
     fn focus(&self) -> Option<&'static str> {
         let bug = self.bug.as_deref()?.parse::<Fault>().ok()?;
-        Invariant::from_id(bug.invariant()).map(Invariant::id)
+        Invariant::catching(bug).map(Invariant::id)
     }
 }
 
@@ -533,13 +528,9 @@ pub fn merge(files: &[ShardFile]) -> Result<Merged, MergeError> {
 
 /// What sets `summary`'s campaign apart from `first`'s, if anything.
 fn campaign_difference(summary: &Summary, first: &Summary) -> Option<String> {
+    // Both are of this ward's version: `Summary::parse` reads no other.
     let bug = |summary: &Summary| summary.bug.clone().unwrap_or_else(|| "none".to_owned());
-    if summary.ward_version != first.ward_version {
-        Some(format!(
-            "ward {} against {}",
-            summary.ward_version, first.ward_version
-        ))
-    } else if summary.seed_range != first.seed_range {
+    if summary.seed_range != first.seed_range {
         Some(format!(
             "seeds {} against {}",
             summary.seed_range, first.seed_range
@@ -624,15 +615,71 @@ fn combine(files: &[ShardFile]) -> Merged {
 /// lowest seed that breaks the bug's invariant when any shard found one.
 fn first_failure_of(files: &[ShardFile]) -> Option<usize> {
     let focus = files.first()?.summary.focus();
-    let lowest = |wanted: &dyn Fn(&FailureSummary) -> bool| {
-        files
-            .iter()
-            .enumerate()
-            .filter_map(|(index, file)| Some((file.summary.first_failure.as_ref()?, index)))
-            .filter(|(failure, _)| wanted(failure))
-            .min_by_key(|(failure, _)| failure.seed)
-            .map(|(_, index)| index)
-    };
-    let focused = focus.and_then(|focus| lowest(&|failure| failure.invariant == focus));
-    focused.or_else(|| lowest(&|_| true))
+    files
+        .iter()
+        .enumerate()
+        .filter_map(|(index, file)| Some((file.summary.first_failure.as_ref()?, index)))
+        // A failure of the bug's invariant first, then the lowest seed.
+        .min_by_key(|(failure, _)| {
+            (
+                focus.is_some_and(|focus| failure.invariant != focus),
+                failure.seed,
+            )
+        })
+        .map(|(_, index)| index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shard(index: u64, failure: Option<(u64, &str)>) -> ShardFile {
+        let failure = failure.map(|(seed, invariant)| FailureSummary {
+            seed,
+            invariant: invariant.to_owned(),
+            explanation: String::new(),
+            replay: None,
+        });
+        ShardFile {
+            path: format!("shard-{index}.json"),
+            summary: Summary {
+                ward_version: WARD_VERSION.to_owned(),
+                seed_range: SeedRange { start: 0, end: 10 },
+                shard: Shard { index, count: 2 },
+                bug: Some("error-limit-six".to_owned()),
+                rerun_every: 0,
+                seeds: 5,
+                runs: 5,
+                tool_calls: 0,
+                turns: 0,
+                violations: u64::from(failure.is_some()),
+                by_invariant: BTreeMap::new(),
+                misbehaviours: BTreeMap::new(),
+                first_failure: failure,
+                elapsed_ms: 1,
+                runs_per_sec: 0.0,
+                trace_digest: index,
+            },
+        }
+    }
+
+    #[test]
+    fn with_a_bug_the_first_failure_breaks_its_invariant_before_a_lower_seed_that_does_not() {
+        // error-limit-six is caught by I4: seed 7's I4 failure comes before seed 2's I2 one.
+        let files = [shard(1, Some((2, "I2"))), shard(2, Some((7, "I4")))];
+        let merged = merge(&files).expect("one campaign");
+        assert_eq!(merged.first_failure_from, Some(1));
+        let failure = merged.summary.first_failure.expect("a failure");
+        assert_eq!((failure.seed, failure.invariant.as_str()), (7, "I4"));
+        assert_eq!(
+            failure.replay.as_deref(),
+            Some("ward replay 7 --bug error-limit-six")
+        );
+        // With no failure of the bug's invariant, the lowest failing seed.
+        let files = [shard(1, Some((4, "I2"))), shard(2, Some((3, "I6")))];
+        assert_eq!(
+            merge(&files).expect("one campaign").first_failure_from,
+            Some(1)
+        );
+    }
 }

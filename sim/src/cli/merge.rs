@@ -73,22 +73,13 @@ pub fn run(args: &MergeArgs) -> ExitCode {
         format!("{shards} shards side by side")
     };
     tell!(
-        "ward merge: seeds {} in {shards} shard{}{}",
+        "ward merge: seeds {}{}",
         whole.seed_range,
-        if shards == 1 { "" } else { "s" },
         whole
             .bug
             .as_deref()
             .map(|bug| format!(", bug {bug}"))
             .unwrap_or_default()
     );
-    super::run::print_summary(whole, &how);
-    if args.json {
-        say!("{}", whole.to_json_line());
-    }
-    if whole.violations > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    super::run::report_summary(whole, &how, args.json)
 }

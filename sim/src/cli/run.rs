@@ -20,7 +20,7 @@ use crate::campaign::{self, CampaignConfig};
 use crate::oracle::Invariant;
 use crate::shrink;
 use crate::simulate::Engine;
-use crate::summary::{SeedRange, Shard, Summary};
+use crate::summary::{SeedRange, Summary};
 
 /// The default campaign's seeds.
 pub const DEFAULT_SEEDS: Range<u64> = 0..100_000;
@@ -116,10 +116,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
         shard: args.shard,
         rerun_every: args.rerun_every,
     };
-    let total = config
-        .shard
-        .map_or(Shard::WHOLE, Shard::from)
-        .seeds_in(SeedRange::from(&config.seeds));
+    let total = config.shard().seeds_in(SeedRange::from(&config.seeds));
     let progress = Progress::new(total);
     let report = campaign::run(&config, &|done| progress.update(done));
     progress.finish();
@@ -157,11 +154,17 @@ pub fn run(args: &RunArgs) -> ExitCode {
         }
     }
     let summary = report.to_summary(&config, replay);
-    print_summary(&summary, &format!("{jobs} jobs"));
-    if args.json {
+    report_summary(&summary, &format!("{jobs} jobs"), args.json)
+}
+
+/// Prints a campaign's table (`how` says how it ran), then its summary as one JSON line with
+/// `json`; the exit status: 1 when a seed failed, else 0 (SPEC §12, for `run` and `merge`).
+pub fn report_summary(summary: &Summary, how: &str, json: bool) -> ExitCode {
+    print_summary(summary, how);
+    if json {
         say!("{}", summary.to_json_line());
     }
-    if report.failing_seeds > 0 {
+    if summary.violations > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -126,6 +126,12 @@ impl Invariant {
             .into_iter()
             .find(|invariant| invariant.id() == id)
     }
+
+    /// The invariant that catches the seeded bug `bug` (SPEC §11): the one a campaign with
+    /// that bug reports its first failure about, when any seed breaks it.
+    pub fn catching(bug: ward_core::fault::Fault) -> Option<Invariant> {
+        Invariant::from_id(bug.invariant())
+    }
 }
 
 impl fmt::Display for Invariant {
