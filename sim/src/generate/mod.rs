@@ -39,7 +39,8 @@ use crate::catalogue::LIMIT_RANGES;
 use crate::rng::SimRng;
 use crate::scenario::{
     Answer, CallScript, Effect, FailureKind, LimitsScript, PlantedSecret, ProviderFailure,
-    Reaction, RunScript, SCENARIO_VERSION, Scenario, SessionScript, ToolBehaviour, Turn,
+    Reaction, RunScript, SCENARIO_VERSION, Scenario, SecretShape, SessionScript, ToolBehaviour,
+    Turn,
 };
 use secrets::Labels;
 
@@ -465,11 +466,14 @@ impl<'p> Generator<'p> {
             self.secrets.push(second);
         }
         if self.fire(Misbehaviour::NestedSecrets) {
-            let nesting = secrets::nested(&mut self.rng, &mut self.labels);
-            push_sentence(&mut prompt, &nesting.planting.text);
-            plan.configured
-                .extend(nesting.configured.into_iter().map(|value| value.label));
-            self.secrets.extend(nesting.planting.parts);
+            let planting = secrets::nested(&mut self.rng, &mut self.labels);
+            push_sentence(&mut prompt, &planting.text);
+            plan.configured.extend(
+                (planting.parts.iter())
+                    .filter(|part| part.shape == SecretShape::Configured)
+                    .map(|part| part.label.clone()),
+            );
+            self.secrets.extend(planting.parts);
         }
         if self.rng.percent(60) {
             for _ in 0..self.rng.range(1, 3) {

@@ -275,25 +275,16 @@ pub fn overlapping_configured(
     (first, second, format!("values {a}{b}{c} here"))
 }
 
-/// Secrets planted inside and across one another (R29: overlapping and touching spans merge
-/// into one placeholder): what a planting carries, and the configured values the run must list.
-#[derive(Debug, Clone)]
-pub struct Nesting {
-    /// The text and its parts, configured values included.
-    pub planting: Planting,
-    /// The configured values among the parts, for the run's `secrets`.
-    pub configured: Vec<PlantedSecret>,
-}
-
 /// One of seven shapes of nested or overlapping spans: a key as a `Bearer` credential or as a
 /// URL password (nested in another rule's span), a configured value inside a key body or
 /// inside a home path's user name, a key inside a configured value, and a configured value
-/// that overlaps the end of a user name or of a credential and runs on past it.
-pub fn nested(rng: &mut SimRng, labels: &mut Labels) -> Nesting {
+/// that overlaps the end of a user name or of a credential and runs on past it (R29:
+/// overlapping and touching spans merge into one placeholder). The configured values are the
+/// parts of shape [`SecretShape::Configured`]; the run must list them.
+pub fn nested(rng: &mut SimRng, labels: &mut Labels) -> Planting {
     let body = token(rng, 28);
     let key_text = format!("sk-{body}");
     let mut parts = Vec::new();
-    let mut configured = Vec::new();
     let shape = rng.below(7);
     let text = match shape {
         0 => {
@@ -322,12 +313,12 @@ pub fn nested(rng: &mut SimRng, labels: &mut Labels) -> Nesting {
         2 => {
             let start = rng.range_usize(0, 12);
             let inner = body[start..start + rng.range_usize(10, 16)].to_owned();
-            configured.push(part(labels, "configured", inner, SecretShape::Configured));
+            parts.push(part(labels, "configured", inner, SecretShape::Configured));
             format!("key={key_text};")
         }
         3 => {
             let value = format!("{} {key_text}", token(rng, 10));
-            configured.push(part(
+            parts.push(part(
                 labels,
                 "configured",
                 value.clone(),
@@ -339,21 +330,21 @@ pub fn nested(rng: &mut SimRng, labels: &mut Labels) -> Nesting {
             let name = token(rng, 16);
             let start = rng.range_usize(0, 6);
             let inner = name[start..start + 10].to_owned();
-            configured.push(part(labels, "configured", inner, SecretShape::Configured));
+            parts.push(part(labels, "configured", inner, SecretShape::Configured));
             parts.push(part(labels, "user", name.clone(), SecretShape::UserName));
             format!("the file is in /home/{name}/exports on my machine")
         }
         5 => {
             let (name, folder) = (token(rng, 10), token(rng, 10));
             let across = format!("{}/{}", &name[4..], &folder[..5]);
-            configured.push(part(labels, "configured", across, SecretShape::Configured));
+            parts.push(part(labels, "configured", across, SecretShape::Configured));
             parts.push(part(labels, "user", name.clone(), SecretShape::UserName));
             format!("the file is in /Users/{name}/{folder}/chart.csv")
         }
         _ => {
             let (credential, word) = (token(rng, 24), token(rng, 8));
             let across = format!("{} {word}", &credential[18..]);
-            configured.push(part(labels, "configured", across, SecretShape::Configured));
+            parts.push(part(labels, "configured", across, SecretShape::Configured));
             parts.push(part(
                 labels,
                 "credential",
@@ -366,11 +357,7 @@ pub fn nested(rng: &mut SimRng, labels: &mut Labels) -> Nesting {
     if shape <= 3 {
         parts.push(part(labels, "key", body, SecretShape::KeyBody));
     }
-    parts.extend(configured.iter().cloned());
-    Nesting {
-        planting: Planting { text, parts },
-        configured,
-    }
+    Planting { text, parts }
 }
 
 #[cfg(test)]
@@ -387,7 +374,7 @@ mod tests {
                 key(&mut rng, &mut labels),
                 home_path(&mut rng, &mut labels),
                 url_password(&mut rng, &mut labels),
-                nested(&mut rng, &mut labels).planting,
+                nested(&mut rng, &mut labels),
             ] {
                 for part in &planting.parts {
                     assert!(
