@@ -32,8 +32,10 @@
 //! - (f) the work counter stays within a linear bound: [`WORK_PER_BYTE_MAX`] per input
 //!   byte and value, plus a constant. Never a wall-clock assertion.
 //! - Streaming writes exactly the whole text's output, with the same per-rule counts,
-//!   through windows of [`STREAM_WINDOW_BYTES`] read in pieces whose sizes come from the
-//!   text itself, so a fuzzer moves the cuts and the read boundaries as it mutates.
+//!   through windows of [`STREAM_WINDOW_BYTES`]. The text is streamed after padding whose
+//!   length comes from the text itself and is at most [`STREAM_PADDING_MAX`] (more than the
+//!   step between two cuts), so a cut falls inside the text even when it is short, and a
+//!   fuzzer moves it as it mutates; reads come in pieces whose sizes come from the text too.
 
 use std::borrow::Cow;
 use std::io::{self, Read};
@@ -41,7 +43,7 @@ use std::io::{self, Read};
 use memchr::memmem;
 
 use crate::CheckResult;
-use ward_core::redact::{LOCAL_PATH, REDACTED, Redaction, Redactor, Span, StreamOptions};
+use ward_core::redact::{LOCAL_PATH, REDACTED, Redactor, Span, StreamOptions};
 
 /// At most this many configured values are read from an input.
 pub const VALUES_MAX: usize = 6;
@@ -88,6 +90,11 @@ pub const WORK_CONSTANT_MAX: u64 = 1_000;
 
 /// The window of the streaming check: the smallest, for the most cuts.
 pub const STREAM_WINDOW_BYTES: usize = ward_core::redact::WINDOW_BYTES_MIN;
+
+/// The most padding put before (and after) the text in the streaming check. A window
+/// settles nothing in its last few hundred bytes, so with the smallest window two cuts are
+/// about 1.2 KiB apart and an input shorter than that would otherwise stream as one window.
+pub const STREAM_PADDING_MAX: usize = 2048;
 
 /// Runs one `redact` input (format in the module docs) and checks R24 and R29.
 ///
@@ -242,15 +249,21 @@ fn check_text(redactors: &Redactors, text: &[u8]) -> CheckResult {
         again.spans.first().map(Span::range),
         String::from_utf8_lossy(&report.output)
     );
-    check_stream(redactor, text, &report)?;
+    check_stream(redactor, text)?;
     if let Ok(text) = std::str::from_utf8(text) {
         check_text_mode(redactor, text, &report.output, &report.spans)?;
     }
     Ok(())
 }
 
-/// Streaming writes what whole-text redaction wrote, and counts the same.
-fn check_stream(redactor: &Redactor, text: &[u8], whole: &Redaction<'_>) -> CheckResult {
+/// Streaming writes what whole-text redaction writes, and counts the same, on the text
+/// padded so that a cut falls inside it (module docs).
+fn check_stream(redactor: &Redactor, text: &[u8]) -> CheckResult {
+    let pad = text.iter().fold(text.len(), |sum, &byte| {
+        sum.wrapping_mul(31) ^ usize::from(byte)
+    }) % STREAM_PADDING_MAX;
+    let text = &[&vec![b' '; pad][..], text, &[b' '; STREAM_PADDING_MAX]].concat();
+    let whole = redactor.redact_report(text);
     let options = StreamOptions {
         window_bytes: STREAM_WINDOW_BYTES,
         count_rules: true,

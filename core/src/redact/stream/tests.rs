@@ -32,44 +32,73 @@ impl Read for Chunked<'_> {
     }
 }
 
-/// Streams `input` through `redactor` with each window size and chunking, and checks the
-/// output and the counts against whole-text redaction.
+/// Streams `input` in windows of `window_bytes`, read in the chunk `sizes` given in turn,
+/// and checks the output, the counts, the placeholders and the byte counts against
+/// whole-text redaction; returns the stream's report.
+#[track_caller]
+fn stream_agrees(
+    redactor: &Redactor,
+    input: &[u8],
+    window_bytes: usize,
+    sizes: &[usize],
+) -> StreamReport {
+    let whole = redactor.redact_report(input);
+    let mut output = Vec::new();
+    let reader = Chunked {
+        bytes: input,
+        sizes: sizes.to_vec(),
+        turn: 0,
+    };
+    let options = StreamOptions {
+        window_bytes,
+        count_rules: true,
+    };
+    let report = redactor
+        .redact_stream_with(reader, &mut output, &options)
+        .expect("in-memory streams do not fail");
+    assert!(
+        output == *whole.output,
+        "window {window_bytes}:\n  input  {:?}\n  stream {:?}\n  whole  {:?}",
+        String::from_utf8_lossy(input).trim(),
+        String::from_utf8_lossy(&output).trim(),
+        String::from_utf8_lossy(&whole.output).trim(),
+    );
+    assert_eq!(
+        report.counts,
+        whole.counts,
+        "counts, window {window_bytes}, input {:?}",
+        String::from_utf8_lossy(input).trim()
+    );
+    assert_eq!(report.placeholders, whole.spans.len() as u64);
+    assert_eq!(report.bytes_read, input.len() as u64);
+    assert_eq!(report.bytes_written, output.len() as u64);
+    report
+}
+
+/// Streams `input` after amounts of padding from 0 to [`CUT_STEP_MAX`] in steps of
+/// `stride`, with 16-byte windows, so that cuts fall at offsets inside and around it (a
+/// window settles nothing in its last [`TAIL_PATTERNS`] bytes, so an input shorter than a
+/// kilobyte on its own would go through one window); and once whole in a 4 KiB window.
+#[track_caller]
+fn agrees_across_cuts(redactor: &Redactor, input: &[u8], stride: usize) {
+    let tail = vec![b' '; CUT_STEP_MAX];
+    for pad in (0..CUT_STEP_MAX).step_by(stride) {
+        let padded = [&vec![b' '; pad][..], b"\n", input, b"\n", &tail].concat();
+        let report = stream_agrees(redactor, &padded, 16, &[61, 3]);
+        // A redactor with nothing to find copies its input through without windows.
+        assert!(
+            report.windows == 0 || report.windows >= 3,
+            "{} windows: no cut to test",
+            report.windows
+        );
+    }
+    stream_agrees(redactor, input, 4096, &[4096]);
+}
+
+/// [`agrees_across_cuts`] at 31 offsets across a step between cuts.
 #[track_caller]
 fn agrees(redactor: &Redactor, input: &[u8]) {
-    let whole = redactor.redact_report(input);
-    for window_bytes in [16, 64, 100, 1000, 4096] {
-        for sizes in [vec![1], vec![7, 1, 3], vec![4096], vec![63, 64, 65, 2]] {
-            let mut output = Vec::new();
-            let reader = Chunked {
-                bytes: input,
-                sizes: sizes.clone(),
-                turn: 0,
-            };
-            let options = StreamOptions {
-                window_bytes,
-                count_rules: true,
-            };
-            let report = redactor
-                .redact_stream_with(reader, &mut output, &options)
-                .expect("in-memory streams do not fail");
-            assert!(
-                output == *whole.output,
-                "window {window_bytes}, chunks {sizes:?}:\n  input  {:?}\n  stream {:?}\n  whole  {:?}",
-                String::from_utf8_lossy(input),
-                String::from_utf8_lossy(&output),
-                String::from_utf8_lossy(&whole.output),
-            );
-            assert_eq!(
-                report.counts,
-                whole.counts,
-                "counts, window {window_bytes}, chunks {sizes:?}, input {:?}",
-                String::from_utf8_lossy(input)
-            );
-            assert_eq!(report.placeholders, whole.spans.len() as u64);
-            assert_eq!(report.bytes_read, input.len() as u64);
-            assert_eq!(report.bytes_written, output.len() as u64);
-        }
-    }
+    agrees_across_cuts(redactor, input, CUT_STEP_MAX / 31);
 }
 
 fn patterns() -> Redactor {
@@ -158,31 +187,11 @@ fn a_deterministic_mix_of_shapes() {
     }
 }
 
-/// Streams `input` in windows of 64 bytes, one read per 1 to 97 bytes, checks it against
-/// whole-text redaction and returns the report.
+/// Streams `input` in windows of 64 bytes, one read per 1 to 97 bytes (see
+/// [`stream_agrees`]).
 #[track_caller]
 fn streamed(redactor: &Redactor, input: &[u8]) -> StreamReport {
-    let mut output = Vec::new();
-    let reader = Chunked {
-        bytes: input,
-        sizes: vec![97, 1, 31, 64, 5],
-        turn: 0,
-    };
-    let options = StreamOptions {
-        window_bytes: 64,
-        count_rules: true,
-    };
-    let report = redactor
-        .redact_stream_with(reader, &mut output, &options)
-        .expect("in-memory streams do not fail");
-    let whole = redactor.redact_report(input);
-    assert!(
-        output == *whole.output,
-        "stream and whole text differ ({} input bytes)",
-        input.len()
-    );
-    assert_eq!(report.counts, whole.counts);
-    report
+    stream_agrees(redactor, input, 64, &[97, 1, 31, 64, 5])
 }
 
 /// The buffer of a 64-byte window with its look-behind and the tail it re-reads: a span
@@ -309,39 +318,11 @@ fn a_pem_block_within_its_search_limit_is_redacted_to_its_end_line() {
 /// reads about twice that before cutting again.
 const CUT_STEP_MAX: usize = 2 * (TAIL_PATTERNS + 23) + 64;
 
-/// Streams `shape` after every amount of padding from 0 to [`CUT_STEP_MAX`], with windows
-/// of 16 bytes, so that a cut falls at every offset inside and around it, and checks the
-/// output and the counts against whole-text redaction.
+/// Streams `shape` after every amount of padding from 0 to [`CUT_STEP_MAX`] (see
+/// [`agrees_across_cuts`]), so that a cut falls at every offset inside and around it.
 #[track_caller]
 fn across_cuts(redactor: &Redactor, shape: &str) {
-    let tail = " ".repeat(CUT_STEP_MAX);
-    for pad in 0..CUT_STEP_MAX {
-        let input = format!("{}\n{shape}\n{tail}", " ".repeat(pad));
-        let whole = redactor.redact_report(input.as_bytes());
-        let mut output = Vec::new();
-        let reader = Chunked {
-            bytes: input.as_bytes(),
-            sizes: vec![61, 3],
-            turn: 0,
-        };
-        let options = StreamOptions {
-            window_bytes: 16,
-            count_rules: true,
-        };
-        let report = redactor
-            .redact_stream_with(reader, &mut output, &options)
-            .expect("in-memory streams do not fail");
-        assert!(
-            output == *whole.output,
-            "padding {pad}:\n  shape  {shape:?}\n  stream {:?}\n  whole  {:?}",
-            String::from_utf8_lossy(&output).trim(),
-            String::from_utf8_lossy(&whole.output).trim(),
-        );
-        assert_eq!(
-            report.counts, whole.counts,
-            "padding {pad}, shape {shape:?}"
-        );
-    }
+    agrees_across_cuts(redactor, shape.as_bytes(), 1);
 }
 
 #[test]
@@ -455,32 +436,12 @@ fn streaming_work_is_linear_on_adversarial_inputs() {
     }
 }
 
-/// Streams `input` with every read one byte long and windows of 16 and 64 bytes, so that
-/// every byte boundary is a read boundary and the cuts fall everywhere.
+/// Streams `input` with every read one byte long and windows of 16 and 64 bytes (see
+/// [`stream_agrees`]).
 #[track_caller]
 fn byte_by_byte(redactor: &Redactor, input: &[u8]) {
-    let whole = redactor.redact_report(input);
     for window_bytes in [16, 64] {
-        let mut output = Vec::new();
-        let reader = Chunked {
-            bytes: input,
-            sizes: vec![1],
-            turn: 0,
-        };
-        let options = StreamOptions {
-            window_bytes,
-            count_rules: true,
-        };
-        let report = redactor
-            .redact_stream_with(reader, &mut output, &options)
-            .expect("in-memory streams do not fail");
-        assert!(
-            output == *whole.output,
-            "window {window_bytes}: {:?} became {:?}",
-            String::from_utf8_lossy(input),
-            String::from_utf8_lossy(&output)
-        );
-        assert_eq!(report.counts, whole.counts);
+        stream_agrees(redactor, input, window_bytes, &[1]);
     }
 }
 
