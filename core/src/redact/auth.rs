@@ -280,9 +280,10 @@ pub(crate) fn candidate(
 /// So a candidate stays certain with a header context, or with a credential that stays
 /// unlike a plain word and has at least 20 characters, or (`Bearer`) at least 8 and a digit.
 pub(crate) fn stays_certain(text: &[u8], candidate: &AuthCandidate) -> bool {
-    if !candidate.certain {
-        return false;
-    }
+    debug_assert!(
+        candidate.certain,
+        "only a certain candidate can stay certain"
+    );
     if candidate.header {
         return true;
     }
@@ -311,8 +312,13 @@ fn stays_unlike_plain_word(text: &[u8]) -> bool {
         return true;
     }
     // Only separators and letters: an empty part before the last stays empty.
-    let parts: Vec<&str> = text.split(['-', '/', '.']).collect();
-    parts[..parts.len() - 1].iter().any(|part| part.is_empty())
+    let mut parts = text.split(['-', '/', '.']).peekable();
+    while let Some(part) = parts.next() {
+        if part.is_empty() && parts.peek().is_some() {
+            return true;
+        }
+    }
+    false
 }
 
 /// Whether a header or key named `…authorization` sets the value that starts at `start`.

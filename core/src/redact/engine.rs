@@ -663,7 +663,10 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
             Span::new(candidate.start, candidate.credential_end, Rule::AuthValue),
             reach,
         );
-        if auth::stays_certain(self.context.text, &candidate) {
+        // Only a credential that runs to the end of the text may still grow (a window's end;
+        // whole-text redaction never asks).
+        let at_end = candidate.credential_end == self.context.text.len();
+        if at_end && auth::stays_certain(self.context.text, &candidate) {
             verdict.growing_at_end(
                 self.context.text,
                 Growth::new(
