@@ -159,25 +159,11 @@ impl ExactValues {
                 count
             }
             Some(Matcher::Automaton(automaton)) => {
-                match automaton.try_find_overlapping_iter(haystack) {
-                    Ok(occurrences) => {
-                        occurrences.filter(|found| found.start() < before).count() as u64
-                    }
-                    Err(_) => {
-                        let mut count = 0;
-                        let mut from = 0;
-                        while let Some(found) =
-                            automaton.find(aho_corasick::Input::new(haystack).range(from..))
-                        {
-                            if found.start() >= before {
-                                break;
-                            }
-                            count += 1;
-                            from = found.start() + 1;
-                        }
-                        count
-                    }
-                }
+                let mut count = 0;
+                each_overlapping(automaton, haystack, |start, _| {
+                    count += u64::from(start < before);
+                });
+                count
             }
         }
     }
@@ -241,10 +227,17 @@ fn find_all(automaton: &AhoCorasick, text: &[u8], work: &mut Work) -> Vec<Span> 
         }
         merged.push(Span::new(start, end, Rule::ExactValue));
     };
+    each_overlapping(automaton, text, |start, end| push(start, end, work));
+    merged
+}
+
+/// Calls `found(start, end)` for every occurrence of every value in `text`, overlapping ones
+/// included, by increasing end.
+fn each_overlapping(automaton: &AhoCorasick, text: &[u8], mut found: impl FnMut(usize, usize)) {
     match automaton.try_find_overlapping_iter(text) {
         Ok(occurrences) => {
-            for found in occurrences {
-                push(found.start(), found.end(), work);
+            for occurrence in occurrences {
+                found(occurrence.start(), occurrence.end());
             }
         }
         // Overlapping search is supported by every automaton built with Standard semantics;
@@ -253,17 +246,18 @@ fn find_all(automaton: &AhoCorasick, text: &[u8], work: &mut Work) -> Vec<Span> 
         Err(_) => {
             let mut from = 0;
             let mut found_all = Vec::new();
-            while let Some(found) = automaton.find(aho_corasick::Input::new(text).range(from..)) {
-                found_all.push((found.start(), found.end()));
-                from = found.start() + 1;
+            while let Some(occurrence) =
+                automaton.find(aho_corasick::Input::new(text).range(from..))
+            {
+                found_all.push((occurrence.start(), occurrence.end()));
+                from = occurrence.start() + 1;
             }
             found_all.sort_unstable_by_key(|&(_, end)| end);
             for (start, end) in found_all {
-                push(start, end, work);
+                found(start, end);
             }
         }
     }
-    merged
 }
 
 /// Checks one value (R24 and its extension above).
