@@ -4,7 +4,7 @@
 
 use std::io::{self, Read};
 
-use super::super::window::TAIL_PATTERNS;
+use super::super::window::{self, TAIL_PATTERNS};
 use super::super::{home, tokens};
 use super::*;
 
@@ -677,4 +677,27 @@ fn credentials_of_every_kind_across_cuts() {
     ] {
         across_cuts(&redactor, shape);
     }
+}
+
+#[test]
+fn ordinary_text_streams_in_one_window_and_its_look_behind() {
+    // SPEC §7: memory bounded by a window, not by the input. Several mebibytes of log-like
+    // text dense with every rule's secrets, at the default window: the buffer never holds
+    // more than the window, its look-behind and the tail it reads again.
+    let redactor = patterns();
+    let line = "2026-12-01T10:00:00Z GET /v1/bars Authorization: Bearer abc123def456 \
+        key=sk-proj-abcdefghijklmnop user=/home/alice/x url=https://u:pw12345@h/p \
+        provider-key-0123456789 eyJhbGciOiJI.eyJzdWIiOiIx.sig plain words here\n";
+    let input = line.repeat((6 << 20) / line.len());
+    let mut output = Vec::new();
+    let report = redactor
+        .redact_stream(input.as_bytes(), &mut output)
+        .expect("in-memory streams do not fail");
+    assert_eq!(output, *redactor.redact_report(input.as_bytes()).output);
+    let bound = WINDOW_BYTES_DEFAULT + 2 * TAIL_PATTERNS + window::LOOK_BEHIND_MAX + 64;
+    assert!(
+        report.buffer_bytes_max <= bound,
+        "{} bytes held, bound {bound}",
+        report.buffer_bytes_max
+    );
 }
