@@ -542,15 +542,20 @@ fn decode_base64(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Whether the seed's home match at `range` lies in the path of a URL other than `file://`
-/// (R27 keeps it).
+/// Whether the seed's home match at `range` lies in the path of a URL other than `file://`,
+/// within ward's bound (R27 keeps it).
 fn in_url_path(text: &str, range: &std::ops::Range<usize>) -> bool {
     static URL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let url = URL.get_or_init(|| {
         regex::Regex::new(r#"([A-Za-z][A-Za-z0-9+.-]+)://[^\s"'<>`\x00-\x1f\x7f]*$"#).unwrap()
     });
-    url.captures(&text[..range.start])
-        .is_some_and(|captures| !captures[1].eq_ignore_ascii_case("file"))
+    url.captures(&text[..range.start]).is_some_and(|captures| {
+        // ward's bound: the root at most `URL_PATH_MAX` bytes after the `://`, invisible
+        // characters not counted (R28).
+        let scheme = captures.get(1).expect("the scheme group");
+        let path = &text[scheme.end() + "://".len()..range.start];
+        !captures[1].eq_ignore_ascii_case("file") && strip_invisibles(path).len() <= URL_PATH_MAX
+    })
 }
 
 /// (f) Linear work on adversarial inputs, checked with the work counter: the work for a
@@ -967,14 +972,60 @@ impl Read for ShortReads {
     }
 }
 
+/// The most padding put around a streamed input: more than the step between two cuts of
+/// the smallest windows (a window settles nothing in its last few hundred bytes), so a cut
+/// falls inside even a short input.
+const STREAM_PADDING_MAX: usize = 2_048;
+
+/// Streams `input`, after `pad` spaces and before [`STREAM_PADDING_MAX`] more, in windows of
+/// `window_bytes` read in the chunk `sizes`, and checks output, counts and placeholders
+/// against whole-text redaction of the same padded input.
+fn stream_matches_whole(
+    redactor: &Redactor,
+    input: &[u8],
+    pad: usize,
+    window_bytes: usize,
+    sizes: Vec<usize>,
+) -> Result<(), TestCaseError> {
+    let input = [&vec![b' '; pad][..], input, &[b' '; STREAM_PADDING_MAX]].concat();
+    let reader = ShortReads {
+        bytes: input.clone(),
+        position: 0,
+        sizes,
+        turn: 0,
+    };
+    let mut output = Vec::new();
+    let options = StreamOptions {
+        window_bytes,
+        count_rules: true,
+    };
+    let report = redactor
+        .redact_stream_with(reader, &mut output, &options)
+        .expect("in-memory streams do not fail");
+    let whole = redactor.redact_report(&input);
+    prop_assert!(
+        output == *whole.output,
+        "window {}:\n  input  {:?}\n  stream {:?}\n  whole  {:?}",
+        window_bytes,
+        String::from_utf8_lossy(&input).trim(),
+        String::from_utf8_lossy(&output).trim(),
+        String::from_utf8_lossy(&whole.output).trim()
+    );
+    prop_assert_eq!(report.counts, whole.counts);
+    prop_assert_eq!(report.placeholders, whole.spans.len() as u64);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(config_with(192))]
 
     /// Streaming writes exactly what whole-text redaction writes, and counts the same
-    /// candidates, whatever the window and however the reader splits the input.
+    /// candidates, whatever the window, wherever the cuts fall and however the reader
+    /// splits the input.
     #[test]
     fn streaming_writes_what_whole_text_redaction_writes(
         (input, values) in prop_oneof![stream_input(), soup(), r25_r27_input()],
+        pad in 0usize..STREAM_PADDING_MAX,
         window_bytes in prop_oneof![16usize..128, 128usize..4_096],
         sizes in proptest::collection::vec(prop_oneof![8 => 1usize..300, 1 => Just(0usize), 1 => 300usize..5_000], 1..8),
         values_only in proptest::bool::weighted(0.1),
@@ -985,20 +1036,7 @@ proptest! {
         if sizes.iter().all(|&size| size == 0) {
             sizes.push(1);
         }
-        let reader = ShortReads { bytes: input.clone(), position: 0, sizes, turn: 0 };
-        let mut output = Vec::new();
-        let options = StreamOptions { window_bytes, count_rules: true };
-        let report = redactor.redact_stream_with(reader, &mut output, &options).expect("in-memory streams do not fail");
-        let whole = redactor.redact_report(&input);
-        prop_assert!(
-            output == *whole.output,
-            "window {}:\n  stream {:?}\n  whole  {:?}",
-            window_bytes,
-            String::from_utf8_lossy(&output),
-            String::from_utf8_lossy(&whole.output)
-        );
-        prop_assert_eq!(report.counts, whole.counts);
-        prop_assert_eq!(report.placeholders, whole.spans.len() as u64);
+        stream_matches_whole(&redactor, &input, pad, window_bytes, sizes)?;
     }
 }
 
@@ -1011,24 +1049,11 @@ proptest! {
     #[test]
     fn streaming_agrees_on_urls_and_credentials(
         (input, values) in r25_r27_input(),
+        pad in 0usize..STREAM_PADDING_MAX,
         window_bytes in 16usize..300,
         sizes in proptest::collection::vec(1usize..200, 1..6),
     ) {
         let redactor = Redactor::new(&values).expect("valid values");
-        let reader = ShortReads { bytes: input.clone(), position: 0, sizes, turn: 0 };
-        let mut output = Vec::new();
-        let options = StreamOptions { window_bytes, count_rules: true };
-        let report = redactor.redact_stream_with(reader, &mut output, &options).expect("in-memory streams do not fail");
-        let whole = redactor.redact_report(&input);
-        prop_assert!(
-            output == *whole.output,
-            "window {}:\n  input  {:?}\n  stream {:?}\n  whole  {:?}",
-            window_bytes,
-            String::from_utf8_lossy(&input),
-            String::from_utf8_lossy(&output),
-            String::from_utf8_lossy(&whole.output)
-        );
-        prop_assert_eq!(report.counts, whole.counts);
-        prop_assert_eq!(report.placeholders, whole.spans.len() as u64);
+        stream_matches_whole(&redactor, &input, pad, window_bytes, sizes)?;
     }
 }
