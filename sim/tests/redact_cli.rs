@@ -138,3 +138,23 @@ fn large_input_is_redacted_whole_and_unchanged_elsewhere() {
     assert_eq!(output.stdout.len(), expected.len());
     assert!(output.stdout == expected.as_bytes());
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_stream_quietly() {
+    // The output is written behind, on a thread of its own: a closed pipe there still ends
+    // the program with status 141 and no message, however far the input has been read.
+    let input = "sk-abcdefghijkl1234 and prose around it\n".repeat(200_000);
+    for _attempt in 0..3 {
+        let mut child = spawn_ward(&["redact"], Stdio::piped());
+        drop(child.stdout.take());
+        let mut stdin = child.stdin.take().expect("stdin");
+        let bytes = input.clone().into_bytes();
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(&bytes);
+        });
+        let output = child.wait_with_output().expect("ward runs");
+        writer.join().expect("writer");
+        assert_eq!(output.status.code(), Some(141), "{}", stderr(&output));
+        assert!(output.stderr.is_empty(), "{}", stderr(&output));
+    }
+}

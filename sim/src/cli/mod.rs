@@ -26,6 +26,7 @@ macro_rules! say {
 pub mod bugs;
 pub mod call;
 pub mod merge;
+pub mod pipe;
 pub mod redact;
 pub mod replay;
 pub mod run;

@@ -25,6 +25,8 @@ use std::process::ExitCode;
 
 use ward_core::redact::{RedactError, Redactor, Rule, Span, StreamOptions};
 
+use super::pipe::{ReadAhead, WriteBehind};
+
 /// The arguments of `ward redact`.
 #[derive(Clone, Debug, Default, clap::Args)]
 pub struct RedactArgs {
@@ -131,17 +133,17 @@ pub enum RedactCommandError {
     Output(io::Error),
 }
 
-/// Runs `ward redact` on the process's standard streams.
+/// Runs `ward redact` on the process's standard streams, read ahead and written behind on
+/// threads of their own ([`super::pipe`]).
 pub fn run(args: &RedactArgs) -> ExitCode {
-    let stdin = io::stdin();
-    let stdout = io::stdout();
+    let mut input = ReadAhead::spawn(io::stdin());
+    let mut output = WriteBehind::spawn(io::stdout());
     let stderr = io::stderr();
-    match execute(
-        args,
-        &mut stdin.lock(),
-        &mut stdout.lock(),
-        &mut stderr.lock(),
-    ) {
+    let result = execute(args, &mut input, &mut output, &mut stderr.lock());
+    // What was redacted before an error is written too.
+    let finished = output.finish().map_err(RedactCommandError::Output);
+    let result = result.and(finished);
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(RedactCommandError::Output(error)) if error.kind() == io::ErrorKind::BrokenPipe => {
             ExitCode::from(super::BROKEN_PIPE_STATUS)
