@@ -1,5 +1,6 @@
 //! Anchors: the rare literals that start every pattern rule (R25–R27) and every configured
-//! value (R24), found with one SIMD multi-literal search and one `memchr3`.
+//! value (R24), found with one SIMD multi-literal search and a second for the anchors that
+//! hold a separator.
 //!
 //! Calibration on the bench machine: Teddy (`aho_corasick::packed`) runs at 11–13 GiB/s on
 //! prose when each of its 8 buckets holds literals whose bytes are rare together (a bucket
@@ -26,9 +27,13 @@
 //!   overlapping ones included. Up to four values of at most 256 bytes ride along this way;
 //!   with more, or longer, or when no window can be told apart from the other literals,
 //!   the values get their own search (`exact`).
-//! - `memchr3` finds `_`, `\` and `/`, rare in prose: `_` ends the prefixes `sk_`, `ghp_`
-//!   and its siblings and `github_pat_`; `\` and `/` end a `Users` segment (any case), and
-//!   `/` starts `/home/` and `://`.
+//! - A second Teddy search finds the anchors that hold `_`, `\\` or `/`: `sk_`, `ghp_` and
+//!   its siblings, `b_pat_` (the end of `github_pat_`), `/home/`, `://`, and `rs/` or
+//!   `rs\\` in any case (the end of a `Users` segment, checked for the `use` before it).
+//!   These bytes are rare in prose, where a `memchr3` of them ran about as fast; but log
+//!   lines and paths hold a `/` every few words, and stopping at each cost log text 40 % of
+//!   its redaction time, where this search passes over them (measured on 256 MiB of clean
+//!   log text from `benches/scripts/log.py`, see the figure at [`AnchorScanner::scan`]).
 //!
 //! Case-insensitive words are listed in all their case variants (8 for `rer`);
 //! `aho-corasick`'s own `ascii_case_insensitive` would switch off this SIMD path. Hits from
@@ -39,9 +44,8 @@
 
 use aho_corasick::packed::{Config, MatchKind, Searcher};
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
-use memchr::memchr3_iter;
 
-use super::text::{starts_with, starts_with_ignore_case};
+use super::text::starts_with_ignore_case;
 use super::work::Work;
 
 /// The candidate a hit announces; its position is where the candidate starts.
@@ -81,7 +85,7 @@ const FIXED_BACK_MAX: usize = 6;
 /// The longest literal.
 const LITERAL_LEN_MAX: usize = 6;
 /// The farthest past a candidate's start that finding its anchor reads (`github_pat_`,
-/// checked from the `_` after `github`; Teddy literals end at most 6 bytes in). A
+/// found as `b_pat_` and checked for its `github`; other literals end at most 6 bytes in). A
 /// configured value's window lies inside the value.
 pub(crate) const HIT_REACH_MAX: usize = 11;
 /// At most this many values ride along the anchor search.
@@ -200,14 +204,23 @@ fn place(mut heads: Vec<(Literal, usize)>, mut fillers: Vec<Literal>) -> Option<
 /// The anchor searchers.
 #[derive(Clone, Debug)]
 pub(crate) struct AnchorScanner {
-    searcher: Engine,
-    /// Per literal id: the anchor and the distance back to the candidate's start.
-    anchors: Vec<(Anchor, usize)>,
+    /// The anchors that need letters, and the configured values' windows.
+    words: Search,
+    /// The anchors that hold a separator.
+    separators: Search,
     /// The configured values found through windows (empty when they get their own search).
     values: Vec<Vec<u8>>,
     /// Whether the configured values ride along (all of them, or none).
     finds_values: bool,
     back_max: usize,
+}
+
+/// One multi-literal search.
+#[derive(Clone, Debug)]
+struct Search {
+    engine: Engine,
+    /// Per literal id: the anchor and the distance back to the candidate's start.
+    anchors: Vec<(Anchor, usize)>,
 }
 
 #[derive(Clone, Debug)]
@@ -218,23 +231,14 @@ enum Engine {
     Automaton(AhoCorasick),
 }
 
-impl AnchorScanner {
-    /// The scanner for the pattern rules and, when they fit, the configured `values`.
-    pub(crate) fn new(values: &[String]) -> Result<AnchorScanner, aho_corasick::BuildError> {
-        let fits = values.len() <= WINDOW_VALUES_MAX
-            && values
-                .iter()
-                .all(|value| value.len() <= WINDOW_VALUE_LEN_MAX);
-        let (literals, finds_values) = match literals(if fits { values } else { &[] }) {
-            Some(literals) if fits => (literals, !values.is_empty()),
-            _ => (literals(&[]).unwrap_or_default(), false),
-        };
+impl Search {
+    fn new(literals: Vec<Literal>) -> Result<Search, aho_corasick::BuildError> {
         debug_assert!(
             literals.len() <= 32,
             "more than 32 literals switch Teddy to its slower fat variant"
         );
         let patterns = literals.iter().map(|(literal, _, _)| literal.as_slice());
-        let searcher = match Config::new()
+        let engine = match Config::new()
             .match_kind(MatchKind::LeftmostFirst)
             .builder()
             .extend(patterns.clone())
@@ -248,16 +252,68 @@ impl AnchorScanner {
                     .build(patterns)?,
             ),
         };
-        let back_max = literals
-            .iter()
-            .map(|(_, _, back)| *back)
-            .max()
-            .unwrap_or(0)
-            .max(FIXED_BACK_MAX);
         let anchors = literals
             .into_iter()
             .map(|(_, anchor, back)| (anchor, back))
             .collect();
+        Ok(Search { engine, anchors })
+    }
+
+    fn back_max(&self) -> usize {
+        self.anchors
+            .iter()
+            .map(|&(_, back)| back)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The next literal at or after `from`: its anchor, the distance back to the
+    /// candidate's start, and the literal's start.
+    fn find(
+        &self,
+        haystack: &[u8],
+        from: usize,
+        work: &mut Work,
+    ) -> Option<(Anchor, usize, usize)> {
+        if from >= haystack.len() {
+            return None;
+        }
+        let found = match &self.engine {
+            Engine::Packed(searcher) => searcher
+                .find_in(haystack, aho_corasick::Span::from(from..haystack.len()))
+                .map(|found| (found.pattern().as_usize(), found.start())),
+            Engine::Automaton(automaton) => automaton
+                .find(aho_corasick::Input::new(haystack).range(from..))
+                .map(|found| (found.pattern().as_usize(), found.start())),
+        };
+        // Each search reads from `from` to the hit (plus its literal), or to the end.
+        work.searched_bytes += found
+            .map_or(haystack.len(), |(_, start)| start + LITERAL_LEN_MAX)
+            .saturating_sub(from) as u64;
+        found.map(|(pattern, start)| {
+            let (anchor, back) = self.anchors[pattern];
+            (anchor, back, start)
+        })
+    }
+}
+
+impl AnchorScanner {
+    /// The scanner for the pattern rules and, when they fit, the configured `values`.
+    pub(crate) fn new(values: &[String]) -> Result<AnchorScanner, aho_corasick::BuildError> {
+        let fits = values.len() <= WINDOW_VALUES_MAX
+            && values
+                .iter()
+                .all(|value| value.len() <= WINDOW_VALUE_LEN_MAX);
+        let (literals, finds_values) = match literals(if fits { values } else { &[] }) {
+            Some(literals) if fits => (literals, !values.is_empty()),
+            _ => (literals(&[]).unwrap_or_default(), false),
+        };
+        let words = Search::new(literals)?;
+        let separators = Search::new(separator_literals())?;
+        let back_max = words
+            .back_max()
+            .max(separators.back_max())
+            .max(FIXED_BACK_MAX);
         let values = if finds_values {
             values
                 .iter()
@@ -267,8 +323,8 @@ impl AnchorScanner {
             Vec::new()
         };
         Ok(AnchorScanner {
-            searcher,
-            anchors,
+            words,
+            separators,
             values,
             finds_values,
             back_max,
@@ -308,30 +364,29 @@ impl AnchorScanner {
         // precede.
         const BATCH: usize = 64;
         let mut waiting: Vec<(usize, Anchor)> = Vec::new();
-        let mut teddy = self.find(text, 0, work);
-        let mut separators = memchr3_iter(b'_', b'\\', b'/', text).peekable();
-        work.searched_bytes += text.len() as u64;
+        let mut word = self.words.find(text, 0, work);
+        let mut separator = self.separators.find(text, 0, work);
         loop {
-            let separator = separators.peek().copied();
-            let found_at = match (teddy, separator) {
+            let (anchor, back, found_at) = match (word, separator) {
                 (None, None) => break,
-                (Some((pattern, start)), separator)
-                    if separator.is_none_or(|position| start < position) =>
-                {
-                    teddy = self.find(text, start + 1, work);
-                    let (anchor, back) = self.anchors[pattern];
-                    if let Some(candidate) = start.checked_sub(back) {
-                        waiting.push((candidate, anchor));
-                    }
-                    start
+                (Some(hit), None) => {
+                    word = self.words.find(text, hit.2 + 1, work);
+                    hit
                 }
-                (_, Some(position)) => {
-                    separators.next();
-                    waiting.extend(separator_anchors(text, position).into_iter().flatten());
-                    position
+                (Some(hit), Some(other)) if hit.2 < other.2 => {
+                    word = self.words.find(text, hit.2 + 1, work);
+                    hit
                 }
-                (_, None) => break,
+                (_, Some(hit)) => {
+                    separator = self.separators.find(text, hit.2 + 1, work);
+                    hit
+                }
             };
+            if let Some(candidate) = found_at.checked_sub(back)
+                && separator_hit_holds(text, candidate, anchor)
+            {
+                waiting.push((candidate, anchor));
+            }
             work.anchor_hits += 1;
             if waiting.len() >= BATCH {
                 waiting.sort_by_key(|&(candidate, _)| candidate);
@@ -347,64 +402,41 @@ impl AnchorScanner {
             on_hit(candidate, anchor, work);
         }
     }
-
-    /// The next literal at or after `from`: its id and start.
-    fn find(&self, haystack: &[u8], from: usize, work: &mut Work) -> Option<(usize, usize)> {
-        if from >= haystack.len() {
-            return None;
-        }
-        let found = match &self.searcher {
-            Engine::Packed(searcher) => searcher
-                .find_in(haystack, aho_corasick::Span::from(from..haystack.len()))
-                .map(|found| (found.pattern().as_usize(), found.start())),
-            Engine::Automaton(automaton) => automaton
-                .find(aho_corasick::Input::new(haystack).range(from..))
-                .map(|found| (found.pattern().as_usize(), found.start())),
-        };
-        // Each search reads from `from` to the hit (plus its literal), or to the end.
-        work.searched_bytes += found
-            .map_or(haystack.len(), |(_, start)| start + LITERAL_LEN_MAX)
-            .saturating_sub(from) as u64;
-        found
-    }
 }
 
-/// The candidates that a `_`, `\` or `/` at `index` announces (at most two: `users/home/`).
-fn separator_anchors(text: &[u8], index: usize) -> [Option<(usize, Anchor)>; 2] {
-    match text[index] {
-        b'_' => [underscore_anchor(text, index), None],
-        separator => {
-            let users = (index >= 5 && starts_with_ignore_case(text, index - 5, b"users"))
-                .then(|| (index - 2, Anchor::UsersSegment));
-            let slash = if separator != b'/' {
-                None
-            } else if starts_with(text, index, b"/home/") {
-                Some((index, Anchor::Home))
-            } else if index >= 1 && text[index - 1] == b':' && text.get(index + 1) == Some(&b'/') {
-                Some((index - 1, Anchor::SchemeSeparator))
-            } else {
-                None
-            };
-            [users, slash]
-        }
+/// The literals of the anchors that hold a separator (`_`, `\\`, `/`), for the second
+/// search.
+fn separator_literals() -> Vec<Literal> {
+    let mut literals: Vec<Literal> = vec![
+        (b"sk_".to_vec(), Anchor::Sk, 0),
+        (b"/home/".to_vec(), Anchor::Home, 0),
+        (b"://".to_vec(), Anchor::SchemeSeparator, 0),
+        (b"b_pat_".to_vec(), Anchor::GithubPat, 5),
+    ];
+    literals.extend(
+        [b'p', b'o', b'u', b's', b'r']
+            .map(|kind| (vec![b'g', b'h', kind, b'_'], Anchor::GithubShort, 0)),
+    );
+    for separator in [b'/', b'\\'] {
+        literals.extend(case_variants("rs").into_iter().map(|variant| {
+            let mut literal = variant.into_bytes();
+            literal.push(separator);
+            (literal, Anchor::UsersSegment, 0)
+        }));
     }
+    literals
 }
 
-/// The candidate an underscore at `index` ends the prefix of, if any.
-fn underscore_anchor(text: &[u8], index: usize) -> Option<(usize, Anchor)> {
-    if index >= 2 && &text[index - 2..index] == b"sk" {
-        return Some((index - 2, Anchor::Sk));
+/// Whether a separator literal's hit at `candidate` announces its anchor: `github_pat_`
+/// needs its `github`, a `Users` segment its `use`.
+fn separator_hit_holds(text: &[u8], candidate: usize, anchor: Anchor) -> bool {
+    match anchor {
+        Anchor::GithubPat => text[candidate..].starts_with(b"github_pat_"),
+        Anchor::UsersSegment => {
+            candidate >= 3 && starts_with_ignore_case(text, candidate - 3, b"use")
+        }
+        _ => true,
     }
-    if index >= 3
-        && &text[index - 3..index - 1] == b"gh"
-        && matches!(text[index - 1], b'p' | b'o' | b'u' | b's' | b'r')
-    {
-        return Some((index - 3, Anchor::GithubShort));
-    }
-    if index >= 6 && starts_with(text, index - 6, b"github_pat_") {
-        return Some((index - 6, Anchor::GithubPat));
-    }
-    None
 }
 
 #[cfg(test)]
