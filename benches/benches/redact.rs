@@ -1,5 +1,5 @@
-//! The redactor beside the seed baseline (compiled in ASCII mode), on committed prose,
-//! secret-dense text and a 200-byte prompt (SPEC §14).
+//! The redactor beside the seed baseline (compiled in ASCII mode), on committed prose and
+//! clean log lines, secret-dense text and a 200-byte prompt (SPEC §14).
 //!
 //! ```text
 //! cargo bench -p ward-benches --bench redact -- --warm-up-time 1 --measurement-time 3
@@ -8,7 +8,7 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use ward_benches::{DENSE_SEED, PROMPT_200, SECRETS, prose, secret_dense};
+use ward_benches::{DENSE_SEED, PROMPT_200, SECRETS, log, prose, secret_dense};
 use ward_core::redact::Redactor;
 use ward_core::redact::baseline::Baseline;
 
@@ -52,6 +52,14 @@ fn clean_prose(criterion: &mut Criterion) {
     side_by_side(criterion, "redact/clean-prose", &inputs);
 }
 
+fn clean_log(criterion: &mut Criterion) {
+    let inputs: Vec<_> = SIZES
+        .iter()
+        .map(|&(len, label)| (label.to_string(), log(len)))
+        .collect();
+    side_by_side(criterion, "redact/clean-log", &inputs);
+}
+
 fn secret_dense_text(criterion: &mut Criterion) {
     let inputs: Vec<_> = SIZES
         .iter()
@@ -68,5 +76,5 @@ fn prompt(criterion: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, clean_prose, secret_dense_text, prompt);
+criterion_group!(benches, clean_prose, clean_log, secret_dense_text, prompt);
 criterion_main!(benches);

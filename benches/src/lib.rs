@@ -12,6 +12,10 @@
 /// ASCII only, no secrets, no home paths.
 pub const PROSE: &str = include_str!("../data/prose.txt");
 
+/// 56 KiB of clean log lines (`benches/scripts/log.py 56KiB … --clean`): timestamped HTTP,
+/// database and storage messages with a `/` every few words and nothing to redact.
+pub const LOG: &str = include_str!("../data/log.txt");
+
 /// The secret values configured in every redaction bench (provider key, search key).
 pub const SECRETS: [&str; 2] = ["prov-3f9a1c7e5b2d8046a1c3", "srch-7d41b09e62c5f8a3"];
 
@@ -31,6 +35,17 @@ pub fn prose(len: usize) -> String {
         text.push_str(PROSE);
     }
     // The prose is ASCII, so any byte offset is a character boundary.
+    text.truncate(len);
+    text
+}
+
+/// `len` bytes of the committed clean log lines, repeated as often as needed.
+pub fn log(len: usize) -> String {
+    let mut text = String::with_capacity(len + LOG.len());
+    while text.len() < len {
+        text.push_str(LOG);
+    }
+    // The log lines are ASCII, so any byte offset is a character boundary.
     text.truncate(len);
     text
 }

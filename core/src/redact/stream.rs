@@ -100,10 +100,11 @@
 //! values merge as they are found, so a value found at every byte costs one span. The
 //! densest spans are one per 8 bytes (`a://:p@ ` repeated), about 2 MiB of bookkeeping per
 //! window. Measured peaks of `ward redact --stats` (resident set, with its allocator's
-//! retained pages; the `a://:p@ ` figure is the worst found): 18 MB on 1 GiB of log text,
-//! clean or with secrets throughout (`benches/scripts/log.py`), 38 MB on 256 MiB of
-//! `a://:p@ `: under the 64 MiB of SPEC §7 for every input in which no stretch stays
-//! undecided for longer than a window. Giant spans stream in that memory: a credential or
+//! retained pages and the command's 6 MiB of read-ahead and write-behind blocks; the
+//! `a://:p@ ` figure is the worst found): 26 MB on 1 GiB of log text with secrets
+//! throughout (`benches/scripts/log.py`), 49 MB on 256 MiB of `a://:p@ ` (12-01): under
+//! the 64 MiB of SPEC §7 for every input in which no stretch stays undecided for longer
+//! than a window. Giant spans stream in that memory: a credential or
 //! key of any length, a configured value repeated back to back, a PEM body, JWT payloads
 //! and signatures. A larger window reads in larger steps, with bookkeeping in proportion.
 //!

@@ -6,7 +6,10 @@
 //! stays about one window (128 KiB) and its look-behind, whatever the input's size; only a
 //! stretch whose redaction depends on bytes further ahead than a window (a URL's userinfo
 //! still waiting for its `@`, say) makes the window grow, for as long as that stretch
-//! lasts. Input need not be UTF-8: bytes outside the redacted spans pass through unchanged.
+//! lasts. Standard input is read ahead and standard output written behind on threads of
+//! their own ([`super::pipe`], 6 MiB of blocks at most), so the kernel's copies overlap
+//! the redaction. Input need not be UTF-8: bytes outside the redacted spans pass through
+//! unchanged.
 //! `--stats` counts exactly what redacting the whole input would count.
 //!
 //! `--spans` lists the spans instead (line, byte range, rules, the span in up to 40
