@@ -37,9 +37,13 @@ impl ReadAhead {
         let (sender, blocks) = sync_channel(BLOCKS_IN_FLIGHT);
         thread::spawn(move || {
             loop {
-                let block = read_block(&mut source);
-                let end = !matches!(&block, Ok(bytes) if !bytes.is_empty());
-                if sender.send(block).is_err() || end {
+                let (block, error) = read_block(&mut source);
+                let end = block.is_empty() || error.is_some();
+                if !block.is_empty() && sender.send(Ok(block)).is_err() {
+                    return;
+                }
+                if end {
+                    let _ = sender.send(error.map_or(Ok(Vec::new()), Err));
                     return;
                 }
             }
@@ -53,22 +57,25 @@ impl ReadAhead {
     }
 }
 
-/// Up to [`BLOCK_BYTES`] from `source`: fewer only at its end; empty at its end.
-fn read_block(source: &mut impl Read) -> io::Result<Vec<u8>> {
+/// Up to [`BLOCK_BYTES`] from `source` (fewer only at its end or at an error), and the
+/// error that stopped the reading, if one did.
+fn read_block(source: &mut impl Read) -> (Vec<u8>, Option<io::Error>) {
     let mut block = vec![0; BLOCK_BYTES];
     let mut filled = 0;
+    let mut failed = None;
     while filled < block.len() {
         match source.read(&mut block[filled..]) {
             Ok(0) => break,
             Ok(read) => filled += read,
             Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            // Bytes read before the error go first; the error comes with the next block.
-            Err(error) if filled == 0 => return Err(error),
-            Err(_) => break,
+            Err(error) => {
+                failed = Some(error);
+                break;
+            }
         }
     }
     block.truncate(filled);
-    Ok(block)
+    (block, failed)
 }
 
 impl Read for ReadAhead {
@@ -182,23 +189,35 @@ impl Write for WriteBehind {
 mod tests {
     use super::*;
 
-    /// A reader handing out its bytes a few at a time, then failing if asked to.
+    /// A reader handing out its bytes a few at a time, failing once when it reaches
+    /// `fail_at`.
     struct Trickle {
         bytes: Vec<u8>,
         at: usize,
-        fail_at_end: bool,
+        fail_at: Option<usize>,
+    }
+
+    impl Trickle {
+        fn new(bytes: &[u8], fail_at: Option<usize>) -> Trickle {
+            Trickle {
+                bytes: bytes.to_vec(),
+                at: 0,
+                fail_at,
+            }
+        }
     }
 
     impl Read for Trickle {
         fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
-            if self.at == self.bytes.len() {
-                return if self.fail_at_end {
-                    Err(io::Error::other("disk on fire"))
-                } else {
-                    Ok(0)
-                };
+            if self.fail_at == Some(self.at) {
+                self.fail_at = None;
+                return Err(io::Error::other("disk on fire"));
             }
-            let read = buffer.len().min(7919).min(self.bytes.len() - self.at);
+            let until = self
+                .fail_at
+                .unwrap_or(self.bytes.len())
+                .min(self.bytes.len());
+            let read = buffer.len().min(7919).min(until - self.at);
             buffer[..read].copy_from_slice(&self.bytes[self.at..self.at + read]);
             self.at += read;
             Ok(read)
@@ -213,11 +232,7 @@ mod tests {
     fn reads_every_byte_in_order_then_the_end() {
         for len in [0, 1, BLOCK_BYTES - 1, BLOCK_BYTES, 3 * BLOCK_BYTES + 5] {
             let bytes = input(len);
-            let mut reader = ReadAhead::spawn(Trickle {
-                bytes: bytes.clone(),
-                at: 0,
-                fail_at_end: false,
-            });
+            let mut reader = ReadAhead::spawn(Trickle::new(&bytes, None));
             let mut read = Vec::new();
             reader.read_to_end(&mut read).expect("reads");
             assert_eq!(read, bytes, "{len} bytes");
@@ -226,17 +241,17 @@ mod tests {
     }
 
     #[test]
-    fn a_read_error_comes_after_the_bytes_read_before_it() {
-        let bytes = input(BLOCK_BYTES + 100);
-        let mut reader = ReadAhead::spawn(Trickle {
-            bytes: bytes.clone(),
-            at: 0,
-            fail_at_end: true,
-        });
-        let mut read = Vec::new();
-        let error = reader.read_to_end(&mut read).expect_err("fails");
-        assert_eq!(error.to_string(), "disk on fire");
-        assert_eq!(read, bytes);
+    fn a_read_error_comes_after_the_bytes_read_before_it_and_is_never_skipped() {
+        // Failing once, inside a block or at a block's start: the bytes before the error,
+        // then the error, though the source would go on after it.
+        for fail_at in [0, 100, BLOCK_BYTES, BLOCK_BYTES + 100] {
+            let bytes = input(2 * BLOCK_BYTES);
+            let mut reader = ReadAhead::spawn(Trickle::new(&bytes, Some(fail_at)));
+            let mut read = Vec::new();
+            let error = reader.read_to_end(&mut read).expect_err("fails");
+            assert_eq!(error.to_string(), "disk on fire");
+            assert_eq!(read, bytes[..fail_at], "failing at {fail_at}");
+        }
     }
 
     /// A sink shared with the test, failing once it holds `fail_after` bytes.
