@@ -100,37 +100,7 @@ pub(crate) fn find_window(
     let mut work = Work::default();
     let view = View::after(input, frame.from, &mut work);
     let text = view.text();
-    let end = text.len();
-    let tail = TAIL_PATTERNS.max(values.longest());
-    let mut window = Window {
-        from: frame.from,
-        last: frame.last,
-        end,
-        settled: if frame.last {
-            end
-        } else {
-            end.saturating_sub(tail)
-        },
-        open: frame.open.map(|open| Span {
-            start: open.start,
-            end: view.to_view_position(open.end),
-            rules: open.rules,
-        }),
-        carried: frame
-            .carried
-            .iter()
-            .map(|span| Span {
-                start: span.start,
-                end: view.to_view_position(span.end),
-                rules: span.rules,
-            })
-            .collect(),
-        growing: Vec::new(),
-        ends: Vec::new(),
-        tallies: Vec::new(),
-        late: Vec::new(),
-        count: frame.count,
-    };
+    let mut window = Window::new(frame, &view, TAIL_PATTERNS.max(values.longest()));
     let mut pass_counts = [0u64; Rule::COUNT];
     let (immediate, decided, deferred, covered_from) = match anchors {
         Some(anchors) => {
@@ -163,29 +133,7 @@ pub(crate) fn find_window(
         return Settled::no_progress(frame, work);
     }
     let context_start = until.saturating_sub(frame.context_len);
-    // The spans that need nothing else to decide and reach into the next look-behind,
-    // in the next buffer's positions: the context is a view, the input after it is not.
-    let until_input = view.to_input_position(until);
-    let to_next = |position: usize| {
-        if position <= until {
-            position.saturating_sub(context_start)
-        } else {
-            until - context_start + view.to_input_position(position) - until_input
-        }
-    };
-    let carried = merge(
-        window
-            .carried
-            .iter()
-            .chain(&immediate)
-            .filter(|span| span.start < until && span.end > context_start)
-            .map(|span| Span {
-                start: to_next(span.start),
-                end: to_next(span.end),
-                rules: span.rules,
-            })
-            .collect(),
-    );
+    let carried = carried_to_next(&window, &immediate, &view, until, context_start);
     // In the last window everything is final, spans reaching the end included.
     let bound = if frame.last { usize::MAX } else { until };
     let spans = merge(
@@ -202,21 +150,13 @@ pub(crate) fn find_window(
             .collect(),
     );
     work.candidates += pass_counts.iter().sum::<u64>();
-    // Counted here: the candidates found at or after `from` and settled before `until`.
-    let mut counts = [0u64; Rule::COUNT];
-    if frame.count {
-        for &(anchor, rule) in &window.tallies {
-            if anchor < bound {
-                counts[rule.index()] += 1;
-            }
-        }
-        for decision in &decided {
-            if decision.settled_by(bound) && decision.anchor < bound {
-                counts[decision.rule.index()] += 1;
-            }
-        }
+    let counts = if frame.count {
+        let mut counts = window.counts_before(bound, &decided);
         counts[Rule::ExactValue.index()] = values.count_starting_in(text, frame.from..until);
-    }
+        counts
+    } else {
+        [0; Rule::COUNT]
+    };
     let mut covered_until = covered_from;
     for &(anchor, rule, span_end) in &window.ends {
         if anchor < bound {
@@ -224,20 +164,6 @@ pub(crate) fn find_window(
             *covered = (*covered).max(span_end);
         }
     }
-    let resumes = window
-        .growing
-        .iter()
-        .filter(|growing| growing.anchor.is_none_or(|anchor| anchor < until))
-        .map(|growing| {
-            // A span resumed here that went on into a run of another kind (a JWT's payload
-            // into its signature) is resumed as before when the cut falls before that run.
-            let tail = match growing.resumed {
-                Some(tail) if growing.growth.run_start > until => tail,
-                _ => growing.growth.tail,
-            };
-            (growing.rule, tail)
-        })
-        .collect();
     let open = spans
         .iter()
         .find(|span| span.start < until && until <= span.end)
@@ -246,7 +172,7 @@ pub(crate) fn find_window(
         until: view.to_input_position(until),
         spans: spans.into_iter().map(|span| view.to_input(span)).collect(),
         covered_until: covered_until.map(|covered| view.to_input_position(covered)),
-        resumes,
+        resumes: window.resumes_from(until),
         counts,
         context: text[context_start..until].to_vec(),
         open_start_in_context: open.and_then(|open| open.start.checked_sub(context_start)),
@@ -254,6 +180,39 @@ pub(crate) fn find_window(
         progress: true,
         work,
     }
+}
+
+/// The spans that need nothing else to decide and reach into the next look-behind
+/// (`context_start..until`), in the next buffer's positions: the context is a view, the
+/// input after it is not.
+fn carried_to_next(
+    window: &Window,
+    immediate: &[Span],
+    view: &View<'_>,
+    until: usize,
+    context_start: usize,
+) -> Vec<Span> {
+    let until_input = view.to_input_position(until);
+    let to_next = |position: usize| {
+        if position <= until {
+            position.saturating_sub(context_start)
+        } else {
+            until - context_start + view.to_input_position(position) - until_input
+        }
+    };
+    merge(
+        window
+            .carried
+            .iter()
+            .chain(immediate)
+            .filter(|span| span.start < until && span.end > context_start)
+            .map(|span| Span {
+                start: to_next(span.start),
+                end: to_next(span.end),
+                rules: span.rules,
+            })
+            .collect(),
+    )
 }
 
 /// A window pass's bookkeeping (window mode only).
@@ -326,6 +285,69 @@ impl Decision {
 }
 
 impl Window {
+    /// The bookkeeping of a window over `view`, whose last `tail` bytes may hold the start
+    /// of an anchor or a value not yet whole.
+    fn new(frame: &Frame, view: &View<'_>, tail: usize) -> Window {
+        let end = view.text().len();
+        let to_view = |span: Span| Span {
+            start: span.start,
+            end: view.to_view_position(span.end),
+            rules: span.rules,
+        };
+        Window {
+            from: frame.from,
+            last: frame.last,
+            end,
+            settled: if frame.last {
+                end
+            } else {
+                end.saturating_sub(tail)
+            },
+            open: frame.open.map(to_view),
+            carried: frame.carried.iter().copied().map(to_view).collect(),
+            growing: Vec::new(),
+            ends: Vec::new(),
+            tallies: Vec::new(),
+            late: Vec::new(),
+            count: frame.count,
+        }
+    }
+
+    /// The candidates found at or after `from` and settled before `bound`, per rule
+    /// (configured values apart).
+    fn counts_before(&self, bound: usize, decided: &[Decision]) -> [u64; Rule::COUNT] {
+        let mut counts = [0u64; Rule::COUNT];
+        for &(anchor, rule) in &self.tallies {
+            if anchor < bound {
+                counts[rule.index()] += 1;
+            }
+        }
+        for decision in decided {
+            if decision.settled_by(bound) && decision.anchor < bound {
+                counts[decision.rule.index()] += 1;
+            }
+        }
+        counts
+    }
+
+    /// The growing spans the next window resumes at the cut `until`.
+    fn resumes_from(&self, until: usize) -> Vec<(Rule, Tail)> {
+        self.growing
+            .iter()
+            .filter(|growing| growing.anchor.is_none_or(|anchor| anchor < until))
+            .map(|growing| {
+                // A span resumed here that went on into a run of another kind (a JWT's
+                // payload into its signature) is resumed as before when the cut falls
+                // before that run.
+                let tail = match growing.resumed {
+                    Some(tail) if growing.growth.run_start > until => tail,
+                    _ => growing.growth.tail,
+                };
+                (growing.rule, tail)
+            })
+            .collect()
+    }
+
     fn stand(&mut self, anchor: usize, rule: Rule, verdict: &Verdict) -> Standing {
         if self.last || verdict.reach <= self.end {
             return Standing::Settled;
@@ -710,20 +732,20 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         }
     }
 
-    /// Merges every span and decides the candidates that depend on other spans.
+    /// Merges every span and decides the candidates that depend on other spans, in the
+    /// order their rules read one another: homes in a URL's path read the spans that need
+    /// nothing else to decide, roots after a `:` read those and the homes before, nameless
+    /// roots read all of these, and credentials (R25) read everything.
     fn finish(mut self, counts: &mut [u64; Rule::COUNT], work: &mut Work) -> Finished {
         for (count, found) in counts.iter_mut().zip(self.counts) {
             *count += found;
         }
         self.push_values_before(usize::MAX);
-        let windowed = self.window.is_some();
-        let mut spans = self.spans;
+        let mut spans = std::mem::take(&mut self.spans);
         spans.append(&mut self.values);
         // The spans that need nothing else to decide: what R27's URL check reads.
         let immediate = merge(spans);
-        let mut decided: Vec<Decision> = Vec::new();
-        let mut deferred: Vec<Deferred> = Vec::new();
-        let (mut merged, immediate) = match self.window.as_deref() {
+        let (merged, immediate) = match self.window.as_deref() {
             Some(window) => {
                 let mut with_open = immediate.clone();
                 with_open.extend(window.open);
@@ -731,117 +753,121 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
             }
             None => (immediate, Vec::new()),
         };
-        // A home path in a URL's path stays unless a span of a rule that needs nothing else
-        // to decide covers part of that URL's `scheme://`: the output would then show no URL
-        // around it, and a second pass would take it for a local path (R29 (d)). A window
-        // reads those spans in the look-behind from what earlier windows carried.
-        let mut url_homes: Vec<Span> = Vec::new();
+        let mut decisions = Decisions {
+            merged,
+            decided: Vec::new(),
+            deferred: Vec::new(),
+            windowed: self.window.is_some(),
+        };
+        let url_homes = self.decide_url_homes(&mut decisions, &immediate, work);
+        decisions.take_all(url_homes, Rule::HomePath, counts);
+        let after_colon = self.decide_after_colon_homes(&mut decisions, work);
+        decisions.take_all(after_colon, Rule::HomePath, counts);
+        let nameless = self.decide_nameless_homes(&mut decisions, work);
+        decisions.take_all(nameless, Rule::HomePath, counts);
+        let accepted = self.decide_authorizations(&mut decisions, work);
+        decisions.take_all(accepted, Rule::AuthValue, counts);
+        Finished {
+            spans: decisions.merged,
+            immediate,
+            decided: decisions.decided,
+            deferred: decisions.deferred,
+        }
+    }
+
+    /// A home path in a URL's path stays unless a span of a rule that needs nothing else to
+    /// decide covers part of that URL's `scheme://`: the output would then show no URL
+    /// around it, and a second pass would take it for a local path (R29 (d)). A window reads
+    /// those spans in the look-behind from what earlier windows carried.
+    fn decide_url_homes(
+        &self,
+        decisions: &mut Decisions,
+        immediate: &[Span],
+        work: &mut Work,
+    ) -> Vec<Span> {
+        let mut taken = Vec::new();
         for home in &self.url_homes {
             work.verified_bytes += 1;
-            let taken = match self.window.as_deref() {
+            decisions.defer(home.span.start, home.separator_end);
+            let covered = match self.window.as_deref() {
                 Some(window) => {
-                    deferred.push(Deferred {
-                        start: home.span.start,
-                        depends_until: home.separator_end,
-                    });
-                    home.scheme_overlapped_by(&immediate)
+                    home.scheme_overlapped_by(immediate)
                         || home.scheme_overlapped_by(&window.carried)
                 }
-                None => home.scheme_overlapped_by(&merged),
+                None => home.scheme_overlapped_by(&decisions.merged),
             };
-            if taken {
-                url_homes.push(home.span);
-                if windowed {
-                    decided.push(Decision {
-                        span: home.span,
-                        anchor: home.anchor,
-                        rule: Rule::HomePath,
-                        depends_until: home.separator_end,
-                    });
-                }
+            if covered {
+                taken.push(home.span);
+                decisions.decide(home.span, home.anchor, Rule::HomePath, home.separator_end);
             }
         }
-        if !url_homes.is_empty() {
-            counts[Rule::HomePath.index()] += url_homes.len() as u64;
-            merged = merge(merged.into_iter().chain(url_homes).collect());
-        }
-        // A `//` root refused for the `:` before it stands if that `:` is replaced, by a
-        // span or by the root before it (`/Users/://h\Users\://k\Users\x`, left to right).
-        // Several anchors may share one root (`//h\Users\Users\x`), and so one `:`.
-        let mut after_colon: Vec<Span> = Vec::new();
+        taken
+    }
+
+    /// A `//` root refused for the `:` before it stands if that `:` is replaced, by a span
+    /// or by the root before it (`/Users/://h\Users\://k\Users\x`, left to right). Several
+    /// anchors may share one root (`//h\Users\Users\x`), and so one `:`. A nameless root
+    /// taken here is decided with the other nameless roots.
+    fn decide_after_colon_homes(
+        &mut self,
+        decisions: &mut Decisions,
+        work: &mut Work,
+    ) -> Vec<Span> {
+        let mut taken: Vec<Span> = Vec::new();
         let mut last_taken_colon = None;
-        for (colon, candidate, anchor) in self.after_colon_homes {
+        for (colon, candidate, anchor) in std::mem::take(&mut self.after_colon_homes) {
             work.verified_bytes += 1;
-            if windowed {
-                deferred.push(Deferred {
-                    start: candidate_start(&candidate),
-                    depends_until: colon,
-                });
-            }
+            decisions.defer(candidate_start(&candidate), colon);
             let covered_by_root_before = last_taken_colon == Some(colon)
-                || after_colon
+                || taken
                     .last()
                     .is_some_and(|span| span.start <= colon && colon < span.end);
-            if !covered_by_root_before && !covers(&merged, colon) {
+            if !covered_by_root_before && !covers(&decisions.merged, colon) {
                 continue;
             }
             last_taken_colon = Some(colon);
             match candidate {
                 HomeCandidate::Found(span) => {
-                    after_colon.push(span);
-                    if windowed {
-                        decided.push(Decision {
-                            span,
-                            anchor,
-                            rule: Rule::HomePath,
-                            depends_until: colon,
-                        });
-                    }
+                    taken.push(span);
+                    decisions.decide(span, anchor, Rule::HomePath, colon);
                 }
                 HomeCandidate::Nameless { start, name_start } => {
                     self.nameless_homes.push((start, name_start, anchor));
                 }
             }
         }
-        if !after_colon.is_empty() {
-            counts[Rule::HomePath.index()] += after_colon.len() as u64;
-            merged = merge(merged.into_iter().chain(after_colon).collect());
-        }
+        taken
+    }
+
+    /// A root without a user name (R27) is taken when what follows it is replaced: by a
+    /// span, or by the root after it. Right to left, so that a root followed by a root
+    /// (`/Users//Users/x`) joins it.
+    fn decide_nameless_homes(&mut self, decisions: &mut Decisions, work: &mut Work) -> Vec<Span> {
         self.nameless_homes.sort_unstable();
         let mut taken: Vec<Span> = Vec::new();
-        // Right to left, so that a root followed by a root (`/Users//Users/x`) joins it.
         for &(start, name_start, anchor) in self.nameless_homes.iter().rev() {
             work.verified_bytes += 1;
-            if windowed {
-                deferred.push(Deferred {
-                    start,
-                    depends_until: name_start,
-                });
-            }
+            decisions.defer(start, name_start);
             let joins_later = taken
                 .last()
                 .is_some_and(|span| span.start <= name_start && name_start < span.end);
-            if joins_later || covers(&merged, name_start) {
+            if joins_later || covers(&decisions.merged, name_start) {
                 let span = Span::new(start, name_start, Rule::HomePath);
                 taken.push(span);
-                if windowed {
-                    decided.push(Decision {
-                        span,
-                        anchor,
-                        rule: Rule::HomePath,
-                        depends_until: name_start,
-                    });
-                }
+                decisions.decide(span, anchor, Rule::HomePath, name_start);
             }
         }
-        counts[Rule::HomePath.index()] += taken.len() as u64;
-        if !taken.is_empty() {
-            merged = merge(merged.into_iter().chain(taken).collect());
-        }
+        taken
+    }
+
+    /// Credentials judged on the output's view (R25), right to left: a credential can hold
+    /// a later scheme word, whose decision it reads.
+    fn decide_authorizations(&self, decisions: &mut Decisions, work: &mut Work) -> Vec<Span> {
         let mut accepted: Vec<Span> = Vec::new();
         for candidate in self.authorizations.iter().rev() {
             work.verified_bytes += 1;
-            let earlier = first_ending_after(&merged, candidate.white_space_start).copied();
+            let earlier =
+                first_ending_after(&decisions.merged, candidate.white_space_start).copied();
             let later = accepted
                 .last()
                 .copied()
@@ -858,37 +884,60 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
                 .map_or(candidate.credential_end, |span| {
                     span.end.max(candidate.credential_end)
                 });
-            if windowed {
-                deferred.push(Deferred {
-                    start: candidate.start,
-                    depends_until,
-                });
-            }
+            decisions.defer(candidate.start, depends_until);
             if auth::accepts(self.context.text, candidate, first) {
                 let span = Span::new(candidate.start, candidate.credential_end, Rule::AuthValue);
                 accepted.push(span);
-                if windowed {
-                    decided.push(Decision {
-                        span,
-                        anchor: candidate.start,
-                        rule: Rule::AuthValue,
-                        depends_until,
-                    });
-                }
+                decisions.decide(span, candidate.start, Rule::AuthValue, depends_until);
             }
         }
-        counts[Rule::AuthValue.index()] += accepted.len() as u64;
-        let spans = if accepted.is_empty() {
-            merged
-        } else {
-            merge(merged.into_iter().chain(accepted).collect())
-        };
-        Finished {
-            spans,
-            immediate,
-            decided,
-            deferred,
+        accepted
+    }
+}
+
+/// The candidates decided at the end, as [`PatternPass::finish`] goes: the spans so far,
+/// and in window mode what each decision depended on.
+struct Decisions {
+    /// Every span taken so far, merged.
+    merged: Vec<Span>,
+    /// Window mode: the candidates taken.
+    decided: Vec<Decision>,
+    /// Window mode: every candidate decided, taken or not.
+    deferred: Vec<Deferred>,
+    windowed: bool,
+}
+
+impl Decisions {
+    /// A candidate starting at `start` was decided from the spans before `depends_until`.
+    fn defer(&mut self, start: usize, depends_until: usize) {
+        if self.windowed {
+            self.deferred.push(Deferred {
+                start,
+                depends_until,
+            });
         }
+    }
+
+    /// A candidate of `rule` found at `anchor` was taken with `span`.
+    fn decide(&mut self, span: Span, anchor: usize, rule: Rule, depends_until: usize) {
+        if self.windowed {
+            self.decided.push(Decision {
+                span,
+                anchor,
+                rule,
+                depends_until,
+            });
+        }
+    }
+
+    /// Counts the spans taken for `rule` and merges them in.
+    fn take_all(&mut self, taken: Vec<Span>, rule: Rule, counts: &mut [u64; Rule::COUNT]) {
+        if taken.is_empty() {
+            return;
+        }
+        counts[rule.index()] += taken.len() as u64;
+        let merged = std::mem::take(&mut self.merged);
+        self.merged = merge(merged.into_iter().chain(taken).collect());
     }
 }
 
