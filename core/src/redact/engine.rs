@@ -240,13 +240,21 @@ struct Window {
     count: bool,
 }
 
-/// A span that exists whatever follows but may grow: found at `anchor`, or resumed from an
-/// earlier window with the tail `resumed` (valid from the window's `from`).
+/// A span that exists whatever follows but may grow.
 struct Growing {
-    anchor: Option<usize>,
-    resumed: Option<Tail>,
+    origin: Origin,
     rule: Rule,
     growth: Growth,
+}
+
+/// Where a growing span comes from.
+#[derive(Clone, Copy)]
+enum Origin {
+    /// Its candidate was found at this anchor.
+    Found(usize),
+    /// It was resumed from an earlier window with this tail (valid from the window's
+    /// `from`).
+    Resumed(Tail),
 }
 
 /// How a candidate's verdict stands in a window.
@@ -334,16 +342,16 @@ impl Window {
     fn resumes_from(&self, until: usize) -> Vec<(Rule, Tail)> {
         self.growing
             .iter()
-            .filter(|growing| growing.anchor.is_none_or(|anchor| anchor < until))
-            .map(|growing| {
-                // A span resumed here that went on into a run of another kind (a JWT's
-                // payload into its signature) is resumed as before when the cut falls
-                // before that run.
-                let tail = match growing.resumed {
-                    Some(tail) if growing.growth.run_start > until => tail,
+            .filter_map(|growing| {
+                let tail = match growing.origin {
+                    Origin::Found(anchor) if anchor >= until => return None,
+                    // A span resumed here that went on into a run of another kind (a JWT's
+                    // payload into its signature) is resumed as before when the cut falls
+                    // before that run.
+                    Origin::Resumed(tail) if growing.growth.run_start > until => tail,
                     _ => growing.growth.tail,
                 };
-                (growing.rule, tail)
+                Some((growing.rule, tail))
             })
             .collect()
     }
@@ -356,8 +364,7 @@ impl Window {
             (Some(_), Some(growth)) => {
                 self.settled = self.settled.min(growth.certain_end);
                 self.growing.push(Growing {
-                    anchor: Some(anchor),
-                    resumed: None,
+                    origin: Origin::Found(anchor),
                     rule,
                     growth,
                 });
@@ -390,7 +397,7 @@ impl Window {
                 }
             }
             for growing in &self.growing {
-                if let Some(anchor) = growing.anchor
+                if let Origin::Found(anchor) = growing.origin
                     && anchor < self.settled
                     && growing.growth.run_start > self.settled
                 {
@@ -563,8 +570,7 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
                     Some(growth) if !window.last => {
                         window.settled = window.settled.min(growth.certain_end);
                         window.growing.push(Growing {
-                            anchor: None,
-                            resumed: Some(tail),
+                            origin: Origin::Resumed(tail),
                             rule,
                             growth,
                         });
