@@ -133,7 +133,18 @@ pub(crate) fn find_window(
         return Settled::no_progress(frame, work);
     }
     let context_start = until.saturating_sub(frame.context_len);
-    let carried = carried_to_next(&window, &immediate, &view, until, context_start);
+    // What R27's URL check reads in the next look-behind: the spans that need nothing else
+    // to decide, and the homes the left-to-right sweep took (a home's name may run into a
+    // URL's scheme).
+    let roots = decided
+        .iter()
+        .filter(|decision| decision.swept && decision.settled_by(until) && decision.anchor < until);
+    let read_by_urls: Vec<Span> = immediate
+        .iter()
+        .copied()
+        .chain(roots.map(|decision| decision.span))
+        .collect();
+    let carried = carried_to_next(&window, &read_by_urls, &view, until, context_start);
     // In the last window everything is final, spans reaching the end included.
     let bound = if frame.last { usize::MAX } else { until };
     let spans = merge(
@@ -284,6 +295,8 @@ struct Decision {
     anchor: usize,
     rule: Rule,
     depends_until: usize,
+    /// Decided by the left-to-right sweep, so read by the URL checks after it.
+    swept: bool,
 }
 
 impl Decision {
@@ -739,9 +752,9 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
     }
 
     /// Merges every span and decides the candidates that depend on other spans, in the
-    /// order their rules read one another: homes in a URL's path read the spans that need
-    /// nothing else to decide, roots after a `:` read those and the homes before, nameless
-    /// roots read all of these, and credentials (R25) read everything.
+    /// order their rules read one another: homes in a URL's path and roots after a `:` in
+    /// one sweep from left to right, nameless roots from right to left, and credentials
+    /// (R25), which read everything, last.
     fn finish(mut self, counts: &mut [u64; Rule::COUNT], work: &mut Work) -> Finished {
         for (count, found) in counts.iter_mut().zip(self.counts) {
             *count += found;
@@ -765,11 +778,10 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
             deferred: Vec::new(),
             windowed: self.window.is_some(),
         };
-        let url_homes = self.decide_url_homes(&mut decisions, &immediate, work);
-        decisions.take_all(url_homes, Rule::HomePath, counts);
-        let after_colon = self.decide_after_colon_homes(&mut decisions, work);
-        decisions.take_all(after_colon, Rule::HomePath, counts);
-        let nameless = self.decide_nameless_homes(&mut decisions, work);
+        let (homes, nameless_after_colon) =
+            self.decide_homes_left_to_right(&mut decisions, &immediate, work);
+        decisions.take_all(homes, Rule::HomePath, counts);
+        let nameless = self.decide_nameless_homes(&mut decisions, nameless_after_colon, work);
         decisions.take_all(nameless, Rule::HomePath, counts);
         let accepted = self.decide_authorizations(&mut decisions, work);
         decisions.take_all(accepted, Rule::AuthValue, counts);
@@ -781,53 +793,71 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         }
     }
 
-    /// A home path in a URL's path stays unless a span of a rule that needs nothing else to
-    /// decide covers part of that URL's `scheme://`: the output would then show no URL
-    /// around it, and a second pass would take it for a local path (R29 (d)). A window reads
-    /// those spans in the look-behind from what earlier windows carried.
-    fn decide_url_homes(
+    /// Homes in a URL's path and `//` roots after a `:` (R27), from left to right; each
+    /// reads the spans before it, those it takes included.
+    ///
+    /// - A home in a URL's path stays unless a span covers part of that URL's `scheme://`:
+    ///   the output would then show no URL around it, and a second pass would take it for
+    ///   a local path (R29 (d)). That span may be another home decided here, whose name runs
+    ///   into the scheme (`/Users/hs://\\s\users\is:///Users/x`: the home in the first URL
+    ///   has the name `is:`). A window reads the spans in the look-behind from what earlier
+    ///   windows carried.
+    /// - A `//` root refused for the `:` before it stands if that `:` is replaced, by a span
+    ///   or by the root before it (`/Users/://h\Users\://k\Users\x`). Several anchors may
+    ///   share one root (`//h\Users\Users\x`), and so one `:`. A nameless root taken here
+    ///   is returned apart, to be decided with the other nameless roots.
+    ///
+    /// Both read only spans that start before their own candidate (a scheme precedes its
+    /// path, a `:` its root), so one sweep in order of the candidates' starts decides them
+    /// as the whole text reads.
+    fn decide_homes_left_to_right(
         &self,
         decisions: &mut Decisions,
         immediate: &[Span],
         work: &mut Work,
-    ) -> Vec<Span> {
-        let mut taken = Vec::new();
-        for home in &self.url_homes {
-            work.verified_bytes += 1;
-            decisions.defer(home.span.start, home.separator_end);
-            let covered = match self.window.as_deref() {
-                Some(window) => {
-                    home.scheme_overlapped_by(immediate)
-                        || home.scheme_overlapped_by(&window.carried)
-                }
-                None => home.scheme_overlapped_by(&decisions.merged),
-            };
-            if covered {
-                taken.push(home.span);
-                decisions.decide(home.span, home.anchor, Rule::HomePath, home.separator_end);
-            }
-        }
-        taken
-    }
-
-    /// A `//` root refused for the `:` before it stands if that `:` is replaced, by a span
-    /// or by the root before it (`/Users/://h\Users\://k\Users\x`, left to right). Several
-    /// anchors may share one root (`//h\Users\Users\x`), and so one `:`. A nameless root
-    /// taken here is decided with the other nameless roots.
-    fn decide_after_colon_homes(
-        &mut self,
-        decisions: &mut Decisions,
-        work: &mut Work,
-    ) -> Vec<Span> {
-        let mut taken: Vec<Span> = Vec::new();
+    ) -> (Vec<Span>, Vec<(usize, usize, usize)>) {
+        // In order of the candidates' starts; candidates sharing a start keep their order.
+        let mut order: Vec<(usize, LeftToRight)> =
+            self.url_homes
+                .iter()
+                .enumerate()
+                .map(|(index, home)| (home.span.start, LeftToRight::UrlHome(index)))
+                .chain(self.after_colon_homes.iter().enumerate().map(
+                    |(index, (_, candidate, _))| {
+                        (candidate_start(candidate), LeftToRight::AfterColon(index))
+                    },
+                ))
+                .collect();
+        order.sort_by_key(|&(start, _)| start);
+        let mut taken = TakenSoFar::default();
+        let mut nameless = Vec::new();
         let mut last_taken_colon = None;
-        for (colon, candidate, anchor) in std::mem::take(&mut self.after_colon_homes) {
+        for (_, candidate) in order {
             work.verified_bytes += 1;
+            let index = match candidate {
+                LeftToRight::UrlHome(index) => {
+                    let home = &self.url_homes[index];
+                    decisions.defer(home.span.start, home.separator_end);
+                    let covered = taken.overlaps(home.scheme_start, home.separator_end)
+                        || match self.window.as_deref() {
+                            Some(window) => {
+                                home.scheme_overlapped_by(immediate)
+                                    || home.scheme_overlapped_by(&window.carried)
+                            }
+                            None => home.scheme_overlapped_by(&decisions.merged),
+                        };
+                    if covered {
+                        taken.push(home.span);
+                        decisions.decide_swept(home.span, home.anchor, home.separator_end);
+                    }
+                    continue;
+                }
+                LeftToRight::AfterColon(index) => index,
+            };
+            let (colon, candidate, anchor) = self.after_colon_homes[index];
             decisions.defer(candidate_start(&candidate), colon);
-            let covered_by_root_before = last_taken_colon == Some(colon)
-                || taken
-                    .last()
-                    .is_some_and(|span| span.start <= colon && colon < span.end);
+            let covered_by_root_before =
+                last_taken_colon == Some(colon) || taken.overlaps(colon, colon + 1);
             if !covered_by_root_before && !covers(&decisions.merged, colon) {
                 continue;
             }
@@ -835,23 +865,30 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
             match candidate {
                 HomeCandidate::Found(span) => {
                     taken.push(span);
-                    decisions.decide(span, anchor, Rule::HomePath, colon);
+                    decisions.decide_swept(span, anchor, colon);
                 }
                 HomeCandidate::Nameless { start, name_start } => {
-                    self.nameless_homes.push((start, name_start, anchor));
+                    nameless.push((start, name_start, anchor));
                 }
             }
         }
-        taken
+        (taken.spans, nameless)
     }
 
     /// A root without a user name (R27) is taken when what follows it is replaced: by a
     /// span, or by the root after it. Right to left, so that a root followed by a root
-    /// (`/Users//Users/x`) joins it.
-    fn decide_nameless_homes(&mut self, decisions: &mut Decisions, work: &mut Work) -> Vec<Span> {
-        self.nameless_homes.sort_unstable();
+    /// (`/Users//Users/x`) joins it. `more` are the nameless roots after a `:` taken.
+    fn decide_nameless_homes(
+        &self,
+        decisions: &mut Decisions,
+        more: Vec<(usize, usize, usize)>,
+        work: &mut Work,
+    ) -> Vec<Span> {
+        let mut nameless = more;
+        nameless.extend_from_slice(&self.nameless_homes);
+        nameless.sort_unstable();
         let mut taken: Vec<Span> = Vec::new();
-        for &(start, name_start, anchor) in self.nameless_homes.iter().rev() {
+        for &(start, name_start, anchor) in nameless.iter().rev() {
             work.verified_bytes += 1;
             decisions.defer(start, name_start);
             let joins_later = taken
@@ -901,6 +938,46 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
     }
 }
 
+/// A candidate of [`PatternPass::decide_homes_left_to_right`], by its index in its list.
+#[derive(Clone, Copy)]
+enum LeftToRight {
+    UrlHome(usize),
+    AfterColon(usize),
+}
+
+/// The spans taken so far by a sweep from left to right, in order of their start, with
+/// the farthest end among each prefix, so that whether one of them overlaps a range is a
+/// binary search.
+#[derive(Default)]
+struct TakenSoFar {
+    spans: Vec<Span>,
+    /// `ends_max[i]`: the farthest end among `spans[..=i]`.
+    ends_max: Vec<usize>,
+}
+
+impl TakenSoFar {
+    /// Adds a span starting at or after every span added before.
+    fn push(&mut self, span: Span) {
+        debug_assert!(
+            self.spans
+                .last()
+                .is_none_or(|last| last.start <= span.start)
+        );
+        let end_max = self
+            .ends_max
+            .last()
+            .map_or(span.end, |&end| end.max(span.end));
+        self.spans.push(span);
+        self.ends_max.push(end_max);
+    }
+
+    /// Whether a span taken so far overlaps `start..end`.
+    fn overlaps(&self, start: usize, end: usize) -> bool {
+        let before_end = self.spans.partition_point(|span| span.start < end);
+        before_end > 0 && self.ends_max[before_end - 1] > start
+    }
+}
+
 /// The candidates decided at the end, as [`PatternPass::finish`] goes: the spans so far,
 /// and in window mode what each decision depended on.
 struct Decisions {
@@ -926,12 +1003,22 @@ impl Decisions {
 
     /// A candidate of `rule` found at `anchor` was taken with `span`.
     fn decide(&mut self, span: Span, anchor: usize, rule: Rule, depends_until: usize) {
+        self.push(span, anchor, rule, depends_until, false);
+    }
+
+    /// A home of the left-to-right sweep found at `anchor` was taken with `span`.
+    fn decide_swept(&mut self, span: Span, anchor: usize, depends_until: usize) {
+        self.push(span, anchor, Rule::HomePath, depends_until, true);
+    }
+
+    fn push(&mut self, span: Span, anchor: usize, rule: Rule, depends_until: usize, swept: bool) {
         if self.windowed {
             self.decided.push(Decision {
                 span,
                 anchor,
                 rule,
                 depends_until,
+                swept,
             });
         }
     }

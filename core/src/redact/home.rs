@@ -171,6 +171,7 @@ fn ends_url(text: &[u8], index: usize) -> bool {
 }
 
 /// What a home-path anchor produced.
+#[derive(Clone, Copy)]
 pub(crate) enum HomeCandidate {
     /// A root and a user name.
     Found(Span),

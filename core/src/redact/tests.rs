@@ -341,6 +341,22 @@ fn a_url_colon_blocks_a_unc_root_only_while_it_stays() {
 }
 
 #[test]
+fn a_home_whose_name_runs_into_a_urls_scheme_takes_that_urls_home_too() {
+    // The home in the first URL's path is taken (a span covers that URL's scheme), and its
+    // name `is:` covers the second URL's scheme: the output shows no second URL, so the
+    // home in its path is taken too, or a second pass would take it (R29 (d)).
+    redacts(
+        r"/Users/hs://\\s\users\is:///Users/\",
+        "[LOCAL_PATH]//[LOCAL_PATH]//[LOCAL_PATH]",
+    );
+    // The same with a root after a `:` whose name runs into the next scheme.
+    redacts(
+        r"\\h\users\ÿ://s\users\is://\\h\users\x",
+        "[LOCAL_PATH]//[LOCAL_PATH]",
+    );
+}
+
+#[test]
 fn a_pem_end_line_cut_short_covers_a_glued_token_and_no_next_word() {
     let header = "-----BEGIN PRIVATE KEY-----\nMIIEabc\n";
     redacts(

@@ -194,8 +194,10 @@ pub(crate) struct Frame {
     /// The spans of configured values and of candidates found before `from` that need
     /// nothing else to decide (every rule's but those decided at the end), as far as they
     /// reach into the look-behind (merged, starts before it clipped to 0; ends at or after
-    /// `from` in buffer positions, like `open`'s). R27's URL check reads them: whether one
-    /// covers part of a URL's `scheme://` in the look-behind.
+    /// `from` in buffer positions, like `open`'s), and the homes taken before `from` by
+    /// the engine's left-to-right sweep of homes in URL paths and roots after a `:`. R27's
+    /// URL check reads them: whether one covers part of a URL's `scheme://` in the
+    /// look-behind.
     pub(crate) carried: Vec<Span>,
     /// The spans still growing at `from`, each to be read on from there.
     pub(crate) resumes: Vec<(Rule, Tail)>,
