@@ -46,7 +46,8 @@
 //! byte after a `://` is read once whatever the number of roots in that URL. Such a path
 //! is kept aside and redacted after all if the span of a rule that needs nothing else to
 //! decide (a configured value, a key, a home path outside a URL, a certain authorization
-//! value…) covers part of its URL's `scheme://` (the output would show no URL there). A
+//! value…), or a home taken before it in a URL's path or after a `:` whose name runs into
+//! the scheme, covers part of its URL's `scheme://` (the output would show no URL there). A
 //! root without a name inside a URL joins a span that starts right after it, as anywhere
 //! else.
 //!

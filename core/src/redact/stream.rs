@@ -74,9 +74,10 @@
 //! - *The spans in the look-behind*: R27 keeps a root in a URL's path unless a span of a
 //!   rule that needs nothing else to decide covers part of that URL's `scheme://`, which
 //!   may lie in the look-behind, and such a span may have been found by an earlier window
-//!   (a key ending in the scheme). So the spans of those rules (configured values included)
-//!   that reach into the next window's look-behind cross the cut too, merged: at most one
-//!   per byte of the look-behind.
+//!   (a key ending in the scheme), or a home that earlier window took in a URL's path or
+//!   after a `:` (its name running into the scheme). So the spans of those rules
+//!   (configured values included) and those homes that reach into the next window's
+//!   look-behind cross the cut too, merged: at most one per byte of the look-behind.
 //! - *The open span*: where it starts (when inside the context), its end and its rules. The
 //!   next window merges it with what touches it, and the decisions that read other spans
 //!   see it as the whole text would.
