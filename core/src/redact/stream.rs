@@ -128,7 +128,11 @@
 //! way, so any exact streamer must hold n bits about it when that byte comes: no memory
 //! bound holds for every input. Here the window grows, doubling, to hold such a stretch
 //! (memory then about three times its length, as whole-text redaction needs), and shrinks
-//! back after it. [`StreamReport::buffer_bytes_max`] tells when that happened.
+//! back after it. [`StreamReport::buffer_bytes_max`] tells when that happened. Measured
+//! peaks of `ward redact` on 32 MiB of each (12-01): a userinfo without its `@` 157 MB, a
+//! JWT header without its `.eyJ` 157 MB, white space after `Bearer` 125 MB, a plain word
+//! after `basic ` 125 MB, a `Bearer =bearer` chain 407 MB; so no memory bound holds for
+//! these until the rules bound how far ahead they read, as R27's URL check does.
 //!
 //! # What the streaming relies on
 //!
