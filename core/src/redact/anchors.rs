@@ -82,9 +82,6 @@ pub(crate) enum Anchor {
     Value(usize),
 }
 
-/// The longest distance from a candidate's start to the byte its hit was found at, for
-/// the fixed anchors (the `_` of `github_pat_`).
-const FIXED_BACK_MAX: usize = 6;
 /// The longest literal.
 const LITERAL_LEN_MAX: usize = 6;
 /// The farthest past a candidate's start that finding its anchor reads (`github_pat_`,
@@ -313,10 +310,7 @@ impl AnchorScanner {
         };
         let words = Search::new(literals)?;
         let separators = Search::new(separator_literals())?;
-        let back_max = words
-            .back_max()
-            .max(separators.back_max())
-            .max(FIXED_BACK_MAX);
+        let back_max = words.back_max().max(separators.back_max());
         let values = if finds_values {
             values
                 .iter()
@@ -482,7 +476,10 @@ mod tests {
             assert_eq!(unique.len(), literals.len());
         }
         let scanner = AnchorScanner::new(&values).expect("builds");
-        assert!(scanner.finds_values() && scanner.back_max() >= FIXED_BACK_MAX);
+        assert!(scanner.finds_values());
+        // `b_pat_` is found 5 bytes after the start of `github_pat_`, the farthest of the
+        // fixed literals (`rer` is 3 after `bearer`'s).
+        assert_eq!(AnchorScanner::new(&[]).expect("builds").back_max(), 5);
         // Five values, or a value longer than 256 bytes, get their own search.
         let five: Vec<String> = (0..5)
             .map(|index| format!("value-number-{index}"))
@@ -528,6 +525,86 @@ mod tests {
         );
         assert_eq!(hits(b"rer"), []);
         assert!(hits(b"plain words about charts, risks and users, and/or more").is_empty());
+        // A separator literal needs the rest of its word: `users` before `rs/`, `github`
+        // before `b_pat_`.
+        assert!(hits(b"errs/ hers\\ xb_pat_ gh_ ghx_ Sk_ :/ /hom/").is_empty());
+        assert_eq!(hits(b"uSeRs/"), [(3, Anchor::UsersSegment)]);
+    }
+
+    /// Every anchor of `text`, read position by position without any search: each word
+    /// literal (values' windows included) wherever it occurs, and at each `_`, `\` or `/`
+    /// the anchors it ends or starts.
+    fn reference_hits(values: &[String], text: &[u8]) -> Vec<(usize, Anchor)> {
+        let words = literals(values).expect("values fit");
+        let mut found = Vec::new();
+        for index in 0..text.len() {
+            for (literal, anchor, back) in &words {
+                if text[index..].starts_with(literal) && index >= *back {
+                    found.push((index - back, *anchor));
+                }
+            }
+            let at = |offset: usize, word: &[u8]| {
+                index >= offset && text[index - offset..].starts_with(word)
+            };
+            match text[index] {
+                b'_' if at(2, b"sk") => found.push((index - 2, Anchor::Sk)),
+                b'_' if at(3, b"gh") && b"pousr".contains(&text[index - 1]) => {
+                    found.push((index - 3, Anchor::GithubShort))
+                }
+                b'_' if at(6, b"github_pat_") => found.push((index - 6, Anchor::GithubPat)),
+                b'/' | b'\\' => {
+                    if index >= 5 && text[index - 5..index].eq_ignore_ascii_case(b"users") {
+                        found.push((index - 2, Anchor::UsersSegment));
+                    }
+                    if text[index..].starts_with(b"/home/") {
+                        found.push((index, Anchor::Home));
+                    }
+                    if at(1, b"://") {
+                        found.push((index - 1, Anchor::SchemeSeparator));
+                    }
+                }
+                _ => {}
+            }
+        }
+        found
+    }
+
+    fn by_position(mut hits: Vec<(usize, Anchor)>) -> Vec<(usize, Anchor)> {
+        hits.sort_by_key(|&(position, anchor)| (position, format!("{anchor:?}")));
+        hits
+    }
+
+    proptest::proptest! {
+        /// Both searches together hand on exactly the anchors of the reference, in order of
+        /// the candidates' starts, on text made of the anchors' own bytes.
+        #[test]
+        fn scan_finds_exactly_the_reference_anchors_in_order(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "_", "\\", "/", ":", "//", "users", "Users", "USERS", "uSeRs", "rs", "u",
+                    "home", "/home/", "github", "_pat_", "b_pat", "gh", "p", "o", "r", "sk",
+                    "sk-", "AKIA", "ASIA", "KIA", "xox", "eyJ", "-BEGIN", "bearer", "BeArEr",
+                    "basic", "rer", "sic", " ", "a", "0", "://", "home_pat", "sk-users/x",
+                ]),
+                0..120,
+            ),
+            with_values in proptest::bool::ANY,
+        ) {
+            let text = pieces.concat().into_bytes();
+            let values: Vec<String> = if with_values {
+                vec!["sk-users/x".to_string(), "home_pat".to_string()]
+            } else {
+                Vec::new()
+            };
+            let scanner = AnchorScanner::new(&values).expect("builds");
+            proptest::prop_assert!(scanner.finds_values() == with_values);
+            let mut found = Vec::new();
+            scanner.scan(&text, &mut Work::default(), |position, anchor, _| {
+                found.push((position, anchor))
+            });
+            proptest::prop_assert!(found.windows(2).all(|pair| pair[0].0 <= pair[1].0));
+            proptest::prop_assert_eq!(by_position(found), by_position(reference_hits(&values, &text)));
+        }
     }
 
     #[test]
