@@ -44,28 +44,27 @@ fn side_by_side(criterion: &mut Criterion, group_name: &str, inputs: &[(String, 
     group.finish();
 }
 
-fn clean_prose(criterion: &mut Criterion) {
+/// `text(len)` at each of [`SIZES`], side by side with the baseline.
+fn at_every_size(criterion: &mut Criterion, group_name: &str, text: impl Fn(usize) -> String) {
     let inputs: Vec<_> = SIZES
         .iter()
-        .map(|&(len, label)| (label.to_string(), prose(len)))
+        .map(|&(len, label)| (label.to_string(), text(len)))
         .collect();
-    side_by_side(criterion, "redact/clean-prose", &inputs);
+    side_by_side(criterion, group_name, &inputs);
+}
+
+fn clean_prose(criterion: &mut Criterion) {
+    at_every_size(criterion, "redact/clean-prose", prose);
 }
 
 fn clean_log(criterion: &mut Criterion) {
-    let inputs: Vec<_> = SIZES
-        .iter()
-        .map(|&(len, label)| (label.to_string(), log(len)))
-        .collect();
-    side_by_side(criterion, "redact/clean-log", &inputs);
+    at_every_size(criterion, "redact/clean-log", log);
 }
 
 fn secret_dense_text(criterion: &mut Criterion) {
-    let inputs: Vec<_> = SIZES
-        .iter()
-        .map(|&(len, label)| (label.to_string(), secret_dense(len, DENSE_SEED)))
-        .collect();
-    side_by_side(criterion, "redact/secret-dense", &inputs);
+    at_every_size(criterion, "redact/secret-dense", |len| {
+        secret_dense(len, DENSE_SEED)
+    });
 }
 
 fn prompt(criterion: &mut Criterion) {

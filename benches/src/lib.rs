@@ -30,24 +30,20 @@ pub const PROMPT_200: &str = "Draw a trend line on the weekly chart of 600519 fr
 
 /// `len` bytes of the committed prose, repeated as often as needed.
 pub fn prose(len: usize) -> String {
-    let mut text = String::with_capacity(len + PROSE.len());
-    while text.len() < len {
-        text.push_str(PROSE);
-    }
-    // The prose is ASCII, so any byte offset is a character boundary.
-    text.truncate(len);
-    text
+    repeated(PROSE, len)
 }
 
 /// `len` bytes of the committed clean log lines, repeated as often as needed.
 pub fn log(len: usize) -> String {
-    let mut text = String::with_capacity(len + LOG.len());
-    while text.len() < len {
-        text.push_str(LOG);
-    }
-    // The log lines are ASCII, so any byte offset is a character boundary.
-    text.truncate(len);
-    text
+    repeated(LOG, len)
+}
+
+/// `len` bytes of `text` (ASCII, so any byte offset is a character boundary), repeated.
+fn repeated(text: &str, len: usize) -> String {
+    debug_assert!(text.is_ascii() && !text.is_empty());
+    let mut repeated = text.repeat(len.div_ceil(text.len()));
+    repeated.truncate(len);
+    repeated
 }
 
 /// SplitMix64: a tiny, fixed generator, so the bench input never changes with a dependency.
