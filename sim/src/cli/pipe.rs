@@ -8,6 +8,12 @@
 //! with at most [`BLOCKS_IN_FLIGHT`] blocks queued, so the pipeline holds at most
 //! `2 × (BLOCKS_IN_FLIGHT + 2) × BLOCK_BYTES` = 6 MiB whatever the input's size.
 //!
+//! Measured side by side (12-01, `ward redact < F > out`, 1 GiB of prose, the same build
+//! with and without these threads, three runs each): 0.69–0.81 s against 1.10–1.36 s.
+//! Each block is a fresh allocation and each read copies once more, from the block into
+//! the redactor's window. Their cost was not measured apart; with them, 1 GiB of prose
+//! takes 0.67 s file to file against 0.52 s for `cat F > out` (medians of 5, one sitting).
+//!
 //! Errors keep their kind and their side: a read error is returned by the next
 //! [`Read::read`] after the bytes read before it, a write error by the next
 //! [`Write::write`] or [`WriteBehind::finish`] (so a closed pipe is still
