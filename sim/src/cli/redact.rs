@@ -382,6 +382,18 @@ mod tests {
         )
         .expect_err("the input fails");
         assert!(matches!(error, RedactCommandError::Input(_)), "{error}");
+        // Read ahead on a thread of its own, as `run` reads standard input, it still is.
+        let error = execute(
+            &RedactArgs::default(),
+            &mut ReadAhead::spawn(Failing),
+            &mut output,
+            &mut Vec::new(),
+        )
+        .expect_err("the input fails");
+        assert!(
+            matches!(&error, RedactCommandError::Input(inner) if inner.to_string() == "disk on fire"),
+            "{error}"
+        );
     }
 
     #[test]
