@@ -834,45 +834,58 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         let mut last_taken_colon = None;
         for (_, candidate) in order {
             work.verified_bytes += 1;
-            let index = match candidate {
+            match candidate {
                 LeftToRight::UrlHome(index) => {
                     let home = &self.url_homes[index];
                     decisions.defer(home.span.start, home.separator_end);
-                    let covered = taken.overlaps(home.scheme_start, home.separator_end)
-                        || match self.window.as_deref() {
-                            Some(window) => {
-                                home.scheme_overlapped_by(immediate)
-                                    || home.scheme_overlapped_by(&window.carried)
-                            }
-                            None => home.scheme_overlapped_by(&decisions.merged),
-                        };
-                    if covered {
+                    if self.scheme_covered(home, &taken, immediate, &decisions.merged) {
                         taken.push(home.span);
                         decisions.decide_swept(home.span, home.anchor, home.separator_end);
                     }
-                    continue;
                 }
-                LeftToRight::AfterColon(index) => index,
-            };
-            let (colon, candidate, anchor) = self.after_colon_homes[index];
-            decisions.defer(candidate_start(&candidate), colon);
-            let covered_by_root_before =
-                last_taken_colon == Some(colon) || taken.overlaps(colon, colon + 1);
-            if !covered_by_root_before && !covers(&decisions.merged, colon) {
-                continue;
-            }
-            last_taken_colon = Some(colon);
-            match candidate {
-                HomeCandidate::Found(span) => {
-                    taken.push(span);
-                    decisions.decide_swept(span, anchor, colon);
-                }
-                HomeCandidate::Nameless { start, name_start } => {
-                    nameless.push((start, name_start, anchor));
+                LeftToRight::AfterColon(index) => {
+                    let (colon, candidate, anchor) = self.after_colon_homes[index];
+                    decisions.defer(candidate_start(&candidate), colon);
+                    let replaced = last_taken_colon == Some(colon)
+                        || taken.overlaps(colon, colon + 1)
+                        || covers(&decisions.merged, colon);
+                    if !replaced {
+                        continue;
+                    }
+                    last_taken_colon = Some(colon);
+                    match candidate {
+                        HomeCandidate::Found(span) => {
+                            taken.push(span);
+                            decisions.decide_swept(span, anchor, colon);
+                        }
+                        HomeCandidate::Nameless { start, name_start } => {
+                            nameless.push((start, name_start, anchor));
+                        }
+                    }
                 }
             }
         }
         (taken.spans, nameless)
+    }
+
+    /// Whether a span covers part of `home`'s `scheme://`: a home the sweep `taken` before
+    /// it, or a span that needs nothing else to decide (`merged` in whole text; in a window,
+    /// `immediate` and what earlier windows carried into the look-behind).
+    fn scheme_covered(
+        &self,
+        home: &UrlHome,
+        taken: &TakenSoFar,
+        immediate: &[Span],
+        merged: &[Span],
+    ) -> bool {
+        taken.overlaps(home.scheme_start, home.separator_end)
+            || match self.window.as_deref() {
+                Some(window) => {
+                    home.scheme_overlapped_by(immediate)
+                        || home.scheme_overlapped_by(&window.carried)
+                }
+                None => home.scheme_overlapped_by(merged),
+            }
     }
 
     /// A root without a user name (R27) is taken when what follows it is replaced: by a
