@@ -536,6 +536,10 @@ fn decode_base64(text: &str) -> Option<Vec<u8>> {
                 quad |= ALPHABET.iter().position(|&a| a == byte)? as u32;
             }
         }
+        // One character left over (three `=`) encodes no whole byte: not base64.
+        if pads > 2 {
+            return None;
+        }
         let bytes = quad.to_be_bytes();
         out.extend_from_slice(&bytes[1..4 - pads]);
     }

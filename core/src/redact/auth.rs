@@ -31,6 +31,7 @@
 use super::context::Context;
 use super::span::Span;
 use super::text::{char_len_at, class, decode_at, is, starts_with_ignore_case, white_space_len_at};
+use super::window::{Growth, Tail};
 use super::work::Work;
 
 /// The shortest `Bearer` credential with a digit that looks like one.
@@ -39,6 +40,14 @@ const CREDENTIAL_CHARS_MIN: usize = 8;
 const CREDENTIAL_CHARS_LONG: usize = 20;
 /// White space skipped backwards when looking for a header context.
 const HEADER_GAP_MAX: usize = 64;
+/// The most white space, in bytes, after a scheme word whose redaction waits for the
+/// credential: a scheme word followed by more is redacted with its white space and
+/// whatever credential follows (possibly none), so that no verdict waits on a byte
+/// arbitrarily far ahead. The seed (R29 (b)) reads any white space there.
+pub(crate) const SCHEME_GAP_MAX: usize = 256;
+/// The longest credential, in bytes and with its trailing full stops, that can be a plain
+/// word: a longer one looks like a credential whatever its characters.
+pub(crate) const PLAIN_WORD_LEN_MAX: usize = 1024;
 /// The farthest [`header_context`] reads back from a scheme word: an opening quote, the
 /// gap, `:` or `=`, the gap, a closing quote and `]`, and `authorization`.
 pub(crate) const HEADER_LOOK_BEHIND_MAX: usize = 1 + HEADER_GAP_MAX + 1 + HEADER_GAP_MAX + 2 + 13;
@@ -62,9 +71,14 @@ pub(crate) struct AuthCandidate {
     pub(crate) credential_end: usize,
     /// Whether a header context precedes the scheme.
     pub(crate) header: bool,
-    /// Whether the credential is not empty and the candidate is redacted whatever else is
-    /// found (header context, or a credential that looks like one).
+    /// Whether the candidate is redacted whatever else is found: a credential, not empty,
+    /// after a header context or that looks like one; or white space wider than
+    /// [`SCHEME_GAP_MAX`].
     pub(crate) certain: bool,
+    /// Where the white space after the last line break in it starts, and how many more line
+    /// breaks it may hold there (for the streaming redactor: white space that runs to the
+    /// end of the text is read on from there).
+    pub(crate) gap_resume: (usize, usize),
 }
 
 fn ends_credential(text: &[u8], index: usize) -> bool {
@@ -101,6 +115,9 @@ fn line_break_len_at(text: &[u8], index: usize) -> usize {
 
 /// Whether `credential` (without header context) looks like one under `Basic` or `Bearer`.
 fn looks_like_credential(basic: bool, credential: &[u8]) -> bool {
+    if credential.len() > PLAIN_WORD_LEN_MAX {
+        return true;
+    }
     let credential = without_trailing_stops(credential);
     if credential.is_empty() || is_plain_word(credential) {
         return false;
@@ -222,32 +239,21 @@ pub(crate) fn candidate(
     let white_space_start = start + word.len();
     let header = header_context(text, start);
     // A header context allows one line break in the white space; prose allows none.
-    let mut line_breaks_left = usize::from(header);
-    let mut index = white_space_start;
-    loop {
-        let line_break = line_break_len_at(text, index);
-        if line_break > 0 {
-            if line_breaks_left == 0 {
-                work.verified_bytes += (index - white_space_start) as u64;
-                return Err(failed.max(index + line_break));
-            }
-            line_breaks_left -= 1;
-            index += line_break;
-            continue;
-        }
-        let length = white_space_len_at(text, index);
-        if length == 0 {
-            break;
-        }
-        index += length;
+    let gap = skip_gap(text, white_space_start, usize::from(header));
+    let index = gap.end;
+    let wide = index - white_space_start > SCHEME_GAP_MAX;
+    if let Some(line_break_end) = gap.refused.filter(|_| !wide) {
+        work.verified_bytes += (line_break_end - white_space_start) as u64;
+        return Err(failed.max(line_break_end));
     }
     if index == white_space_start {
         return Err(failed);
     }
     let credential_end = credential_end(text, index);
     let basic = word == b"basic";
-    let certain = credential_end > index
-        && (header || looks_like_credential(basic, &text[index..credential_end]));
+    let certain = wide
+        || (credential_end > index
+            && (header || looks_like_credential(basic, &text[index..credential_end])));
     // The credential is read twice: to find its end, and to judge it.
     work.verified_bytes += (2 * (credential_end - index) + (index - white_space_start)) as u64;
     // An empty credential (the scheme is followed by a quote) is kept as a candidate too:
@@ -260,7 +266,68 @@ pub(crate) fn candidate(
         credential_end,
         header,
         certain,
+        gap_resume: gap.resume,
     })
+}
+
+/// How a certain candidate whose credential starts at `credential_start` and ends at
+/// `credential_end`, the end of the text, grows: in its credential, or in its white space
+/// when the credential has not started (`gap_resume` as in [`AuthCandidate::gap_resume`]).
+pub(crate) fn growth(
+    text: &[u8],
+    credential_start: usize,
+    credential_end: usize,
+    gap_resume: (usize, usize),
+) -> Growth {
+    if credential_start == text.len() {
+        let (run_start, line_breaks) = gap_resume;
+        Growth::new(Tail::Gap(line_breaks > 0), run_start, credential_end)
+    } else {
+        Growth::new(Tail::Credential, credential_start, credential_end)
+    }
+}
+
+/// Where the white space after a scheme word ends.
+pub(crate) struct Gap {
+    /// The credential's start, or a line break the white space may not hold.
+    pub(crate) end: usize,
+    /// When it ends at such a line break: the position after it.
+    pub(crate) refused: Option<usize>,
+    /// As in [`AuthCandidate::gap_resume`].
+    pub(crate) resume: (usize, usize),
+}
+
+/// Reads white space after a scheme word from `from`, where it may hold `line_breaks`
+/// more line breaks.
+pub(crate) fn skip_gap(text: &[u8], from: usize, line_breaks: usize) -> Gap {
+    let mut line_breaks_left = line_breaks;
+    let mut resume = (from, line_breaks);
+    let mut index = from;
+    loop {
+        let line_break = line_break_len_at(text, index);
+        let length = if line_break > 0 {
+            if line_breaks_left == 0 {
+                return Gap {
+                    end: index,
+                    refused: Some(index + line_break),
+                    resume,
+                };
+            }
+            line_breaks_left -= 1;
+            resume = (index + line_break, line_breaks_left);
+            line_break
+        } else {
+            white_space_len_at(text, index)
+        };
+        if length == 0 {
+            return Gap {
+                end: index,
+                refused: None,
+                resume,
+            };
+        }
+        index += length;
+    }
 }
 
 /// Whether a certain candidate found on `text`, which may go on past its end, stays
@@ -284,11 +351,12 @@ pub(crate) fn stays_certain(text: &[u8], candidate: &AuthCandidate) -> bool {
         candidate.certain,
         "only a certain candidate can stay certain"
     );
-    if candidate.header {
+    let raw = &text[candidate.credential_start..candidate.credential_end];
+    let wide = candidate.credential_start - candidate.white_space_start > SCHEME_GAP_MAX;
+    if candidate.header || wide || raw.len() > PLAIN_WORD_LEN_MAX {
         return true;
     }
-    let credential =
-        without_trailing_stops(&text[candidate.credential_start..candidate.credential_end]);
+    let credential = without_trailing_stops(raw);
     if !stays_unlike_plain_word(credential) {
         return false;
     }
@@ -349,8 +417,8 @@ fn skip_gap_back(text: &[u8], mut index: usize) -> usize {
     index
 }
 
-/// Whether an uncertain candidate is redacted, given the first span (other rules, and
-/// candidates already accepted to its right) that ends after its white space starts and
+/// Whether an uncertain candidate is redacted, given the first span (other rules, and the
+/// next candidate, whatever its own decision) that ends after its white space starts and
 /// starts no later than its credential ends.
 pub(crate) fn accepts(text: &[u8], candidate: &AuthCandidate, first: Option<Span>) -> bool {
     if candidate.certain {
@@ -368,15 +436,14 @@ pub(crate) fn accepts(text: &[u8], candidate: &AuthCandidate, first: Option<Span
         return true;
     }
     // The credential as the output shows it: its text up to the span, then the
-    // placeholder, which reads as a credential up to its closing bracket.
+    // placeholder, which reads as a credential up to its closing bracket. A span of no
+    // secret rule may still merge with a secret one after it (a credential whose scheme
+    // word it covers), so either placeholder counts: no decision waits on that.
     let prefix = &text[candidate.credential_start..span.start.max(candidate.credential_start)];
-    let placeholder: &[u8] = if span.rules.has_secret() {
-        b"[REDACTED"
-    } else {
-        b"[LOCAL_PATH"
+    let looks_with = |placeholder: &[u8]| {
+        looks_like_credential(candidate.basic, &[prefix, placeholder].concat())
     };
-    let view = [prefix, placeholder].concat();
-    looks_like_credential(candidate.basic, &view)
+    looks_with(b"[REDACTED") || (!span.rules.has_secret() && looks_with(b"[LOCAL_PATH"))
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ use super::home::{self, HomeCandidate};
 use super::invisible::View;
 use super::keys;
 use super::span::{Span, covers, first_ending_after, merge};
-use super::text::starts_with;
+use super::text::{char_start, starts_with};
 use super::tokens::{self, PemEnds, RunCache};
 use super::window::{Frame, Growth, Settled, TAIL_PATTERNS, Tail, Verdict, span_back_max};
 use super::work::Work;
@@ -128,7 +128,7 @@ pub(crate) fn find_window(
             (found, Vec::new(), Vec::new(), [0; Rule::COUNT])
         }
     };
-    let until = window.settle(deferred);
+    let until = window.settle(text, deferred);
     if until <= frame.from && !frame.last {
         return Settled::no_progress(frame, work);
     }
@@ -394,15 +394,19 @@ impl Window {
         self.settled = self.settled.min(position);
     }
 
-    /// Lowers `settled` until it holds: every deferred candidate before it depends only on
-    /// spans before it, every growing span found before it can be resumed from it, and
-    /// every span of a candidate found before it starts before it.
-    fn settle(&mut self, mut ordered: Vec<Deferred>) -> usize {
+    /// Lowers `settled` until it holds: it is the start of a character of `text` (so the
+    /// next window reads whole characters: a run of invisible characters R28 keeps, or
+    /// white space after a scheme word, is read on from there as the whole text reads it),
+    /// every deferred candidate before it depends only on spans before it, every growing
+    /// span found before it can be resumed from it, and every span of a candidate found
+    /// before it starts before it.
+    fn settle(&mut self, text: &[u8], mut ordered: Vec<Deferred>) -> usize {
         if self.last {
             return self.end;
         }
         ordered.sort_unstable_by_key(|candidate| std::cmp::Reverse(candidate.start));
         loop {
+            self.settled = char_start(text, self.settled);
             let before = self.settled;
             for candidate in &ordered {
                 if candidate.start < self.settled && candidate.depends_until >= self.settled {
@@ -629,6 +633,8 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
             return;
         }
         let context = &self.context;
+        // A home whose user name is too long to wait for its decision is taken at once.
+        let mut home_at_once = false;
         let verdict = match anchor {
             Anchor::Bearer | Anchor::Basic => self.authorization(anchor, position, work),
             Anchor::Sk => keys::sk_key(context, work, position),
@@ -641,7 +647,11 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
                 tokens::pem_private_key(context, work, &mut self.pem_ends, position + 1)
             }
             Anchor::SchemeSeparator => tokens::url_password(context, work, position),
-            Anchor::UsersSegment | Anchor::Home => self.home_path(anchor, position, work),
+            Anchor::UsersSegment | Anchor::Home => {
+                let (verdict, at_once) = self.home_path(anchor, position, work);
+                home_at_once = at_once;
+                verdict
+            }
             // Handled above.
             Anchor::Value(_) => Verdict::none(position),
         };
@@ -653,6 +663,7 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
             return;
         };
         if rule == Rule::HomePath
+            && !home_at_once
             && let Some((scheme_start, separator_end)) =
                 self.url.holding(self.context.text, work, span.start)
         {
@@ -710,10 +721,11 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         if at_end && auth::stays_certain(self.context.text, &candidate) {
             verdict.growing_at_end(
                 self.context.text,
-                Growth::new(
-                    Tail::Credential,
+                auth::growth(
+                    self.context.text,
                     candidate.credential_start,
                     candidate.credential_end,
+                    candidate.gap_resume,
                 ),
             )
         } else {
@@ -721,33 +733,51 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         }
     }
 
-    /// A home-path anchor at `position`.
-    fn home_path(&mut self, anchor: Anchor, position: usize, work: &mut Work) -> Verdict {
+    /// A home-path anchor at `position`, and whether its span is taken at once: a name
+    /// longer than `home::NAME_LEN_MAX` is, wherever its root is (with the root after a `:`
+    /// when there is one, which reaches farther back), and so is the only kind that grows
+    /// past a window's end.
+    fn home_path(&mut self, anchor: Anchor, position: usize, work: &mut Work) -> (Verdict, bool) {
         let text = self.context.text;
-        let (found, after_colon_reach) = if anchor == Anchor::Home {
-            (home::home(text, work, position), 0)
+        let (found, after_colon) = if anchor == Anchor::Home {
+            (home::home(text, work, position), None)
         } else {
             let segment = home::users_segment(text, work, position, self.faults);
-            let reach = match segment.after_colon {
-                Some((colon, candidate)) => {
-                    let reach = home_reach(text, &candidate);
-                    self.after_colon_homes.push((colon, candidate, position));
-                    reach
-                }
-                None => 0,
-            };
-            (segment.candidate, reach)
+            (segment.candidate, segment.after_colon)
         };
+        let mut after_colon_reach = 0;
+        match after_colon {
+            Some((_, HomeCandidate::Found { span, name })) if name.long => {
+                return (long_name(text, span, name), true);
+            }
+            Some((colon, candidate)) => {
+                after_colon_reach = home_reach(text, &candidate);
+                self.after_colon_homes.push((colon, candidate, position));
+            }
+            None => {}
+        }
         match found {
-            Some(HomeCandidate::Found(span)) => Verdict::found(
-                span,
-                home::name_reach(text, span.end).max(after_colon_reach),
+            Some(HomeCandidate::Found { span, name }) if name.long => {
+                (long_name(text, span, name), true)
+            }
+            Some(HomeCandidate::Found { span, .. }) => (
+                Verdict::found(
+                    span,
+                    home::name_reach(text, span.end).max(after_colon_reach),
+                ),
+                false,
             ),
             Some(HomeCandidate::Nameless { start, name_start }) => {
                 self.nameless_homes.push((start, name_start, position));
-                Verdict::none((name_start + 1).max(after_colon_reach))
+                (
+                    Verdict::none((name_start + 1).max(after_colon_reach)),
+                    false,
+                )
             }
-            None => Verdict::none((position + home::FAILED_REACH_MAX).max(after_colon_reach)),
+            None => (
+                Verdict::none((position + home::FAILED_REACH_MAX).max(after_colon_reach)),
+                false,
+            ),
         }
     }
 
@@ -854,7 +884,7 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
                     }
                     last_taken_colon = Some(colon);
                     match candidate {
-                        HomeCandidate::Found(span) => {
+                        HomeCandidate::Found { span, .. } => {
                             taken.push(span);
                             decisions.decide_swept(span, anchor, colon);
                         }
@@ -889,8 +919,11 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
     }
 
     /// A root without a user name (R27) is taken when what follows it is replaced: by a
-    /// span, or by the root after it. Right to left, so that a root followed by a root
-    /// (`/Users//Users/x`) joins it. `more` are the nameless roots after a `:` taken.
+    /// span, or by the root of another candidate, whatever that candidate's own decision
+    /// (`/Users//Users/x` is one span; in `/home//home/ x` the first root goes, and a
+    /// second pass finds the same). So no decision waits on the next one, and a chain
+    /// `/home//home//home/…` is decided root by root from a bounded stretch. `more` are the
+    /// nameless roots after a `:` taken.
     fn decide_nameless_homes(
         &self,
         decisions: &mut Decisions,
@@ -901,45 +934,66 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         nameless.extend_from_slice(&self.nameless_homes);
         nameless.sort_unstable();
         let mut taken: Vec<Span> = Vec::new();
-        for &(start, name_start, anchor) in nameless.iter().rev() {
+        for (index, &(start, name_start, anchor)) in nameless.iter().enumerate() {
             work.verified_bytes += 1;
-            decisions.defer(start, name_start);
-            let joins_later = taken
-                .last()
-                .is_some_and(|span| span.start <= name_start && name_start < span.end);
-            if joins_later || covers(&decisions.merged, name_start) {
+            // A root whose own root covers this one's name start, found whatever follows
+            // it (its name start is inside the text).
+            let later_root = nameless[index + 1..]
+                .iter()
+                .take_while(|&&(later_start, ..)| later_start <= name_start)
+                .find(|&&(_, later_name_start, _)| name_start < later_name_start);
+            let depends_until = match later_root {
+                // Taken whatever any span is: the decision reads none.
+                Some(&(_, later_name_start, _)) if later_name_start < self.context.text.len() => {
+                    start
+                }
+                _ => name_start,
+            };
+            decisions.defer(start, depends_until);
+            if later_root.is_some() || covers(&decisions.merged, name_start) {
                 let span = Span::new(start, name_start, Rule::HomePath);
                 taken.push(span);
-                decisions.decide(span, anchor, Rule::HomePath, name_start);
+                decisions.decide(span, anchor, Rule::HomePath, depends_until);
             }
         }
         taken
     }
 
-    /// Credentials judged on the output's view (R25), right to left: a credential can hold
-    /// a later scheme word, whose decision it reads.
+    /// Credentials judged on the output's view (R25). A credential can hold the next scheme
+    /// word, which counts as redacted whatever its own decision (`auth::accepts`), so no
+    /// decision waits on the one after it: a chain `Bearer x=bearer x=bearer …` is decided
+    /// link by link, each from a bounded stretch.
     fn decide_authorizations(&self, decisions: &mut Decisions, work: &mut Work) -> Vec<Span> {
-        let mut accepted: Vec<Span> = Vec::new();
-        for candidate in self.authorizations.iter().rev() {
+        let mut accepted = Vec::new();
+        for (index, candidate) in self.authorizations.iter().enumerate() {
             work.verified_bytes += 1;
             let earlier =
                 first_ending_after(&decisions.merged, candidate.white_space_start).copied();
-            let later = accepted
-                .last()
-                .copied()
-                .filter(|span| span.end > candidate.white_space_start);
+            let next = self.authorizations.get(index + 1);
+            let later =
+                next.map(|next| Span::new(next.start, next.credential_end, Rule::AuthValue));
             let first = [earlier, later]
                 .into_iter()
                 .flatten()
-                .filter(|span| span.start <= candidate.credential_end)
+                .filter(|span| {
+                    span.end > candidate.white_space_start && span.start <= candidate.credential_end
+                })
                 .min_by_key(|span| span.start);
-            // The decision reads the credential, and the first span's placeholder, which
-            // may still change while that span may grow into a secret one.
-            let depends_until = first
-                .filter(|span| !span.rules.has_secret())
-                .map_or(candidate.credential_end, |span| {
-                    span.end.max(candidate.credential_end)
-                });
+            // The decision reads the credential up to the first span, and whether that
+            // span exists (whatever its placeholder: `auth::accepts`).
+            let depends_until = match (first, next) {
+                // The next scheme word, once its credential starts (it is one whatever
+                // follows), is there: nothing from its start on counts.
+                (Some(span), Some(next))
+                    if span.start == next.start
+                        && next.credential_start < self.context.text.len() =>
+                {
+                    span.start - 1
+                }
+                // A span found so far, which a decision still open may have made.
+                (Some(span), _) => span.start,
+                (None, _) => candidate.credential_end,
+            };
             decisions.defer(candidate.start, depends_until);
             if auth::accepts(self.context.text, candidate, first) {
                 let span = Span::new(candidate.start, candidate.credential_end, Rule::AuthValue);
@@ -1047,10 +1101,19 @@ impl Decisions {
     }
 }
 
+/// The verdict on a home whose user name is too long to wait (`home::NAME_LEN_MAX`): taken,
+/// and growing while its name runs to the end of the text.
+fn long_name(text: &[u8], span: Span, name: home::UserName) -> Verdict {
+    Verdict::found(span, home::name_reach(text, span.end)).growing_at_end(
+        text,
+        Growth::new(Tail::UserName(name.ends), name.start, span.end),
+    )
+}
+
 /// Where a home candidate starts.
 fn candidate_start(candidate: &HomeCandidate) -> usize {
     match candidate {
-        HomeCandidate::Found(span) => span.start,
+        HomeCandidate::Found { span, .. } => span.start,
         HomeCandidate::Nameless { start, .. } => *start,
     }
 }
@@ -1058,7 +1121,7 @@ fn candidate_start(candidate: &HomeCandidate) -> usize {
 /// The reach of a home candidate's verdict.
 fn home_reach(text: &[u8], candidate: &HomeCandidate) -> usize {
     match candidate {
-        HomeCandidate::Found(span) => home::name_reach(text, span.end),
+        HomeCandidate::Found { span, .. } => home::name_reach(text, span.end),
         HomeCandidate::Nameless { name_start, .. } => name_start + 1,
     }
 }

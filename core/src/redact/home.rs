@@ -22,7 +22,7 @@
 //! next white space or separator: for the seed's `X:\Users\` form only `\` ends it (the
 //! seed's `[^\\\s]+`), for `/Users/` and `/home/` only `/` (the seed's `[^/\s]+`), for the
 //! hardened forms either. A name followed by a space continues over up to two further
-//! words (64 bytes), each one space apart, when a separator follows the last word directly
+//! words (at most 64 bytes with their spaces), each one space apart, when a separator follows the last word directly
 //! (`C:\Users\John Smith\Desktop` leaves no `Smith`); words there hold letters, digits,
 //! `-`, `_`, `.`, `'` and non-ASCII letters, so a sentence (`/home/bob is here, and/or …`)
 //! is not taken for a name. A placeholder (`[`) ends a word, so a second pass over the
@@ -78,6 +78,11 @@ pub(crate) const LOOK_BEHIND_MAX: usize = ROOT_BACK_MAX + 1;
 /// The farthest a home anchor reads past its position when it finds no root: `/home/`,
 /// or `rs` and the separator after `Users`.
 pub(crate) const FAILED_REACH_MAX: usize = 6;
+/// The longest first word of a user name that waits for its decision: a longer one (no
+/// real user name is that long: Linux's `LOGIN_NAME_MAX` is 256 with its terminator,
+/// Windows allows 20 characters) is taken for a local path at once, in a URL's path or
+/// after a `:` too.
+pub(crate) const NAME_LEN_MAX: usize = 256;
 
 /// The longest URL scheme read backwards from its `:`, in bytes.
 const SCHEME_LEN_MAX: usize = 32;
@@ -175,14 +180,31 @@ fn ends_url(text: &[u8], index: usize) -> bool {
 #[derive(Clone, Copy)]
 pub(crate) enum HomeCandidate {
     /// A root and a user name.
-    Found(Span),
+    Found {
+        /// The root and the name.
+        span: Span,
+        /// The name's first byte and what ends it.
+        name: UserName,
+    },
     /// A root without a name: redacted only if another span starts at `name_start`.
     Nameless { start: usize, name_start: usize },
 }
 
+/// Where a user name starts and which characters end it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UserName {
+    /// The name's first byte.
+    pub(crate) start: usize,
+    /// What ends it.
+    pub(crate) ends: NameEnd,
+    /// Whether its first word is longer than [`NAME_LEN_MAX`]: then the candidate is taken
+    /// at once, wherever its root is.
+    pub(crate) long: bool,
+}
+
 /// Which characters end a user name.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum NameEnd {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NameEnd {
     /// `/` (the seed's `/Users/` and `/home/`, and WSL).
     Slash,
     /// `\` (the seed's `X:\Users\`).
@@ -398,21 +420,43 @@ fn with_name(
     work: &mut Work,
     start: usize,
     name_start: usize,
-    name_end: NameEnd,
+    ends: NameEnd,
 ) -> HomeCandidate {
-    let mut index = name_start;
+    let word_end = first_word_end(text, name_start, ends);
+    work.verified_bytes += (word_end - name_start) as u64;
+    if word_end == name_start {
+        return HomeCandidate::Nameless { start, name_start };
+    }
+    let end = spaced_name_end(text, work, word_end).unwrap_or(word_end);
+    HomeCandidate::Found {
+        span: Span::new(start, end, Rule::HomePath),
+        name: UserName {
+            start: name_start,
+            ends,
+            long: word_end - name_start > NAME_LEN_MAX,
+        },
+    }
+}
+
+/// Where the first word of a user name that runs on from `from` ends.
+fn first_word_end(text: &[u8], from: usize, ends: NameEnd) -> usize {
+    let mut index = from;
     while let Some(&byte) = text.get(index) {
-        if name_end.is_separator(byte) || white_space_len_at(text, index) > 0 {
+        if ends.is_separator(byte) || white_space_len_at(text, index) > 0 {
             break;
         }
         index += char_len_at(text, index);
     }
-    work.verified_bytes += (index - name_start) as u64;
-    if index == name_start {
-        return HomeCandidate::Nameless { start, name_start };
-    }
-    let end = spaced_name_end(text, work, index).unwrap_or(index);
-    HomeCandidate::Found(Span::new(start, end, Rule::HomePath))
+    index
+}
+
+/// The end of a user name read on from `from`, a position inside its first word (for the
+/// streaming redactor): where the name ends, with its further words, and one past the last
+/// byte read to know it.
+pub(crate) fn name_end_from(text: &[u8], from: usize, ends: NameEnd) -> (usize, usize) {
+    let word_end = first_word_end(text, from, ends);
+    let (joined, stop) = spaced_words(text, word_end);
+    (joined.unwrap_or(word_end), stop + 1)
 }
 
 fn is_name_word_byte(byte: u8) -> bool {
@@ -439,10 +483,7 @@ fn spaced_words(text: &[u8], name_end: usize) -> (Option<usize>, usize) {
     let mut index = name_end;
     let mut words = 0;
     let result = loop {
-        if text.get(index) != Some(&b' ')
-            || words == NAME_EXTRA_WORDS_MAX
-            || index - name_end > NAME_EXTRA_LEN_MAX
-        {
+        if text.get(index) != Some(&b' ') || words == NAME_EXTRA_WORDS_MAX {
             break None;
         }
         words += 1;
@@ -453,8 +494,11 @@ fn spaced_words(text: &[u8], name_end: usize) -> (Option<usize>, usize) {
                 break;
             }
             index += char_len_at(text, index);
+            if index - name_end > NAME_EXTRA_LEN_MAX {
+                break;
+            }
         }
-        if index == word_start {
+        if index == word_start || index - name_end > NAME_EXTRA_LEN_MAX {
             break None;
         }
         match text.get(index) {
@@ -478,7 +522,7 @@ mod tests {
             .find("rs\\")
             .or_else(|| text.to_ascii_lowercase().find("rs/"))?;
         match users_segment(bytes, &mut work, anchor, FaultSet::EMPTY).candidate? {
-            HomeCandidate::Found(span) => Some(&text[span.range()]),
+            HomeCandidate::Found { span, .. } => Some(&text[span.range()]),
             HomeCandidate::Nameless { .. } => Some(""),
         }
     }
@@ -522,7 +566,9 @@ mod tests {
         let text = "/Users/bob is in here and/or there";
         let mut work = Work::default();
         match users_segment(text.as_bytes(), &mut work, 4, FaultSet::EMPTY).candidate {
-            Some(HomeCandidate::Found(span)) => assert_eq!(&text[span.range()], "/Users/bob"),
+            Some(HomeCandidate::Found { span, .. }) => {
+                assert_eq!(&text[span.range()], "/Users/bob")
+            }
             _ => panic!("expected a home path"),
         }
     }

@@ -38,20 +38,65 @@ pub(crate) fn invisible_len_at(text: &[u8], index: usize) -> usize {
     }
 }
 
-/// Removes invisible format characters from a string (used for configured values).
+/// The most invisible format characters in a row that the view removes. A longer run is
+/// no character slipped into a word but a stretch of its own: it stays in the view, where
+/// it reads as any other character that is not a letter, digit or white space. The bound
+/// is ward's decision, not the SPEC's: it lets the streaming redactor decide a run from a
+/// bounded window (a run's fate is known once it ends or grows past the bound).
+pub(crate) const INVISIBLE_RUN_MAX: usize = 64;
+
+/// One maximal run of invisible format characters.
+struct Run {
+    start: usize,
+    end: usize,
+    characters: usize,
+}
+
+/// The maximal runs of invisible characters in `text` from `from` on (a run reaching
+/// `from` from before it is cut there).
+fn runs(text: &[u8], from: usize, work: &mut Work) -> Vec<Run> {
+    let mut runs: Vec<Run> = Vec::new();
+    let rest = text.get(from..).unwrap_or_default();
+    for index in memchr3_iter(0xC2, 0xE2, 0xEF, rest).map(|offset| from + offset) {
+        work.lead_bytes += 1;
+        let length = invisible_len_at(text, index);
+        if length == 0 {
+            continue;
+        }
+        match runs.last_mut() {
+            Some(run) if run.end == index => {
+                run.end += length;
+                run.characters += 1;
+            }
+            _ => runs.push(Run {
+                start: index,
+                end: index + length,
+                characters: 1,
+            }),
+        }
+    }
+    runs
+}
+
+/// Whether `text` ends with an invisible format character.
+fn ends_with_invisible(text: &[u8]) -> bool {
+    (2..=3)
+        .any(|length| text.len() >= length && invisible_len_at(text, text.len() - length) == length)
+}
+
+/// Removes invisible format characters from a string, as the view does (used for
+/// configured values).
 pub(crate) fn strip(value: &str) -> String {
     let bytes = value.as_bytes();
     let mut kept = Vec::with_capacity(bytes.len());
-    let mut index = 0;
-    while index < bytes.len() {
-        match invisible_len_at(bytes, index) {
-            0 => {
-                kept.push(bytes[index]);
-                index += 1;
-            }
-            length => index += length,
+    let mut copied_until = 0;
+    for run in runs(bytes, 0, &mut Work::default()) {
+        if run.characters <= INVISIBLE_RUN_MAX {
+            kept.extend_from_slice(&bytes[copied_until..run.start]);
+            copied_until = run.end;
         }
     }
+    kept.extend_from_slice(&bytes[copied_until..]);
     // Whole characters were removed from valid UTF-8, so the rest is valid UTF-8.
     String::from_utf8(kept)
         .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
@@ -89,22 +134,24 @@ impl<'a> View<'a> {
         let mut folded_text: Vec<u8> = Vec::new();
         let mut copied_until = 0;
         let mut removed = 0;
-        for index in memchr3_iter(0xC2, 0xE2, 0xEF, rest).map(|offset| folded + offset) {
-            work.lead_bytes += 1;
-            if index < copied_until {
-                continue;
-            }
-            let length = invisible_len_at(input, index);
-            if length == 0 {
+        // A run that goes on from the look-behind is one the view kept (it holds no other
+        // invisible characters): it is too long to remove.
+        let continued = ends_with_invisible(&input[..folded]);
+        for run in runs(input, folded, work) {
+            if run.characters > INVISIBLE_RUN_MAX || (continued && run.start == folded) {
                 continue;
             }
             if removals.is_empty() {
                 folded_text.reserve(input.len());
             }
-            folded_text.extend_from_slice(&input[copied_until..index]);
-            removed += length;
-            removals.push((folded_text.len(), removed));
-            copied_until = index + length;
+            folded_text.extend_from_slice(&input[copied_until..run.start]);
+            let mut index = run.start;
+            while index < run.end {
+                removed += invisible_len_at(input, index);
+                index += invisible_len_at(input, index);
+                removals.push((folded_text.len(), removed));
+            }
+            copied_until = run.end;
         }
         if removals.is_empty() {
             return View {
@@ -207,6 +254,37 @@ mod tests {
         assert_eq!(&input[span.range()], "bc\u{200B}d\u{200B}");
         let whole = view.to_input(Span::new(0, 5, Rule::ExactValue));
         assert_eq!(whole.range(), 0..input.len());
+    }
+
+    #[test]
+    fn a_run_longer_than_the_bound_stays() {
+        let mut work = Work::default();
+        let run = |count: usize| "\u{200B}".repeat(count);
+        let fits = format!("sk{}-x", run(INVISIBLE_RUN_MAX));
+        assert_eq!(View::new(fits.as_bytes(), &mut work).text(), b"sk-x");
+        let long = format!("sk{}-x", run(INVISIBLE_RUN_MAX + 1));
+        assert_eq!(
+            View::new(long.as_bytes(), &mut work).text(),
+            long.as_bytes()
+        );
+        // Mixed characters make one run; runs apart are counted apart.
+        let mixed = format!(
+            "a{}\u{AD}b{}c",
+            run(INVISIBLE_RUN_MAX),
+            run(INVISIBLE_RUN_MAX)
+        );
+        assert_eq!(
+            View::new(mixed.as_bytes(), &mut work).text(),
+            format!("a{}\u{AD}bc", run(INVISIBLE_RUN_MAX)).as_bytes()
+        );
+        assert_eq!(strip(&fits), "sk-x");
+        assert_eq!(strip(&long), long);
+        // After a look-behind that ends inside a kept run, the rest of that run stays too.
+        let after = format!("{}{}x", run(2), run(3));
+        let view = View::after(after.as_bytes(), 6, &mut work);
+        assert_eq!(view.text(), after.as_bytes());
+        let fresh = format!("ab{}x", run(3));
+        assert_eq!(View::after(fresh.as_bytes(), 2, &mut work).text(), b"abx");
     }
 
     #[test]

@@ -56,6 +56,18 @@ pub(crate) fn char_len_at(text: &[u8], index: usize) -> usize {
     }
 }
 
+/// Where the character that holds the byte at `index` starts: `index` itself unless it is
+/// inside a valid UTF-8 sequence (a byte that is not UTF-8 stands alone).
+pub(crate) fn char_start(text: &[u8], index: usize) -> usize {
+    (1..=3)
+        .filter(|&back| back <= index)
+        .find(|&back| {
+            let (character, length) = decode_at(text, index - back);
+            character.is_some() && length > back
+        })
+        .map_or(index, |back| index - back)
+}
+
 /// The length of the white-space character at `index` (any Unicode `White_Space`, as the
 /// regex class `\s`), or 0 when the character there is not white space.
 #[inline]
@@ -204,6 +216,25 @@ mod tests {
         assert_eq!(complete_len(b"\xC3\xA9\xE2"), 2);
         assert_eq!(complete_len(b"\xFF\xFE"), 2);
         assert_eq!(complete_len(b""), 0);
+    }
+
+    #[test]
+    fn char_start_steps_back_only_inside_a_valid_sequence() {
+        let text = "a\u{3000}\u{1F600}b".as_bytes();
+        assert_eq!(
+            (0..text.len())
+                .map(|index| char_start(text, index))
+                .collect::<Vec<_>>(),
+            [0, 1, 1, 1, 4, 4, 4, 4, 8]
+        );
+        // Stray continuation bytes and a sequence cut short stand alone.
+        let stray = b"\x80\x80\xE3\x80x";
+        assert_eq!(
+            (0..stray.len())
+                .map(|index| char_start(stray, index))
+                .collect::<Vec<_>>(),
+            [0, 1, 2, 3, 4]
+        );
     }
 
     #[test]

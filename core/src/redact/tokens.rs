@@ -9,6 +9,15 @@
 //!   base64 body lines that follow it (a truncated key is still key material);
 //! - a URL's userinfo run stops at `/`, so `://u:` repeated without `@` scans each byte once.
 //!
+//! Each also has a bound on how far ahead its verdict reads, so that the streaming
+//! redactor decides it from a bounded window (SPEC §7) and writes exactly what whole-text
+//! redaction writes. The bounds are ward's decision, not the SPEC's, and are far beyond
+//! any real token: a JWT header longer than [`JWT_HEADER_LEN_MAX`] (8 KiB) is no JWT
+//! header; a URL password ends at the last `@` within [`USERINFO_LEN_MAX`] (8 KiB) of the
+//! `://`; a PEM block's END line is searched for over [`PEM_LEN_MAX`] (64 KiB), and a
+//! block without one is redacted through its base64 body (the one bound that errs towards
+//! redacting: a truncated key is still key material).
+//!
 //! Each returns a [`Verdict`] for the streaming redactor: how far it read and, for a span
 //! that exists whatever follows but ends in a run still going at the end of the text (a
 //! JWT's payload or signature, a PEM body), how it grows.
@@ -30,6 +39,14 @@ pub(crate) const PEM_LEN_MAX: usize = 64 * 1024;
 const PEM_LABEL_LEN_MAX: usize = 64;
 /// The shortest JWT header or payload segment, in bytes (`eyJ` included).
 const JWT_SEGMENT_LEN_MIN: usize = 8;
+/// The longest JWT header segment, in bytes (`eyJ` included): a longer run is no JWT
+/// header. Servers refuse header fields past about 8 KiB, so no token that travels in one
+/// has a longer header.
+pub(crate) const JWT_HEADER_LEN_MAX: usize = 8 * 1024;
+/// The most bytes after a URL's `://` searched for the `@` that ends its userinfo: an `@`
+/// farther on ends no password. RFC 9110 (section 4.1) asks for URIs of 8,000 octets to
+/// work, and no longer one is expected to.
+pub(crate) const USERINFO_LEN_MAX: usize = 8 * 1024;
 /// A PEM anchor (`-BEGIN`) is found at the last of the five dashes that start the block.
 pub(crate) const PEM_ANCHOR_BACK: usize = 4;
 /// `-----END ` and `-----`: the END line's opening and the closing dashes.
@@ -75,6 +92,9 @@ pub(crate) fn jwt(
     let header_end = runs.run_end(text, start, work);
     if header_end - start < JWT_SEGMENT_LEN_MIN {
         return Verdict::none(header_end + 1);
+    }
+    if header_end - start > JWT_HEADER_LEN_MAX {
+        return Verdict::none(start + JWT_HEADER_LEN_MAX + 1);
     }
     // The `.` after the header, then `eyJ`.
     let dot_reach = header_end + 4;
@@ -287,17 +307,20 @@ fn ends_userinfo(byte: u8) -> bool {
 
 /// The password of `scheme://user:PASSWORD@host`, where `separator` is the position of
 /// `://`. The user part stays; the password runs from the first `:` to the last `@` of the
-/// userinfo, so a password with an unencoded `@` is covered whole.
+/// userinfo, so a password with an unencoded `@` is covered whole. Only the first
+/// [`USERINFO_LEN_MAX`] bytes after the `://` are searched.
 pub(crate) fn url_password(context: &Context<'_>, work: &mut Work, separator: usize) -> Verdict {
     let text = context.text;
     if !starts_with(text, separator, b"://") {
         return Verdict::none(separator + 3);
     }
     let start = separator + 3;
+    let limit = text.len().min(start + USERINFO_LEN_MAX);
     let mut index = start;
     let mut colon = None;
     let mut last_at = None;
-    while let Some(&byte) = text.get(index) {
+    while index < limit {
+        let byte = text[index];
         if byte < 0x80 {
             if ends_userinfo(byte) {
                 break;
@@ -316,7 +339,8 @@ pub(crate) fn url_password(context: &Context<'_>, work: &mut Work, separator: us
         }
     }
     work.verified_bytes += (index - start) as u64;
-    // The userinfo's end was read: a later `@` would move the password's end.
+    // The userinfo's end (or the search's limit) was read: a later `@` would move the
+    // password's end.
     let reach = index + 1;
     let span = match (colon, last_at) {
         (Some(colon), Some(at)) if colon + 1 < at => {

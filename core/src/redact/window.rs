@@ -15,6 +15,7 @@
 //! ([`span_back_max`]).
 
 use super::anchors::HIT_REACH_MAX;
+use super::home::NameEnd;
 use super::span::Span;
 use super::text::{class, run_end};
 use super::work::Work;
@@ -121,12 +122,17 @@ pub(crate) enum Tail {
     Class(u8),
     /// An authorization credential (R25), certain whatever follows.
     Credential,
+    /// White space wider than `auth::SCHEME_GAP_MAX` after a scheme word (R25), which may
+    /// hold one more line break when `true`, then the credential.
+    Gap(bool),
     /// A JWT payload, then perhaps `.` and a signature (R26).
     JwtPayload,
     /// A JWT signature (R26).
     JwtSignature,
     /// The base64 body lines of a PEM block (R26).
     PemBody,
+    /// A user name too long to wait for its decision, and the words that may join it (R27).
+    UserName(NameEnd),
 }
 
 impl Tail {
@@ -142,6 +148,18 @@ impl Tail {
                 let end = auth::credential_end(text, from);
                 (end, end + 1, Some(Growth::new(self, from, end)))
             }
+            Tail::Gap(line_break) => {
+                let gap = auth::skip_gap(text, from, usize::from(line_break));
+                let end = match gap.refused {
+                    Some(_) => gap.end,
+                    None => auth::credential_end(text, gap.end),
+                };
+                (
+                    end,
+                    end + 1,
+                    Some(auth::growth(text, gap.end, end, gap.resume)),
+                )
+            }
             Tail::JwtPayload => {
                 let payload_end = run_end(text, from, class::KEY);
                 let (end, reach, growth) = tokens::jwt_signature(text, from, payload_end);
@@ -153,6 +171,10 @@ impl Tail {
             }
             Tail::PemBody => {
                 let (end, reach) = tokens::body_end_from(text, from);
+                (end, reach, Some(Growth::new(self, from, end)))
+            }
+            Tail::UserName(ends) => {
+                let (end, reach) = home::name_end_from(text, from, ends);
                 (end, reach, Some(Growth::new(self, from, end)))
             }
         };

@@ -5,7 +5,7 @@
 use std::io::{self, Read};
 
 use super::super::window::{self, TAIL_PATTERNS};
-use super::super::{home, tokens};
+use super::super::{auth, home, invisible, tokens};
 use super::*;
 
 /// A reader that hands out its bytes in the given chunk sizes, in turn (never 0, which
@@ -258,44 +258,166 @@ fn spans_far_longer_than_the_window_stream_in_bounded_memory() {
 }
 
 #[test]
-fn stretches_decided_only_far_ahead_grow_the_window_and_stay_exact() {
+fn stretches_that_wait_on_a_later_byte_wait_a_bounded_distance() {
     // A URL's userinfo, a JWT header, the white space after a scheme word, a credential
-    // that is a plain word so far (R25: letters, and single `-` `/` `.` between them) and
-    // the words of a spaced user name are decided by what follows them, however far:
-    // without the bytes in between no streamer can write them exactly, so the window grows
-    // to hold them.
+    // that is a plain word so far (R25: letters, and single `-` `/` `.` between them), the
+    // words of a spaced user name and a chain of uncertain credentials are decided by what
+    // follows them. Each rule reads a bounded distance ahead (its bound beside each case),
+    // so the window grows at most to hold that distance, and the output stays exact.
     let redactor = patterns();
     let long = 100_000;
-    for input in [
-        format!("https://user:{}@host/x", "p".repeat(long)),
-        format!("https://user:{} host/x", "p".repeat(long)),
-        format!("https://user:pw@{}@host and more", "q".repeat(long)),
-        format!("eyJ{}.eyJzdWIiOiIx.sig", "h".repeat(long)),
-        format!("eyJ{} alone", "h".repeat(long)),
-        format!("Authorization: Bearer{}x1", " ".repeat(long)),
-        format!("Authorization: Bearer{}\"", " ".repeat(long)),
-        format!("Bearer{}\nabc12345", " ".repeat(long)),
-        format!("Authorization: Bearer{}\n  \nabc", " ".repeat(long)),
-        format!("Bearer {}", "Z".repeat(long)),
-        format!("Bearer {}1 x", "Z".repeat(long)),
-        format!("Basic {}/ab.", "word-".repeat(long / 5)),
-        format!("Basic {}=", "abcd".repeat(long / 4)),
+    let userinfo = tokens::USERINFO_LEN_MAX;
+    let jwt_header = tokens::JWT_HEADER_LEN_MAX;
+    let gap = auth::SCHEME_GAP_MAX;
+    let plain = auth::PLAIN_WORD_LEN_MAX;
+    let chain =
+        |link: &str, last: &str| format!("Bearer {}{last} x", link.repeat(long / link.len()));
+    let cases = [
+        (
+            format!("https://user:{}@host/x", "p".repeat(long)),
+            userinfo,
+        ),
+        (
+            format!("https://user:{} host/x", "p".repeat(long)),
+            userinfo,
+        ),
+        (
+            format!("https://user:pw@{}@host and more", "q".repeat(long)),
+            userinfo,
+        ),
+        (format!("https://{}", "u:p@".repeat(long / 4)), userinfo),
+        (
+            format!("eyJ{}.eyJzdWIiOiIx.sig", "h".repeat(long)),
+            jwt_header,
+        ),
+        (format!("eyJ{} alone", "h".repeat(long)), jwt_header),
+        (format!("Authorization: Bearer{}x1", " ".repeat(long)), gap),
+        (format!("Authorization: Bearer{}\"", " ".repeat(long)), gap),
+        (format!("Bearer{}\nabc12345", " ".repeat(long)), gap),
+        (
+            format!("Authorization: Bearer{}\n  \nabc", " ".repeat(long)),
+            gap,
+        ),
+        (
+            format!(
+                "Authorization: Bearer{}\n{}abc x",
+                " ".repeat(long),
+                " ".repeat(long)
+            ),
+            gap,
+        ),
+        (
+            format!("x Bearer{}\u{3000}\t{}", " ".repeat(long), "é".repeat(long)),
+            gap,
+        ),
+        (format!("Bearer {}", "Z".repeat(long)), plain),
+        (format!("Bearer {}1 x", "Z".repeat(long)), plain),
+        (format!("Basic {}/ab.", "word-".repeat(long / 5)), plain),
+        (format!("Basic {}=", "abcd".repeat(long / 4)), plain),
+        (format!("basic a{} b", ".".repeat(long)), plain),
         // Certain wherever a window ends after a `-` or `/` (20 characters, not a plain
         // word), and a plain word in the end (a window ends after a separator at one of
-        // these paddings).
-        format!("Bearer {}d", "abc-".repeat(long / 4)),
-        format!(" Bearer {}d", "abc-".repeat(long / 4)),
-        format!("  Bearer {}d", "abc-".repeat(long / 4)),
-        format!("   Bearer {}d", "abc-".repeat(long / 4)),
-        format!("Basic {}c x", "ab/".repeat(long / 3)),
-        format!(" Basic {}c x", "ab/".repeat(long / 3)),
-        format!("  Basic {}c x", "ab/".repeat(long / 3)),
-        format!("/home/bob {}/x", "w".repeat(long)),
-        format!("/home/bob {} x", "w".repeat(long)),
-    ] {
+        // these paddings) until it is too long to be one.
+        (format!("Bearer {}d", "abc-".repeat(long / 4)), plain),
+        (format!(" Bearer {}d", "abc-".repeat(long / 4)), plain),
+        (format!("  Bearer {}d", "abc-".repeat(long / 4)), plain),
+        (format!("   Bearer {}d", "abc-".repeat(long / 4)), plain),
+        (format!("Basic {}c x", "ab/".repeat(long / 3)), plain),
+        (format!(" Basic {}c x", "ab/".repeat(long / 3)), plain),
+        (format!("  Basic {}c x", "ab/".repeat(long / 3)), plain),
+        (format!("/home/bob {}/x", "w".repeat(long)), 0),
+        (format!("/home/bob {} x", "w".repeat(long)), 0),
+        // Each link's credential holds the next scheme word.
+        (chain("=bearer ", "abcdefg1"), 0),
+        (chain("aaaaaaaaaa=bearer ", "abcdefg1"), 0),
+        (chain("aaaaaaaaaa=bearer ", "abcdefg"), 0),
+        (chain("aaaaaaaaaa=basic\t", "x"), 0),
+        (chain("a-bearer ", "a"), 0),
+        // Invisible characters: a run longer than R28's bound stays in the view.
+        ("\u{200B}".repeat(long), 0),
+        (format!("sk-abc{}defghijklmnop", "\u{FEFF}".repeat(long)), 0),
+        (
+            format!("provider-key-012{}3456789", "\u{AD}".repeat(long)),
+            0,
+        ),
+    ];
+    for (input, look_ahead) in &cases {
         let report = streamed(&redactor, input.as_bytes());
-        assert!(report.buffer_bytes_max > long, "{}", &input[..20]);
+        let bound = 2 * (look_ahead + SMALL_BUFFER_BYTES);
+        assert!(
+            report.buffer_bytes_max <= bound,
+            "buffer grew to {} bytes (bound {bound}) for {:?}…",
+            report.buffer_bytes_max,
+            &input[..40]
+        );
     }
+}
+
+#[test]
+fn the_look_ahead_bounds_decide_the_same_in_whole_text() {
+    // Just within each bound, and just past it (whole text, so the bound is a rule, not a
+    // property of the window).
+    let redactor = patterns();
+    let redact = |text: String| redactor.redact(&text).into_owned();
+    let userinfo = tokens::USERINFO_LEN_MAX;
+    // The `@` is the last byte searched, then the first byte not searched.
+    let fits = format!("https://u:{}@h", "p".repeat(userinfo - 3));
+    assert_eq!(redact(fits), "https://u:[REDACTED]@h");
+    let too_far = format!("https://u:{}@h", "p".repeat(userinfo - 2));
+    assert_eq!(redact(too_far.clone()), too_far);
+    // The last `@` within the bound ends the password.
+    let two = format!("https://u:p@{}@h", "q".repeat(userinfo));
+    assert_eq!(
+        redact(two),
+        format!("https://u:[REDACTED]@{}@h", "q".repeat(userinfo))
+    );
+
+    let header = |length: usize| format!("eyJ{}.eyJzdWIiOiIx.sig x", "h".repeat(length - 3));
+    assert_eq!(redact(header(tokens::JWT_HEADER_LEN_MAX)), "[REDACTED] x");
+    let long_header = header(tokens::JWT_HEADER_LEN_MAX + 1);
+    assert_eq!(redact(long_header.clone()), long_header);
+
+    // White space wider than the bound after a scheme word: redacted with whatever follows
+    // (the seed, R29 (b), reads any white space there), up to a line break it may not hold.
+    let gap = |length: usize, after: &str| format!("a Bearer{}{after}", " ".repeat(length));
+    let narrow = gap(auth::SCHEME_GAP_MAX, "concepts x");
+    assert_eq!(redact(narrow.clone()), narrow);
+    assert_eq!(
+        redact(gap(auth::SCHEME_GAP_MAX + 1, "concepts x")),
+        "a [REDACTED] x"
+    );
+    assert_eq!(
+        redact(gap(auth::SCHEME_GAP_MAX + 1, "\nnext")),
+        "a [REDACTED]\nnext"
+    );
+    let refused = gap(auth::SCHEME_GAP_MAX, "\nnext");
+    assert_eq!(redact(refused.clone()), refused);
+    let header = format!(
+        "Authorization: Basic{}\n{}x",
+        " ".repeat(300),
+        " ".repeat(300)
+    );
+    assert_eq!(redact(header), "Authorization: [REDACTED]");
+
+    // A plain word of `length` bytes (`ab-a-a-…-a`, or `abc-a-…-a` when odd).
+    let plain = |length: usize| {
+        let head = if length % 2 == 0 { "ab" } else { "abc" };
+        format!("a basic {head}{} x", "-a".repeat((length - head.len()) / 2))
+    };
+    let word = plain(auth::PLAIN_WORD_LEN_MAX);
+    assert_eq!(redact(word.clone()), word);
+    assert_eq!(
+        redact(plain(auth::PLAIN_WORD_LEN_MAX + 1)),
+        "a [REDACTED] x"
+    );
+
+    // A user name's further words add at most 64 bytes with their spaces.
+    let name = |length: usize| format!("/home/bob {}/x", "w".repeat(length - 1));
+    assert_eq!(redact(name(64)), "[LOCAL_PATH]/x");
+    assert_eq!(
+        redact(name(65)),
+        format!("[LOCAL_PATH] {}/x", "w".repeat(64))
+    );
 }
 
 #[test]
@@ -700,4 +822,104 @@ fn ordinary_text_streams_in_one_window_and_its_look_behind() {
         "{} bytes held, bound {bound}",
         report.buffer_bytes_max
     );
+}
+
+/// Pieces of every rule but PEM blocks (whose END line is searched for over 64 KiB, held
+/// to its own bound above), and of what ends or joins their matches.
+const MOTIF_PIECES: [&str; 49] = [
+    "Bearer",
+    "bearer",
+    "Basic",
+    "basic",
+    " ",
+    "\t",
+    "\n",
+    "\r\n",
+    "=",
+    "a",
+    "Z",
+    "1",
+    "-",
+    "/",
+    ".",
+    "_",
+    "+",
+    "eyJ",
+    "://",
+    "https://",
+    "file://",
+    "u:",
+    ":",
+    "@",
+    "sk-",
+    "ghp_",
+    "github_pat_",
+    "AKIA",
+    "xoxb-",
+    "/home/",
+    "/Users/",
+    "C:\\Users\\",
+    "/mnt/c/Users/",
+    "\\",
+    "\\\\",
+    "Authorization: ",
+    "\"authorization\":",
+    "\u{200B}",
+    "\"",
+    "'",
+    ",",
+    ";",
+    "[",
+    "]",
+    "é",
+    "\u{3000}",
+    "[REDACTED]",
+    "provider-key-0123456789",
+    "w",
+];
+
+/// The farthest a verdict waits, but for PEM blocks: a JWT header or a URL's userinfo.
+const LOOK_AHEAD_BUT_PEM: usize = max(tokens::USERINFO_LEN_MAX, tokens::JWT_HEADER_LEN_MAX);
+
+const fn max(a: usize, b: usize) -> usize {
+    if a > b { a } else { b }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(std::env::var("MOTIF_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(48)))]
+
+    /// SPEC §7 for any input: a stretch that stays undecided is one a rule reads ahead
+    /// over, and every rule reads a bounded distance ahead, so however an opening and a
+    /// motif repeated over many look-ahead lengths combine, the buffer stays within twice
+    /// the farthest look-ahead and a small window's own buffer.
+    #[test]
+    fn any_motif_repeated_streams_in_bounded_memory(
+        opening in proptest::collection::vec(proptest::sample::select(&MOTIF_PIECES[..]), 0..4),
+        motif in proptest::collection::vec(proptest::sample::select(&MOTIF_PIECES[..]), 1..5),
+    ) {
+        let redactor = patterns();
+        let motif = motif.concat();
+        let length = 6 * (LOOK_AHEAD_BUT_PEM + SMALL_BUFFER_BYTES);
+        let input = [opening.concat(), motif.repeat(length / motif.len() + 1)].concat();
+        let options = StreamOptions { window_bytes: 64, count_rules: false };
+        let mut output = Vec::new();
+        let report = redactor
+            .redact_stream_with(input.as_bytes(), &mut output, &options)
+            .expect("in-memory streams do not fail");
+        let whole = redactor.redact(&input);
+        proptest::prop_assert_eq!(&output, whole.as_bytes());
+        // The rules' bounds are in bytes of the R28 view: invisible characters they skip
+        // take room in the buffer too.
+        let view_len = invisible::strip(&input).len().max(1);
+        let expansion = input.len().div_ceil(view_len);
+        let bound = 2 * (expansion * LOOK_AHEAD_BUT_PEM + SMALL_BUFFER_BYTES);
+        proptest::prop_assert!(
+            report.buffer_bytes_max <= bound,
+            "buffer grew to {} bytes (bound {}) for {:?} then {:?} repeated",
+            report.buffer_bytes_max,
+            bound,
+            opening.concat(),
+            motif
+        );
+    }
 }
