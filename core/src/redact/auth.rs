@@ -17,16 +17,29 @@
 //!   has at least 8 characters and a digit, or ends in `=` padding, or is JWT-shaped (three
 //!   base64url segments joined by `.`), or has at least 20 characters. A word made only of
 //!   letters joined by `-`, `/` or `.` is never a credential here ("a basic
-//!   single-threaded loop", "basic mips/mipsel support"). Full stops that end the credential
-//!   are the sentence's and are left out of the judgement ("Explain the basic concepts."
-//!   stays; the span, when there is one, still includes them).
+//!   single-threaded loop", "basic mips/mipsel support"), up to [`PLAIN_WORD_LEN_MAX`]
+//!   (1,024) bytes: a longer credential looks like one whatever its characters. Full stops
+//!   that end the credential are the sentence's and are left out of the judgement
+//!   ("Explain the basic concepts." stays; the span, when there is one, still includes
+//!   them).
+//! - **White space wider than [`SCHEME_GAP_MAX`]** (256 bytes): the scheme word, its white
+//!   space and whatever credential follows are redacted, with or without a header context,
+//!   up to a line break the white space may not hold. The seed reads any white space there
+//!   (R29 (b)), and a verdict that waited for the credential however far would have no
+//!   bound (see [`super::stream`]).
 //! - **Another rule's span** in the white space or the credential: the credential is judged
 //!   as the output would show it (its text up to that span, then the placeholder without its
 //!   closing `]`). Deciding on the output's view keeps redaction idempotent (R29 (d)): a
-//!   second pass sees exactly that text and decides the same way.
+//!   second pass sees exactly that text and decides the same way. Two cases are judged
+//!   ahead of the output, so that no decision waits on another one after it: the next
+//!   scheme word inside the credential counts as a span whatever its own decision (if this
+//!   candidate is redacted, that scheme word goes with it; if not, a second pass judges the
+//!   same text the same way), and a span of no secret rule, which may still merge with a
+//!   secret one after it, is judged with either placeholder (redacted if either view looks
+//!   like a credential; when neither does, neither does in a second pass).
 //!
 //! The last case needs every other span, so the driver keeps these candidates and decides
-//! them at the end, right to left (a credential can hold a later scheme word).
+//! them at the end.
 
 use super::context::Context;
 use super::span::Span;

@@ -30,6 +30,11 @@
 //! separator or at a character a root needs (`:`, `\`, `/`), so no two candidates read the
 //! same look-ahead bytes twice.
 //!
+//! A user name whose first word is longer than [`NAME_LEN_MAX`] (256 bytes) is taken at
+//! once, wherever its root is (in a URL's path, after a `:`): no real user name is that
+//! long, and a candidate decided at the end would otherwise wait for its name's end however
+//! far it runs. Its span grows with the name across a streaming window.
+//!
 //! **URLs.** A home root (with its name) inside a URL's path stays: after `scheme://` (a
 //! scheme of at least two characters, so `C://` is no URL, and not `file`, whose paths are
 //! local) with no white space (any Unicode white space), control character, quote, `<`,

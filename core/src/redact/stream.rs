@@ -104,45 +104,61 @@
 //! retained pages and the command's 6 MiB of read-ahead and write-behind blocks; the
 //! `a://:p@ ` figure is the worst found): 26 MB on 1 GiB of log text with secrets
 //! throughout (`benches/scripts/log.py`), 49 MB on 256 MiB of `a://:p@ ` (12-01): under
-//! the 64 MiB of SPEC §7 for every input in which no stretch stays undecided for longer
-//! than a window. Giant spans stream in that memory: a credential or
-//! key of any length, a configured value repeated back to back, a PEM body, JWT payloads
-//! and signatures. A larger window reads in larger steps, with bookkeeping in proportion.
+//! the 64 MiB of SPEC §7, and so is every input (below). Giant spans stream in that
+//! memory: a credential or key of any length, a configured value repeated back to back, a
+//! PEM body, JWT payloads and signatures, wide white space after a scheme word, a long
+//! user name. A larger window reads in larger steps, with bookkeeping in proportion.
 //!
 //! A PEM block's END line is searched for over 64 KiB after its header
 //! (`tokens::PEM_LEN_MAX`), so a window narrower than that grows to 64 KiB and more while
 //! a header waits; the default window never does.
 //!
-//! # What no streamer can bound
+//! # Every verdict waits a bounded distance
 //!
-//! A few stretches are decided only by a byte arbitrarily far ahead, and are written
-//! either as they are or as one placeholder: a URL's userinfo after `scheme://user:` is a
-//! password only if an `@` comes before the userinfo ends; a JWT header `eyJ…` is a token
-//! only if `.eyJ` and a payload follow it; the white space after a scheme word (R25) is
-//! redacted only if a credential follows it; a credential without a header context that
-//! is a plain word so far (R25: letters joined by single `-`, `/` or `.`) is redacted only
-//! if a character that no plain word has comes before its end; a user name's spaced words
-//! (R27) join it only if a separator follows them; a chain of uncertain credentials (`Bearer =bearer =bearer
-//! … abcdefg1`) is decided from its last link. Such a stretch of n bytes can hold any of
-//! at least 2ⁿ texts, and each must come out verbatim if the deciding byte goes the other
-//! way, so any exact streamer must hold n bits about it when that byte comes: no memory
-//! bound holds for every input. Here the window grows, doubling, to hold such a stretch
-//! (memory then about three times its length, as whole-text redaction needs), and shrinks
-//! back after it. [`StreamReport::buffer_bytes_max`] tells when that happened. Measured
-//! peaks of `ward redact` on 32 MiB of each (12-01): a userinfo without its `@` 157 MB, a
-//! JWT header without its `.eyJ` 157 MB, white space after `Bearer` 125 MB, a plain word
-//! after `basic ` 125 MB, a `Bearer =bearer` chain 407 MB; so no memory bound holds for
-//! these until the rules bound how far ahead they read, as R27's URL check does.
+//! An exact streamer must hold a stretch whose verdict waits on a byte further ahead: each
+//! of the 2ⁿ texts such a stretch of n bytes can hold comes out verbatim or as a
+//! placeholder according to that byte. So every rule stops reading ahead at a bound of
+//! its own, in whole text and streaming alike (ward's decisions, each beside its rule, far
+//! beyond anything real text holds):
+//! - a JWT header is at most 8 KiB (`tokens::JWT_HEADER_LEN_MAX`); a URL password ends at
+//!   the last `@` within 8 KiB of the `://` (`tokens::USERINFO_LEN_MAX`); a PEM block's END
+//!   line is searched for over 64 KiB (`tokens::PEM_LEN_MAX`);
+//! - white space wider than 256 bytes after a scheme word is redacted with whatever
+//!   credential follows (`auth::SCHEME_GAP_MAX`; the seed's `\s+` reads any white space
+//!   there, so R29 (b) holds); a credential longer than 1,024 bytes looks like one
+//!   whatever its characters (`auth::PLAIN_WORD_LEN_MAX`); a scheme word inside a
+//!   credential counts as redacted whatever its own decision, so a chain
+//!   `Bearer x=bearer x=bearer …` is decided link by link;
+//! - a user name's further words add at most 64 bytes; a first word longer than 256 bytes
+//!   is taken at once, in a URL's path too (`home::NAME_LEN_MAX`), and streams as a
+//!   growing span; a root followed by another root is taken whatever that root's decision,
+//!   so `/home//home//home/…` is decided root by root;
+//! - a run of more than 16 invisible characters stays in the R28 view
+//!   (`invisible::INVISIBLE_RUN_MAX`), so the view of a window is known once the run ends
+//!   or passes the bound.
 //!
+//! Each bound is in bytes of the view, so invisible characters between the bytes a rule
+//! reads (at most 16 in a row) widen it in the input by up to 49 times: still bounded.
+//! The window grows, doubling, to hold a stretch that waits, and shrinks back after it.
+//! `stretches_that_wait_on_a_later_byte_wait_a_bounded_distance` holds each shape to its
+//! bound, and `any_motif_repeated_streams_in_bounded_memory` (a property) holds any
+//! opening followed by any motif of the rules' pieces repeated over many look-ahead
+//! lengths to the farthest one. Measured peaks of `ward redact` on 32 MiB of each shape
+//! that grew the window before these bounds (12-02, `/usr/bin/time`): 23–48 MB, the
+//! largest a chain of roots `/home//home/…` (48 MB) and of credentials (44 MB); before,
+//! 126–859 MB.
+
 //! # What the streaming relies on
 //!
-//! The rules' exported bounds above (R27's URL check among them: ward reads a root as in a
-//! URL's path only up to `home::URL_PATH_MAX` bytes after the `://`, in whole text too,
-//! which is what makes its look-behind bounded), each rule's `window::Verdict` (its reach,
-//! and the growth of a span that exists whatever follows), and `auth::stays_certain` (a
-//! certain credential stays certain however it continues). A rule that reads farther back, or
-//! whose decision can turn back as its match grows, must update those, or the unit tests
-//! of this module and the streaming property of `core/tests/redact_properties.rs` fail.
+//! The rules' exported bounds above, behind and ahead (R27's URL check among them: ward
+//! reads a root as in a URL's path only up to `home::URL_PATH_MAX` bytes after the `://`,
+//! in whole text too, which is what makes its look-behind bounded), each rule's
+//! `window::Verdict` (its reach, and the growth of a span that exists whatever follows),
+//! `auth::stays_certain` (a certain credential stays certain however it continues), and a
+//! cut on a character's first byte (a growing run or an invisible run is read on from
+//! there). A rule that reads farther back or ahead, or whose decision can turn back as its
+//! match grows, must update those, or the unit tests of this module (exactness and bounded
+//! memory) and the streaming property of `core/tests/redact_properties.rs` fail.
 
 use std::io::{self, BufWriter, Read, Write};
 
