@@ -747,8 +747,24 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         };
         let mut after_colon_reach = 0;
         match after_colon {
+            // The root before the `:` reaches farther back; the name the main candidate
+            // reads runs at least as far (a name after a `//` root ends at either
+            // separator), so the span is both together.
             Some((_, HomeCandidate::Found { span, name })) if name.long => {
-                return (long_name(text, span, name), true);
+                return match found {
+                    Some(HomeCandidate::Found {
+                        span: main,
+                        name: main_name,
+                    }) => (
+                        long_name(
+                            text,
+                            Span::new(span.start, main.end, Rule::HomePath),
+                            main_name,
+                        ),
+                        true,
+                    ),
+                    _ => (long_name(text, span, name), true),
+                };
             }
             Some((colon, candidate)) => {
                 after_colon_reach = home_reach(text, &candidate);

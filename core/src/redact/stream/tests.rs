@@ -428,6 +428,16 @@ fn the_look_ahead_bounds_decide_the_same_in_whole_text() {
         "a [REDACTED] x"
     );
 
+    // A first word of a user name longer than 256 bytes is taken at once, in a URL's path
+    // too, and with the root before a `:` when there is one (its span reaching as far as
+    // the longest reading of the name).
+    let in_url = |length: usize| format!("see https://host/home/{}/x", "n".repeat(length));
+    let fits = in_url(home::NAME_LEN_MAX);
+    assert_eq!(redact(fits.clone()), fits);
+    assert_eq!(redact(in_url(home::NAME_LEN_MAX + 1)), "see https://host[LOCAL_PATH]/x");
+    let after_colon = format!("a://h/Users/{}\\rest x", "n".repeat(home::NAME_LEN_MAX + 1));
+    assert_eq!(redact(after_colon), "a:[LOCAL_PATH] x");
+
     // A user name's further words add at most 64 bytes with their spaces.
     let name = |length: usize| format!("/home/bob {}/x", "w".repeat(length - 1));
     assert_eq!(redact(name(64)), "[LOCAL_PATH]/x");
