@@ -381,7 +381,7 @@ proptest! {
             if rule == 0 && !r25_redacts(&text, range.clone()) {
                 continue;
             }
-            if rule >= 2 && in_url_path(&text, &range) {
+            if rule >= 2 && (in_url_path(&text, &range) || names_nobody(&text, rule, &range)) {
                 continue;
             }
             prop_assert!(
@@ -546,6 +546,18 @@ fn decode_base64(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Whether the seed's home match at `range` (seed rule 2, 3 or 4) has a user name made only
+/// of invisible characters: R27 reads the R28 view, where that root has no name (a name
+/// nobody can see names nobody; `home.rs`).
+fn names_nobody(text: &str, rule: usize, range: &std::ops::Range<usize>) -> bool {
+    let root = match rule {
+        2 => "/Users/".len(),
+        3 => "/home/".len(),
+        _ => "C:\\Users\\".len(),
+    };
+    strip_invisibles(&text[range.start + root..range.end]).is_empty()
+}
+
 /// Whether the seed's home match at `range` lies in the path of a URL other than `file://`,
 /// within ward's bound (R27 keeps it).
 fn in_url_path(text: &str, range: &std::ops::Range<usize>) -> bool {
@@ -632,8 +644,13 @@ proptest! {
 }
 
 /// Openings of spans that can run long, and what they run over.
-const LONG_OPENINGS: [&str; 14] = [
+const LONG_OPENINGS: [&str; 19] = [
     "Bearer ",
+    "Bearer",
+    "x basic ",
+    "a://h/Users/",
+    "see https://host/home/",
+    "/home//home/",
     "Authorization: Bearer ",
     "x Basic ",
     "sk-",
@@ -648,8 +665,11 @@ const LONG_OPENINGS: [&str; 14] = [
     "/home/",
     "C:\\Users\\",
 ];
-const LONG_UNITS: [&str; 12] = [
+const LONG_UNITS: [&str; 15] = [
     "a",
+    "ab-",
+    "aaaaaaaaaa=bearer ",
+    "\u{200B}\u{200B}\u{200B}\u{200B}\u{200B}\u{200B}\u{200B}\u{200B}x",
     "A1",
     "-",
     "_",
@@ -697,6 +717,34 @@ fn long_piece(values: Vec<String>) -> impl Strategy<Value = Vec<u8>> {
         .prop_map(|(opening, unit, repeat, ending)| {
             format!("{opening}{}{ending}", unit.repeat(repeat)).into_bytes()
         })
+}
+
+proptest! {
+    #![proptest_config(config_with(96))]
+
+    /// (b) and (d) where the rules' look-ahead bounds decide: long stretches of one unit
+    /// after an opening (a credential, a gap, a user name, a chain, a run of invisible
+    /// characters) cross every bound, and the output still covers the seed's spans and is
+    /// its own redaction.
+    #[test]
+    fn long_stretches_keep_the_seed_covered_and_stay_idempotent(piece in long_piece(vec!["provider-key-0123456789".to_string()])) {
+        let Ok(text) = String::from_utf8(piece) else { return Ok(()) };
+        let redactor = Redactor::new(["provider-key-0123456789"]).expect("valid");
+        let spans = redactor.redact_spans(&text);
+        for (rule, range) in Baseline::unicode().pattern_matches(text.as_bytes()) {
+            if (rule == 0 && !r25_redacts(&text, range.clone()))
+                || (rule >= 2 && (in_url_path(&text, &range) || names_nobody(&text, rule, &range)))
+            {
+                continue;
+            }
+            prop_assert!(
+                spans.iter().any(|span| span.start <= range.start && range.end <= span.end),
+                "seed rule {rule} span {range:?} not covered by {spans:?}"
+            );
+        }
+        let once = redactor.redact(&text).into_owned();
+        prop_assert_eq!(redactor.redact(&once).into_owned(), once);
+    }
 }
 
 /// Generated documents, long pieces and raw bytes, in any order, with their values.

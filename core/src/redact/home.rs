@@ -56,7 +56,9 @@
 //! root without a name inside a URL joins a span that starts right after it, as anywhere
 //! else.
 //!
-//! A root followed directly by a separator or white space has no name; if another span
+//! A root followed directly by a separator or white space has no name (nor has one
+//! followed only by invisible characters, R28: the rules read the view, and a name nobody
+//! can see names nobody, though the seed's `/home/[^/\s]+` would take it); if another span
 //! starts right there (`/Users/` before a configured value that starts with `/`), the root
 //! joins it, as the output would otherwise show `/Users/[REDACTED]`, which a second pass
 //! would take for a path (R29 (d)). The driver resolves these once every span is known.

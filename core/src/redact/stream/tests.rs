@@ -434,7 +434,10 @@ fn the_look_ahead_bounds_decide_the_same_in_whole_text() {
     let in_url = |length: usize| format!("see https://host/home/{}/x", "n".repeat(length));
     let fits = in_url(home::NAME_LEN_MAX);
     assert_eq!(redact(fits.clone()), fits);
-    assert_eq!(redact(in_url(home::NAME_LEN_MAX + 1)), "see https://host[LOCAL_PATH]/x");
+    assert_eq!(
+        redact(in_url(home::NAME_LEN_MAX + 1)),
+        "see https://host[LOCAL_PATH]/x"
+    );
     let after_colon = format!("a://h/Users/{}\\rest x", "n".repeat(home::NAME_LEN_MAX + 1));
     assert_eq!(redact(after_colon), "a:[LOCAL_PATH] x");
 
