@@ -279,6 +279,16 @@ enum Standing {
     Unsettled,
 }
 
+/// A home candidate whose `//` root was refused for the `:` before it (R27).
+#[derive(Clone, Copy)]
+struct AfterColon {
+    colon: usize,
+    candidate: HomeCandidate,
+    anchor: usize,
+    /// How its span grows if it is taken, when its name runs to the end of a window.
+    growth: Option<Growth>,
+}
+
 /// A candidate decided once every other span was known (R25 uncertain credentials, R27
 /// nameless roots and roots after a `:`).
 #[derive(Clone, Copy)]
@@ -390,6 +400,29 @@ impl Window {
         }
     }
 
+    /// [`Window::stand`] for a candidate decided at the end: a span that may grow is kept
+    /// for that decision, and its growth counts only if it is taken.
+    fn stand_deferred(&mut self, anchor: usize, rule: Rule, verdict: &Verdict) -> Standing {
+        if self.last || verdict.reach <= self.end {
+            return Standing::Settled;
+        }
+        if verdict.span.is_some() && verdict.growth.is_some() {
+            return Standing::Growing;
+        }
+        self.unsettle(anchor.saturating_sub(span_back_max(rule)));
+        Standing::Unsettled
+    }
+
+    /// A span decided at the end and taken, found at `anchor`, that grows past the window.
+    fn grow_taken(&mut self, anchor: usize, rule: Rule, growth: Growth) {
+        self.settled = self.settled.min(growth.certain_end);
+        self.growing.push(Growing {
+            origin: Origin::Found(anchor),
+            rule,
+            growth,
+        });
+    }
+
     fn unsettle(&mut self, position: usize) {
         self.settled = self.settled.min(position);
     }
@@ -457,6 +490,8 @@ struct UrlHome {
     span: Span,
     /// Where the home anchor was found.
     anchor: usize,
+    /// How its span grows if it is taken, when its name runs to the end of a window.
+    growth: Option<Growth>,
 }
 
 impl UrlHome {
@@ -486,7 +521,7 @@ struct PatternPass<'s, 't, 'w> {
     authorizations: Vec<AuthCandidate>,
     nameless_homes: Vec<(usize, usize, usize)>,
     /// Home candidates whose `//` root follows a `:`: taken if another span covers it.
-    after_colon_homes: Vec<(usize, HomeCandidate, usize)>,
+    after_colon_homes: Vec<AfterColon>,
     /// Where each rule's last span ends: anchors before it are inside it.
     covered_until: [usize; Rule::COUNT],
     /// Spans found per rule.
@@ -577,9 +612,14 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         for &(rule, tail) in resumes {
             let verdict = tail.resume(self.context.text, from, rule);
             work.verified_bytes += verdict.span.map_or(0, |span| span.len() as u64).max(1);
+            // A home taken at the end was no span while whole text was read: the anchors
+            // inside it are not skipped.
+            let skips = !matches!(tail, Tail::UserName(_, false));
             if let Some(span) = verdict.span {
-                let until = &mut self.covered_until[rule.index()];
-                *until = (*until).max(span.end);
+                if skips {
+                    let until = &mut self.covered_until[rule.index()];
+                    *until = (*until).max(span.end);
+                }
                 self.spans.push(span);
             }
             if let Some(window) = self.window.as_deref_mut() {
@@ -593,7 +633,7 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
                         });
                     }
                     _ => {
-                        if let Some(span) = verdict.span {
+                        if let Some(span) = verdict.span.filter(|_| skips) {
                             window.ends.push((from.saturating_sub(1), rule, span.end));
                         }
                     }
@@ -633,8 +673,6 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
             return;
         }
         let context = &self.context;
-        // A home whose user name is too long to wait for its decision is taken at once.
-        let mut home_at_once = false;
         let verdict = match anchor {
             Anchor::Bearer | Anchor::Basic => self.authorization(anchor, position, work),
             Anchor::Sk => keys::sk_key(context, work, position),
@@ -647,32 +685,36 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
                 tokens::pem_private_key(context, work, &mut self.pem_ends, position + 1)
             }
             Anchor::SchemeSeparator => tokens::url_password(context, work, position),
-            Anchor::UsersSegment | Anchor::Home => {
-                let (verdict, at_once) = self.home_path(anchor, position, work);
-                home_at_once = at_once;
-                verdict
-            }
+            Anchor::UsersSegment | Anchor::Home => self.home_path(anchor, position, work),
             // Handled above.
             Anchor::Value(_) => Verdict::none(position),
         };
+        // A home inside a URL's path is decided at the end (R27), from what precedes it: its
+        // span, if taken, grows from then on.
+        let in_url = match verdict.span {
+            Some(span) if rule == Rule::HomePath => {
+                self.url.holding(self.context.text, work, span.start)
+            }
+            _ => None,
+        };
         let standing = match self.window.as_deref_mut() {
+            Some(window) if in_url.is_some() => window.stand_deferred(position, rule, &verdict),
             Some(window) => window.stand(position, rule, &verdict),
             None => Standing::Settled,
         };
         let Some(span) = verdict.span.filter(|_| standing != Standing::Unsettled) else {
             return;
         };
-        if rule == Rule::HomePath
-            && !home_at_once
-            && let Some((scheme_start, separator_end)) =
-                self.url.holding(self.context.text, work, span.start)
-        {
-            // Inside a URL's path: decided at the end (R27).
+        if let Some((scheme_start, separator_end)) = in_url {
             self.url_homes.push(UrlHome {
                 scheme_start,
                 separator_end,
                 span,
                 anchor: position,
+                growth: verdict
+                    .growth
+                    .filter(|_| standing == Standing::Growing)
+                    .map(taken_at_the_end),
             });
             return;
         }
@@ -733,11 +775,10 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         }
     }
 
-    /// A home-path anchor at `position`, and whether its span is taken at once: a name
-    /// longer than `home::NAME_LEN_MAX` is, wherever its root is (with the root after a `:`
-    /// when there is one, which reaches farther back), and so is the only kind that grows
-    /// past a window's end.
-    fn home_path(&mut self, anchor: Anchor, position: usize, work: &mut Work) -> (Verdict, bool) {
+    /// A home-path anchor at `position`. A span whose name runs to the end of a window
+    /// grows; a candidate after a `:` is kept for the end with its growth, and its decision
+    /// waits only for its name to start.
+    fn home_path(&mut self, anchor: Anchor, position: usize, work: &mut Work) -> Verdict {
         let text = self.context.text;
         let (found, after_colon) = if anchor == Anchor::Home {
             (home::home(text, work, position), None)
@@ -746,54 +787,38 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
             (segment.candidate, segment.after_colon)
         };
         let mut after_colon_reach = 0;
-        match after_colon {
-            // The root before the `:` reaches farther back; the name the main candidate
-            // reads runs at least as far (a name after a `//` root ends at either
-            // separator), so the span is both together.
-            Some((_, HomeCandidate::Found { span, name })) if name.long => {
-                return match found {
-                    Some(HomeCandidate::Found {
-                        span: main,
-                        name: main_name,
-                    }) => (
-                        long_name(
-                            text,
-                            Span::new(span.start, main.end, Rule::HomePath),
-                            main_name,
-                        ),
-                        true,
-                    ),
-                    _ => (long_name(text, span, name), true),
-                };
-            }
-            Some((colon, candidate)) => {
-                after_colon_reach = home_reach(text, &candidate);
-                self.after_colon_homes.push((colon, candidate, position));
-            }
-            None => {}
+        if let Some((colon, candidate)) = after_colon {
+            let growth = home_growth(text, &candidate).map(taken_at_the_end);
+            after_colon_reach = match (growth, candidate) {
+                (Some(_), HomeCandidate::Found { name, .. }) => name.start + 1,
+                _ => home_reach(text, &candidate),
+            };
+            self.after_colon_homes.push(AfterColon {
+                colon,
+                candidate,
+                anchor: position,
+                growth,
+            });
         }
         match found {
-            Some(HomeCandidate::Found { span, name }) if name.long => {
-                (long_name(text, span, name), true)
-            }
-            Some(HomeCandidate::Found { span, .. }) => (
-                Verdict::found(
+            Some(candidate @ HomeCandidate::Found { span, .. }) => {
+                let verdict = Verdict::found(
                     span,
                     home::name_reach(text, span.end).max(after_colon_reach),
-                ),
-                false,
-            ),
+                );
+                match home_growth(text, &candidate) {
+                    // A candidate after a `:` still waiting keeps this one waiting too.
+                    Some(growth) if after_colon_reach <= text.len() => {
+                        verdict.growing_at_end(text, growth)
+                    }
+                    _ => verdict,
+                }
+            }
             Some(HomeCandidate::Nameless { start, name_start }) => {
                 self.nameless_homes.push((start, name_start, position));
-                (
-                    Verdict::none((name_start + 1).max(after_colon_reach)),
-                    false,
-                )
+                Verdict::none((name_start + 1).max(after_colon_reach))
             }
-            None => (
-                Verdict::none((position + home::FAILED_REACH_MAX).max(after_colon_reach)),
-                false,
-            ),
+            None => Verdict::none((position + home::FAILED_REACH_MAX).max(after_colon_reach)),
         }
     }
 
@@ -808,6 +833,10 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         self.push_values_before(usize::MAX);
         let mut spans = std::mem::take(&mut self.spans);
         spans.append(&mut self.values);
+        // Nameless roots followed by another root are taken whatever else is found, so
+        // R27's URL check reads them with the spans that need nothing else to decide (one
+        // may cover a URL's `://`).
+        spans.extend(self.roots_followed_by_roots());
         // The spans that need nothing else to decide: what R27's URL check reads.
         let immediate = merge(spans);
         let (merged, immediate) = match self.window.as_deref() {
@@ -822,11 +851,17 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
             merged,
             decided: Vec::new(),
             deferred: Vec::new(),
+            growing: Vec::new(),
             windowed: self.window.is_some(),
         };
         let (homes, nameless_after_colon) =
             self.decide_homes_left_to_right(&mut decisions, &immediate, work);
         decisions.take_all(homes, Rule::HomePath, counts);
+        if let Some(window) = self.window.as_deref_mut() {
+            for (anchor, growth) in std::mem::take(&mut decisions.growing) {
+                window.grow_taken(anchor, Rule::HomePath, growth);
+            }
+        }
         let nameless = self.decide_nameless_homes(&mut decisions, nameless_after_colon, work);
         decisions.take_all(nameless, Rule::HomePath, counts);
         let accepted = self.decide_authorizations(&mut decisions, work);
@@ -863,17 +898,23 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         work: &mut Work,
     ) -> (Vec<Span>, Vec<(usize, usize, usize)>) {
         // In order of the candidates' starts; candidates sharing a start keep their order.
-        let mut order: Vec<(usize, LeftToRight)> =
-            self.url_homes
-                .iter()
-                .enumerate()
-                .map(|(index, home)| (home.span.start, LeftToRight::UrlHome(index)))
-                .chain(self.after_colon_homes.iter().enumerate().map(
-                    |(index, (_, candidate, _))| {
-                        (candidate_start(candidate), LeftToRight::AfterColon(index))
-                    },
-                ))
-                .collect();
+        let mut order: Vec<(usize, LeftToRight)> = self
+            .url_homes
+            .iter()
+            .enumerate()
+            .map(|(index, home)| (home.span.start, LeftToRight::UrlHome(index)))
+            .chain(
+                self.after_colon_homes
+                    .iter()
+                    .enumerate()
+                    .map(|(index, after_colon)| {
+                        (
+                            candidate_start(&after_colon.candidate),
+                            LeftToRight::AfterColon(index),
+                        )
+                    }),
+            )
+            .collect();
         order.sort_by_key(|&(start, _)| start);
         let mut taken = TakenSoFar::default();
         let mut nameless = Vec::new();
@@ -887,10 +928,16 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
                     if self.scheme_covered(home, &taken, immediate, &decisions.merged) {
                         taken.push(home.span);
                         decisions.decide_swept(home.span, home.anchor, home.separator_end);
+                        decisions.grows(home.anchor, home.growth);
                     }
                 }
                 LeftToRight::AfterColon(index) => {
-                    let (colon, candidate, anchor) = self.after_colon_homes[index];
+                    let AfterColon {
+                        colon,
+                        candidate,
+                        anchor,
+                        growth,
+                    } = self.after_colon_homes[index];
                     decisions.defer(candidate_start(&candidate), colon);
                     let replaced = last_taken_colon == Some(colon)
                         || taken.overlaps(colon, colon + 1)
@@ -903,6 +950,7 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
                         HomeCandidate::Found { span, .. } => {
                             taken.push(span);
                             decisions.decide_swept(span, anchor, colon);
+                            decisions.grows(anchor, growth);
                         }
                         HomeCandidate::Nameless { start, name_start } => {
                             nameless.push((start, name_start, anchor));
@@ -934,6 +982,18 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
             }
     }
 
+    /// The nameless roots that another root follows, found whatever follows that root.
+    fn roots_followed_by_roots(&self) -> Vec<Span> {
+        let mut nameless = self.nameless_homes.clone();
+        nameless.sort_unstable();
+        (0..nameless.len())
+            .filter(|&index| {
+                later_root(&nameless, index).is_some_and(|later| later < self.context.text.len())
+            })
+            .map(|index| Span::new(nameless[index].0, nameless[index].1, Rule::HomePath))
+            .collect()
+    }
+
     /// A root without a user name (R27) is taken when what follows it is replaced: by a
     /// span, or by the root of another candidate, whatever that candidate's own decision
     /// (`/Users//Users/x` is one span; in `/home//home/ x` the first root goes, and a
@@ -952,17 +1012,10 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         let mut taken: Vec<Span> = Vec::new();
         for (index, &(start, name_start, anchor)) in nameless.iter().enumerate() {
             work.verified_bytes += 1;
-            // A root whose own root covers this one's name start, found whatever follows
-            // it (its name start is inside the text).
-            let later_root = nameless[index + 1..]
-                .iter()
-                .take_while(|&&(later_start, ..)| later_start <= name_start)
-                .find(|&&(_, later_name_start, _)| name_start < later_name_start);
+            let later_root = later_root(&nameless, index);
             let depends_until = match later_root {
                 // Taken whatever any span is: the decision reads none.
-                Some(&(_, later_name_start, _)) if later_name_start < self.context.text.len() => {
-                    start
-                }
+                Some(later_name_start) if later_name_start < self.context.text.len() => start,
                 _ => name_start,
             };
             decisions.defer(start, depends_until);
@@ -1070,6 +1123,8 @@ struct Decisions {
     decided: Vec<Decision>,
     /// Window mode: every candidate decided, taken or not.
     deferred: Vec<Deferred>,
+    /// Window mode: the spans taken whose name runs past the window, by their anchor.
+    growing: Vec<(usize, Growth)>,
     windowed: bool,
 }
 
@@ -1106,6 +1161,13 @@ impl Decisions {
         }
     }
 
+    /// A home taken from `anchor` grows as `growth` says, if it does.
+    fn grows(&mut self, anchor: usize, growth: Option<Growth>) {
+        if let Some(growth) = growth.filter(|_| self.windowed) {
+            self.growing.push((anchor, growth));
+        }
+    }
+
     /// Counts the spans taken for `rule` and merges them in.
     fn take_all(&mut self, taken: Vec<Span>, rule: Rule, counts: &mut [u64; Rule::COUNT]) {
         if taken.is_empty() {
@@ -1117,13 +1179,42 @@ impl Decisions {
     }
 }
 
-/// The verdict on a home whose user name is too long to wait (`home::NAME_LEN_MAX`): taken,
-/// and growing while its name runs to the end of the text.
-fn long_name(text: &[u8], span: Span, name: home::UserName) -> Verdict {
-    Verdict::found(span, home::name_reach(text, span.end)).growing_at_end(
-        text,
-        Growth::new(Tail::UserName(name.ends), name.start, span.end),
-    )
+/// The growth of a home span taken by a decision at the end: whole-text redaction reads
+/// the anchors inside it (it was no span while the text was read), and so does the window
+/// that reads it on.
+fn taken_at_the_end(growth: Growth) -> Growth {
+    match growth.tail {
+        Tail::UserName(ends, _) => Growth {
+            tail: Tail::UserName(ends, false),
+            ..growth
+        },
+        _ => growth,
+    }
+}
+
+/// For the nameless root at `index` of `nameless` (sorted), the name start of a later root
+/// whose own root covers its name start, if there is one.
+fn later_root(nameless: &[(usize, usize, usize)], index: usize) -> Option<usize> {
+    let name_start = nameless[index].1;
+    nameless[index + 1..]
+        .iter()
+        .take_while(|&&(later_start, ..)| later_start <= name_start)
+        .map(|&(_, later_name_start, _)| later_name_start)
+        .find(|&later_name_start| name_start < later_name_start)
+}
+
+/// How a home candidate's span grows when its name's reach is past the end of `text`.
+fn home_growth(text: &[u8], candidate: &HomeCandidate) -> Option<Growth> {
+    match *candidate {
+        HomeCandidate::Found { span, name } if home::name_reach(text, span.end) > text.len() => {
+            Some(Growth::new(
+                Tail::UserName(name.ends, true),
+                name.start,
+                span.end,
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// Where a home candidate starts.

@@ -30,10 +30,9 @@
 //! separator or at a character a root needs (`:`, `\`, `/`), so no two candidates read the
 //! same look-ahead bytes twice.
 //!
-//! A user name whose first word is longer than [`NAME_LEN_MAX`] (256 bytes) is taken at
-//! once, wherever its root is (in a URL's path, after a `:`): no real user name is that
-//! long, and a candidate decided at the end would otherwise wait for its name's end however
-//! far it runs. Its span grows with the name across a streaming window.
+//! Whether a home is taken never waits for the end of its name: a home in a URL's path or
+//! after a `:` is decided from what precedes it, and its span, if taken, grows with the
+//! name across a streaming window (`window::Tail::UserName`).
 //!
 //! **URLs.** A home root (with its name) inside a URL's path stays: after `scheme://` (a
 //! scheme of at least two characters, so `C://` is no URL, and not `file`, whose paths are
@@ -65,7 +64,9 @@
 
 use super::Rule;
 use super::span::Span;
-use super::text::{char_len_at, starts_with, starts_with_ignore_case, white_space_len_at};
+use super::text::{
+    char_len_at, char_start, starts_with, starts_with_ignore_case, white_space_len_at,
+};
 use super::work::Work;
 use crate::fault::{self, FaultSet};
 
@@ -85,11 +86,6 @@ pub(crate) const LOOK_BEHIND_MAX: usize = ROOT_BACK_MAX + 1;
 /// The farthest a home anchor reads past its position when it finds no root: `/home/`,
 /// or `rs` and the separator after `Users`.
 pub(crate) const FAILED_REACH_MAX: usize = 6;
-/// The longest first word of a user name that waits for its decision: a longer one (no
-/// real user name is that long: Linux's `LOGIN_NAME_MAX` is 256 with its terminator,
-/// Windows allows 20 characters) is taken for a local path at once, in a URL's path or
-/// after a `:` too.
-pub(crate) const NAME_LEN_MAX: usize = 256;
 
 /// The longest URL scheme read backwards from its `:`, in bytes.
 const SCHEME_LEN_MAX: usize = 32;
@@ -204,9 +200,6 @@ pub(crate) struct UserName {
     pub(crate) start: usize,
     /// What ends it.
     pub(crate) ends: NameEnd,
-    /// Whether its first word is longer than [`NAME_LEN_MAX`]: then the candidate is taken
-    /// at once, wherever its root is.
-    pub(crate) long: bool,
 }
 
 /// Which characters end a user name.
@@ -381,6 +374,12 @@ fn unc_root(
         let lowest = segment_end.saturating_sub(SEGMENT_LEN_MAX);
         let mut segment_start = segment_end;
         while segment_start > lowest && is_segment_byte(text[segment_start - 1]) {
+            // Unicode white space ends a segment as ASCII white space does (a URL ends
+            // there, so a root read across it would lie in a URL only in the input).
+            let character = char_start(text, segment_start - 1);
+            if text[segment_start - 1] >= 0x80 && white_space_len_at(text, character) > 0 {
+                break;
+            }
             segment_start -= 1;
         }
         work.verified_bytes += (segment_end - segment_start) as u64;
@@ -440,7 +439,6 @@ fn with_name(
         name: UserName {
             start: name_start,
             ends,
-            long: word_end - name_start > NAME_LEN_MAX,
         },
     }
 }

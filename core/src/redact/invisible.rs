@@ -100,6 +100,27 @@ fn ends_with_invisible(text: &[u8]) -> bool {
         .any(|length| text.len() >= length && invisible_len_at(text, text.len() - length) == length)
 }
 
+/// How much of a streaming window's `text` (whose first `folded` bytes are a view already)
+/// can be read while more input follows: all of it, but for a run of invisible characters
+/// at its end that may still grow past [`INVISIBLE_RUN_MAX`] (whether the view removes it
+/// is not known yet), which is left for the next window.
+pub(crate) fn decided_len(text: &[u8], folded: usize) -> usize {
+    let mut start = text.len();
+    let mut characters = 0;
+    while start > folded && characters <= INVISIBLE_RUN_MAX {
+        let Some(length) = (2..=3).find(|&length| {
+            start >= folded + length && invisible_len_at(text, start - length) == length
+        }) else {
+            break;
+        };
+        start -= length;
+        characters += 1;
+    }
+    let kept = characters > INVISIBLE_RUN_MAX
+        || (characters > 0 && start == folded && ends_with_invisible(&text[..folded]));
+    if kept { text.len() } else { start }
+}
+
 /// Removes invisible format characters from a string, as the view does (used for
 /// configured values).
 pub(crate) fn strip(value: &str) -> String {

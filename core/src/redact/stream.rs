@@ -163,6 +163,7 @@
 use std::io::{self, BufWriter, Read, Write};
 
 use super::engine;
+use super::invisible::decided_len;
 use super::span::Span;
 use super::text::complete_len;
 use super::window::{Frame, LOOK_BEHIND_MAX, Settled};
@@ -328,7 +329,8 @@ impl<'r> Stream<'r> {
             let end = if last {
                 self.filled
             } else {
-                complete_len(&self.buffer[..self.filled]).max(self.frame.from)
+                let complete = complete_len(&self.buffer[..self.filled]).max(self.frame.from);
+                decided_len(&self.buffer[..complete], self.frame.from).max(self.frame.from)
             };
             self.frame.last = last;
             let settled = engine::find_window(

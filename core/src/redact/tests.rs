@@ -331,6 +331,32 @@ fn idempotence_edge_cases() {
 }
 
 #[test]
+fn decisions_that_do_not_wait_stay_idempotent() {
+    // Nameless roots followed by roots, taken whatever the later root's decision, may cover
+    // a URL's `://`: the URL check reads them. Long names in a URL's path grow with the
+    // placeholders a second pass sees and are still decided the same way. A root read
+    // across Unicode white space lies in no URL.
+    let redactor = Redactor::new(["secret12"]).expect("valid");
+    let x = |count: usize| "x".repeat(count);
+    let a = |count: usize| "a".repeat(count);
+    for input in [
+        "ab:///h/Users//Users//home/bob".to_string(),
+        "see https:///host/Users//Users//home/bob/notes".to_string(),
+        "aa://home//home//home/r".to_string(),
+        format!("ps:///home/{}/home//home/", x(245)),
+        format!("https://h/home/{}secret12ysecret12/x", x(238)),
+        format!("ps:///home/Basic {}Basic\"ome{}", a(1020), a(243)),
+        format!("://C\\Users\\secret12:{}", x(246)),
+        "ps:////\u{3000}sk-efghijklmnop/Users/e".to_string(),
+    ] {
+        let once = redactor.redact(&input).into_owned();
+        assert_eq!(redactor.redact(&once), once, "input {input:?}");
+    }
+    redacts("ab:///h/Users//Users//home/bob", "ab:/[LOCAL_PATH]");
+    redacts("/home//home/ x", "[LOCAL_PATH]/home/ x");
+}
+
+#[test]
 fn a_url_colon_blocks_a_unc_root_only_while_it_stays() {
     redacts(r"/Users/://s\Users\i", "[LOCAL_PATH]");
     // A URL's path on a server is not a local path (R27).

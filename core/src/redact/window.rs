@@ -131,8 +131,10 @@ pub(crate) enum Tail {
     JwtSignature,
     /// The base64 body lines of a PEM block (R26).
     PemBody,
-    /// A user name too long to wait for its decision, and the words that may join it (R27).
-    UserName(NameEnd),
+    /// A user name, and the words that may join it (R27); `true` when its span was found
+    /// while reading (anchors inside it are skipped, as for every span found so), `false`
+    /// when it was taken by a decision at the end (anchors inside it are read).
+    UserName(NameEnd, bool),
 }
 
 impl Tail {
@@ -173,7 +175,7 @@ impl Tail {
                 let (end, reach) = tokens::body_end_from(text, from);
                 (end, reach, Some(Growth::new(self, from, end)))
             }
-            Tail::UserName(ends) => {
+            Tail::UserName(ends, _) => {
                 let (end, reach) = home::name_end_from(text, from, ends);
                 (end, reach, Some(Growth::new(self, from, end)))
             }
