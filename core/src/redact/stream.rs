@@ -129,13 +129,15 @@
 //!   whatever its characters (`auth::PLAIN_WORD_LEN_MAX`); a scheme word inside a
 //!   credential counts as redacted whatever its own decision, so a chain
 //!   `Bearer x=bearer x=bearer …` is decided link by link;
-//! - a user name's further words add at most 64 bytes; a first word longer than 256 bytes
-//!   is taken at once, in a URL's path too (`home::NAME_LEN_MAX`), and streams as a
-//!   growing span; a root followed by another root is taken whatever that root's decision,
-//!   so `/home//home//home/…` is decided root by root;
+//! - a user name's further words add at most 64 bytes; a home in a URL's path or after a
+//!   `:` is decided from what precedes it, never from where its name ends, and its span
+//!   grows with the name when taken (`engine::PatternPass::home_path`); a root followed by
+//!   another root is taken whatever that root's decision, so `/home//home//home/…` is
+//!   decided root by root;
 //! - a run of more than 16 invisible characters stays in the R28 view
 //!   (`invisible::INVISIBLE_RUN_MAX`), so the view of a window is known once the run ends
-//!   or passes the bound.
+//!   or passes the bound (a window never ends inside a run whose fate is open:
+//!   `invisible::decided_len`).
 //!
 //! Each bound is in bytes of the view, so invisible characters between the bytes a rule
 //! reads (at most 16 in a row) widen it in the input by up to 49 times: still bounded.
@@ -145,8 +147,8 @@
 //! opening followed by any motif of the rules' pieces repeated over many look-ahead
 //! lengths to the farthest one. Measured peaks of `ward redact` on 32 MiB of each shape
 //! that grew the window before these bounds (12-02, `/usr/bin/time`): 23–48 MB, the
-//! largest a chain of roots `/home//home/…` (48 MB) and of credentials (44 MB); before,
-//! 126–859 MB.
+//! largest chains of roots (`/Users//Users/x…`, 48 MB) and of credentials (44 MB), and
+//! 28–43 MB with 16 zero-width spaces after every character; before, 126–859 MB.
 
 //! # What the streaming relies on
 //!
