@@ -982,13 +982,16 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
             }
     }
 
-    /// The nameless roots that another root follows, found whatever follows that root.
+    /// The nameless roots that another root follows, found whatever follows that root (or
+    /// the text ends there: whole text, or a stream's last window).
     fn roots_followed_by_roots(&self) -> Vec<Span> {
         let mut nameless = self.nameless_homes.clone();
         nameless.sort_unstable();
+        let ended = self.window.as_deref().is_none_or(|window| window.last);
         (0..nameless.len())
             .filter(|&index| {
-                later_root(&nameless, index).is_some_and(|later| later < self.context.text.len())
+                later_root(&nameless, index)
+                    .is_some_and(|later| ended || later < self.context.text.len())
             })
             .map(|index| Span::new(nameless[index].0, nameless[index].1, Rule::HomePath))
             .collect()

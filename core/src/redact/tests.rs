@@ -348,6 +348,9 @@ fn decisions_that_do_not_wait_stay_idempotent() {
         format!("ps:///home/Basic {}Basic\"ome{}", a(1020), a(243)),
         format!("://C\\Users\\secret12:{}", x(246)),
         "ps:////\u{3000}sk-efghijklmnop/Users/e".to_string(),
+        "aa:///a/Users//home/Users/".to_string(),
+        "aa:///a/Users//Users/Users/".to_string(),
+        "aa:///a/Users//Users/a/Users/".to_string(),
     ] {
         let once = redactor.redact(&input).into_owned();
         assert_eq!(redactor.redact(&once), once, "input {input:?}");
