@@ -94,10 +94,17 @@ fn runs<'t>(text: &'t [u8], from: usize, work: &'t mut Work) -> impl Iterator<It
     })
 }
 
+/// The length of the invisible format character that ends `text[..end]`, if it starts at
+/// or after `from`; else 0.
+fn invisible_len_before(text: &[u8], from: usize, end: usize) -> usize {
+    (2..=3)
+        .find(|&length| end >= from + length && invisible_len_at(text, end - length) == length)
+        .unwrap_or(0)
+}
+
 /// Whether `text` ends with an invisible format character.
 fn ends_with_invisible(text: &[u8]) -> bool {
-    (2..=3)
-        .any(|length| text.len() >= length && invisible_len_at(text, text.len() - length) == length)
+    invisible_len_before(text, 0, text.len()) > 0
 }
 
 /// How much of a streaming window's `text` (whose first `folded` bytes are a view already)
@@ -107,12 +114,11 @@ fn ends_with_invisible(text: &[u8]) -> bool {
 pub(crate) fn decided_len(text: &[u8], folded: usize) -> usize {
     let mut start = text.len();
     let mut characters = 0;
-    while start > folded && characters <= INVISIBLE_RUN_MAX {
-        let Some(length) = (2..=3).find(|&length| {
-            start >= folded + length && invisible_len_at(text, start - length) == length
-        }) else {
+    while characters <= INVISIBLE_RUN_MAX {
+        let length = invisible_len_before(text, folded, start);
+        if length == 0 {
             break;
-        };
+        }
         start -= length;
         characters += 1;
     }

@@ -923,7 +923,10 @@ const fn max(a: usize, b: usize) -> usize {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::test_runner::Config::with_cases(std::env::var("MOTIF_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(48)))]
+    #![proptest_config(proptest::test_runner::Config::with_cases(
+        // `PROPTEST_CASES` for a longer run, as for the other properties.
+        std::env::var("PROPTEST_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(48),
+    ))]
 
     /// SPEC §7 for any input: a stretch that stays undecided is one a rule reads ahead
     /// over, and every rule reads a bounded distance ahead, so however an opening and a
