@@ -20,7 +20,7 @@ use ward_core::driver::{RunOptions, Session, StartRunInput};
 use ward_core::events::NoEvents;
 use ward_core::fault::FaultSet;
 use ward_core::guard::SecretGuard;
-use ward_core::policy::{self, RunPolicy};
+use ward_core::policy::RunPolicy;
 use ward_core::provider::{Provider, ProviderError, ProviderReply, ProviderRequest};
 use ward_core::registry::{CallIds, CallScope, Registry};
 use ward_core::session::MemoryStore;
@@ -94,7 +94,8 @@ fn through_entry_point(
 ) -> usize {
     let chart = SharedChart::new(1);
     let policy = RunPolicy::normal();
-    let offered: Vec<&str> = policy::resolve(registry, &policy, FaultSet::EMPTY)
+    let offered: Vec<&str> = registry
+        .offered(&policy)
         .iter()
         .map(|tool| tool.name())
         .collect();

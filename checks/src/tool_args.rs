@@ -40,7 +40,7 @@ use ward_core::chart::{ChartState, SharedChart};
 use ward_core::envelope::{ToolResult, codes};
 use ward_core::fault::FaultSet;
 use ward_core::guard::SecretGuard;
-use ward_core::policy::{self, RunPolicy};
+use ward_core::policy::RunPolicy;
 use ward_core::registry::{CallIds, CallScope, Registry};
 use ward_core::tool::{ToolCall, ToolContext};
 use ward_core::validation::{ARGUMENT_BYTES_MAX, parse_arguments};
@@ -194,7 +194,8 @@ pub fn check_tool_args(data: &[u8]) -> CheckResult {
     };
     let guard =
         SecretGuard::new(&secrets).map_err(|error| format!("the guard refuses: {error}"))?;
-    let offered: Vec<&str> = policy::resolve(registry, &policy, FaultSet::EMPTY)
+    let offered: Vec<&str> = registry
+        .offered(&policy)
         .iter()
         .map(|tool| tool.name())
         .collect();

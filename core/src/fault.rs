@@ -1,61 +1,45 @@
 //! Fault injection (SPEC §11): the seeded bugs of the catalogue, compiled in only with the
 //! `fault-injection` cargo feature.
 //!
-//! A run's configuration carries a [`FaultSet`]. Each seeded bug is one line in the code it
-//! breaks, at the rule it breaks, so a reader of that rule can skip it:
+//! This module is a leaf: it names the bugs ([`Fault`]), holds a run's set of them
+//! ([`FaultSet`]) and provides the [`fault!`](crate::fault!) check, and it imports nothing of
+//! the crate. Each bug lives where the rule it breaks lives, as one line at that rule:
 //!
 //! - where the broken behaviour is a condition, the line is a [`fault!`](crate::fault!)
 //!   check (`if !fault!(faults, Fault::PartialWriteOnError) { rollback }`);
-//! - where it needs more, the line calls a helper of this module that takes the correct
-//!   value and returns the broken one when its fault is on, and the correct value untouched
-//!   otherwise. Each helper names its catalogue entry and says what goes wrong.
+//! - where it needs more, the line calls a small private helper of that same module, under
+//!   its heading "Seeded bugs (SPEC §11)", which takes the correct value and returns the
+//!   broken one when its fault is on, and the correct value untouched otherwise. Each helper
+//!   names its catalogue entry and says what goes wrong.
 //!
-//! A helper has one shape: the check, the broken value, and the correct value it was given.
+//! The run's set reaches that code through the run's own configuration, never through the
+//! signature of a pure rule: [`RunOptions::faults`](crate::driver::RunOptions::faults) for
+//! the driver's steps, [`CallScope::faults`](crate::registry::CallScope::faults) for the
+//! entry point and the scheduler. The policy functions, the scheduler's R17 verdict, the
+//! validator and the redactor take no fault at all: a bug of theirs is applied by their
+//! caller to the value they return.
 //!
-//! ```text
-//! /// `no-turn-limit` (I10): the run's `turns_max` is not enforced; only
-//! /// [`TURNS_HARD_MAX`] stops it.
-//! pub fn turn_limit(faults: FaultSet, turns_max: u32) -> u32 {
-//!     if crate::fault!(faults, Fault::NoTurnLimit) {
-//!         return TURNS_HARD_MAX;
-//!     }
-//!     turns_max
-//! }
+//! | module | bugs |
+//! |---|---|
+//! | `driver` | `readonly-offers-writes`, `redact-patterns-before-values`, `redact-first-turn-only`, `redact-windows-case-sensitive`, `no-turn-limit`, `nondeterministic-order`, `drop-result-on-cancel`, `duplicate-id-overwrite` |
+//! | `registry` | `readonly-no-exec-check`, `readonly-blocks-reads`, `disabled-still-runs`, `error-limit-six`, `error-echoes-value`, `validate-after-domain`, `partial-write-on-error` |
+//! | `schedule` | `sequential-first-call-only`, `sequential-ignored`, `always-sequential`, `results-completion-order`, `write-after-cancel` |
+//!
+//! Every check goes through the [`fault!`](crate::fault!) macro. Without the feature the
+//! macro expands to the constant `false`, so every helper returns the value it was given and
+//! the optimiser removes it; with the feature, a check is one bit test. No fault is ever on
+//! unless a caller asks for it by name.
+//!
 //! ```
+//! use ward_core::fault::{Fault, FaultSet};
 //!
+//! let faults = FaultSet::only(Fault::NoTurnLimit);
+//! assert!(!ward_core::fault!(FaultSet::EMPTY, Fault::NoTurnLimit), "no fault is on unless asked for");
+//! assert_eq!(ward_core::fault!(faults, Fault::NoTurnLimit), cfg!(feature = "fault-injection"));
 //! ```
-//! use ward_core::driver::TURNS_HARD_MAX;
-//! use ward_core::fault::{self, Fault, FaultSet};
-//!
-//! // The correct code, with the hook of `no-turn-limit` on the line that sets the limit:
-//! let turns_max = fault::turn_limit(FaultSet::EMPTY, 8);
-//! assert_eq!(turns_max, 8, "no fault is on unless asked for");
-//!
-//! // What the simulator sees under `--bug no-turn-limit` (only with the feature on):
-//! let broken = fault::turn_limit(FaultSet::only(Fault::NoTurnLimit), 8);
-//! let expected = if cfg!(feature = "fault-injection") { TURNS_HARD_MAX } else { 8 };
-//! assert_eq!(broken, expected);
-//! ```
-//!
-//! Every check, in a hook or in a helper, goes through the [`fault!`](crate::fault!) macro.
-//! Without the feature the macro expands to the constant `false`, so every helper returns
-//! the value it was given and the optimiser removes it; with the feature, a hook is one bit
-//! test. No fault is ever on unless a caller asks for it by name.
 
-use std::borrow::Cow;
-use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
-
-use serde_json::Value;
-
-use crate::driver::TURNS_HARD_MAX;
-use crate::envelope::{FieldError, codes};
-use crate::redact::Redactor;
-use crate::schedule::CallResult;
-use crate::session::Message;
-use crate::tool::{ToolCall, ToolMeta};
 
 macro_rules! faults {
     ($($variant:ident = $name:literal, $invariant:literal, $description:literal;)*) => {
@@ -202,180 +186,6 @@ impl FromIterator<Fault> for FaultSet {
     fn from_iter<I: IntoIterator<Item = Fault>>(faults: I) -> FaultSet {
         faults.into_iter().fold(FaultSet::EMPTY, FaultSet::with)
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The helpers: each takes the correct value and returns the broken one when its fault is on.
-
-/// `readonly-blocks-reads` (I13): a read-only run also refuses every sequential tool, so
-/// `ask_user`, which only reads, is refused as if it wrote. Takes whether the correct check
-/// refuses `tool`.
-pub fn read_only_refusal(faults: FaultSet, refused: bool, tool: &ToolMeta) -> bool {
-    if crate::fault!(faults, Fault::ReadonlyBlocksReads) {
-        return refused || tool.is_sequential();
-    }
-    refused
-}
-
-/// `error-limit-six` (I4): one field error more than the limit is reported.
-pub fn error_limit(faults: FaultSet, errors_max: usize) -> usize {
-    if crate::fault!(faults, Fault::ErrorLimitSix) {
-        return errors_max + 1;
-    }
-    errors_max
-}
-
-/// `error-echoes-value` (I4): each field error's message starts with the input value at its
-/// path (`"sk-…" must be a number`), quoting whatever the model sent.
-pub fn echo_values(faults: FaultSet, input: &Value, errors: Vec<FieldError>) -> Vec<FieldError> {
-    if !crate::fault!(faults, Fault::ErrorEchoesValue) {
-        return errors;
-    }
-    errors
-        .into_iter()
-        .map(|mut error| {
-            let pointer = if error.path == "/" { "" } else { &error.path };
-            let value = input.pointer(pointer).unwrap_or(input);
-            error.message = format!("{value} {}", error.message);
-            error
-        })
-        .collect()
-}
-
-/// `validate-after-domain` (I5): the validation verdict does not gate the body. Takes the
-/// verdict and returns `Ok` when the fault is on, so the body runs on input its schema
-/// refuses and its own result, whatever it is, goes back to the model.
-pub fn validation_verdict<E>(faults: FaultSet, verdict: Result<(), E>) -> Result<(), E> {
-    if crate::fault!(faults, Fault::ValidateAfterDomain) {
-        return Ok(());
-    }
-    verdict
-}
-
-/// `always-sequential` (I12), `sequential-ignored` (I7), `sequential-first-call-only` (I7):
-/// R17's verdict on a batch, broken three ways: every batch runs one call at a time; every
-/// batch runs in parallel; a batch runs one call at a time only when its first call names a
-/// sequential tool. Takes the correct verdict, the calls and the test of one call.
-pub fn sequential(
-    faults: FaultSet,
-    sequential: bool,
-    calls: &[ToolCall],
-    names_sequential: impl Fn(&ToolCall) -> bool,
-) -> bool {
-    if crate::fault!(faults, Fault::AlwaysSequential) {
-        return true;
-    }
-    if crate::fault!(faults, Fault::SequentialIgnored) {
-        return false;
-    }
-    if crate::fault!(faults, Fault::SequentialFirstCallOnly) {
-        return calls.first().is_some_and(names_sequential);
-    }
-    sequential
-}
-
-/// `drop-result-on-cancel`, `duplicate-id-overwrite` (I6): the results of a batch as they
-/// enter the transcript, with some lost. Under the first, every `ABORTED` result is dropped,
-/// so a cancelled call has none; under the second, results are keyed by call id, so a
-/// repeated id's result replaces the first one in place and the repeat has none.
-pub fn results_entered(faults: FaultSet, results: Vec<CallResult>) -> Vec<CallResult> {
-    let mut results = results;
-    if crate::fault!(faults, Fault::DropResultOnCancel) {
-        results.retain(|result| result.result.error_code() != Some(codes::ABORTED));
-    }
-    if crate::fault!(faults, Fault::DuplicateIdOverwrite) {
-        let mut keyed: Vec<CallResult> = Vec::with_capacity(results.len());
-        for result in results {
-            match keyed.iter_mut().find(|kept| kept.call_id == result.call_id) {
-                Some(kept) => *kept = result,
-                None => keyed.push(result),
-            }
-        }
-        results = keyed;
-    }
-    results
-}
-
-/// `redact-patterns-before-values` (I8): the prompt is redacted in two passes, the pattern
-/// rules first and the configured values on what they left, so a value that a pattern span
-/// cut through survives in fragments; the guard does not look again. Takes the correctly
-/// redacted prompt, the raw one and the run's redactor.
-pub fn prompt_redaction(
-    faults: FaultSet,
-    redacted: String,
-    prompt: &str,
-    redactor: &Redactor,
-) -> String {
-    if !crate::fault!(faults, Fault::RedactPatternsBeforeValues) {
-        return redacted;
-    }
-    // The run's redactor compiled the same pattern rules, so this cannot fail here.
-    let Ok(patterns) = Redactor::new(Vec::<String>::new()) else {
-        return redacted;
-    };
-    let patterns_first = patterns.redact(prompt);
-    redactor
-        .values_only_of()
-        .redact(&patterns_first)
-        .into_owned()
-}
-
-/// `redact-first-turn-only` (I8): the transcript a request shows. The first turn shows the
-/// redacted prompt; every later turn resends the raw prompt in place of the run's redacted
-/// user message (the last one of the transcript). The store and the events keep the
-/// redacted text.
-pub fn request_transcript<'t>(
-    faults: FaultSet,
-    transcript: &'t [Arc<Message>],
-    prompt: &str,
-    turn: u32,
-) -> Cow<'t, [Arc<Message>]> {
-    if turn == 0 || !crate::fault!(faults, Fault::RedactFirstTurnOnly) {
-        return Cow::Borrowed(transcript);
-    }
-    let mut shown = transcript.to_vec();
-    let user = shown
-        .iter_mut()
-        .rev()
-        .find(|message| matches!(***message, Message::User { .. }));
-    if let Some(user) = user {
-        *user = Arc::new(Message::User {
-            text: prompt.to_owned(),
-        });
-    }
-    Cow::Owned(shown)
-}
-
-/// `no-turn-limit` (I10): the run's `turns_max` is not enforced; only
-/// [`TURNS_HARD_MAX`] stops it.
-pub fn turn_limit(faults: FaultSet, turns_max: u32) -> u32 {
-    if crate::fault!(faults, Fault::NoTurnLimit) {
-        return TURNS_HARD_MAX;
-    }
-    turns_max
-}
-
-/// `nondeterministic-order` (I11): the tool names of `run.started` go through a randomly
-/// seeded `HashSet`, so their order changes from one run to the next.
-pub fn hash_order(faults: FaultSet, names: Vec<Arc<str>>) -> Vec<Arc<str>> {
-    if !crate::fault!(faults, Fault::NondeterministicOrder) {
-        return names;
-    }
-    let shuffled: HashSet<Arc<str>> = names.into_iter().collect();
-    shuffled.into_iter().collect()
-}
-
-/// `redact-windows-case-sensitive` (I8): the `Users` segment of a home path counts only when
-/// spelled `Users`, so `c:\users\…` is not redacted. Takes whether the segment at `start`
-/// of `text` matched in any case.
-pub fn users_segment(faults: FaultSet, matched: bool, text: &[u8], start: usize) -> bool {
-    if crate::fault!(faults, Fault::RedactWindowsCaseSensitive) {
-        return matched
-            && text
-                .get(start..)
-                .is_some_and(|rest| rest.starts_with(b"Users"));
-    }
-    matched
 }
 
 /// Whether a seeded bug is on: `fault!(faults, Fault::Name)`.

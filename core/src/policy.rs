@@ -17,8 +17,6 @@
 use std::collections::BTreeSet;
 
 use crate::envelope::ToolError;
-use crate::fault::{self, Fault, FaultSet};
-use crate::registry::{Registry, Tool};
 use crate::tool::ToolMeta;
 
 /// The permissions of one run.
@@ -51,38 +49,22 @@ impl RunPolicy {
 }
 
 /// Resolution (R4, R12 first check, R13): whether a run with `policy` offers `tool` to the
-/// model.
-pub fn offers(tool: &ToolMeta, policy: &RunPolicy, faults: FaultSet) -> bool {
-    let hides_writes = !crate::fault!(faults, Fault::ReadonlyOffersWrites);
-    if policy.read_only && hides_writes && !tool.is_read_only() {
+/// model. [`Registry::offered`](crate::registry::Registry::offered) applies it to every
+/// tool, in registration order.
+pub fn offers(tool: &ToolMeta, policy: &RunPolicy) -> bool {
+    if policy.read_only && !tool.is_read_only() {
         return false;
     }
     !policy.is_disabled(tool.name())
 }
 
-/// The tools offered to a run, in registration order (R4).
-pub fn resolve<'r>(registry: &'r Registry, policy: &RunPolicy, faults: FaultSet) -> Vec<&'r Tool> {
-    registry
-        .tools()
-        .filter(|tool| offers(tool.meta(), policy, faults))
-        .collect()
-}
-
 /// Execution (R12 second check, R13): whether `tool` may run in a run with `policy`. Refuses
 /// a destructive tool in a read-only run first, then a switched-off tool (R3's order).
-pub fn check_execution(
-    tool: &ToolMeta,
-    policy: &RunPolicy,
-    faults: FaultSet,
-) -> Result<(), ToolError> {
-    if policy.read_only {
-        let checks_writes = !crate::fault!(faults, Fault::ReadonlyNoExecCheck);
-        if fault::read_only_refusal(faults, checks_writes && !tool.is_read_only(), tool) {
-            return Err(ToolError::not_allowed_read_only(tool.name()));
-        }
+pub fn check_execution(tool: &ToolMeta, policy: &RunPolicy) -> Result<(), ToolError> {
+    if policy.read_only && !tool.is_read_only() {
+        return Err(ToolError::not_allowed_read_only(tool.name()));
     }
-    let checks_disabled = !crate::fault!(faults, Fault::DisabledStillRuns);
-    if checks_disabled && policy.is_disabled(tool.name()) {
+    if policy.is_disabled(tool.name()) {
         return Err(ToolError::not_allowed_switched_off(tool.name()));
     }
     Ok(())

@@ -33,12 +33,12 @@ use std::sync::Arc;
 use futures::FutureExt;
 use serde_json::Value;
 
-use crate::envelope::{CALL_ID_CHARS_MAX, ToolError, ToolResult};
-use crate::fault::{self, Fault, FaultSet};
+use crate::envelope::{CALL_ID_CHARS_MAX, FieldError, ToolError, ToolResult};
+use crate::fault::{Fault, FaultSet};
 use crate::guard::SecretGuard;
 use crate::policy::{self, RunPolicy};
 use crate::tool::{ExecutionMode, Safety, ToolBody, ToolCall, ToolContext, ToolMeta, ToolSpec};
-use crate::validation::{ARGUMENT_BYTES_MAX, ToolSchema, parse_arguments};
+use crate::validation::{ARGUMENT_BYTES_MAX, FIELD_ERRORS_MAX, ToolSchema, parse_arguments};
 
 /// The longest tool name accepted (R2).
 pub const TOOL_NAME_CHARS_MAX: usize = 64;
@@ -303,6 +303,8 @@ pub struct CallScope<'a> {
 pub struct Admitted<'r> {
     tool: &'r Tool,
     input: Value,
+    /// The faults of the run it was admitted in, for its body's step (SPEC §11).
+    faults: FaultSet,
 }
 
 impl Admitted<'_> {
@@ -321,6 +323,23 @@ impl Registry {
     /// The tools, in registration order.
     pub fn tools(&self) -> impl Iterator<Item = &Tool> {
         self.inner.tools.iter()
+    }
+
+    /// The tools a run with `policy` offers, in registration order (R4): resolution, R12's
+    /// first check and R13, by [`policy::offers`].
+    ///
+    /// ```
+    /// use ward_core::chart::tools::{CatalogueOptions, registry};
+    /// use ward_core::policy::RunPolicy;
+    /// let registry = registry(CatalogueOptions::default()).unwrap();
+    /// let offered = registry.offered(&RunPolicy::read_only());
+    /// assert!(offered.iter().all(|tool| tool.meta().is_read_only()));
+    /// assert!(offered.len() < registry.len());
+    /// ```
+    pub fn offered(&self, policy: &RunPolicy) -> Vec<&Tool> {
+        self.tools()
+            .filter(|tool| policy::offers(tool.meta(), policy))
+            .collect()
     }
 
     /// The tool named `name`.
@@ -352,7 +371,11 @@ impl Registry {
         let tool = self
             .get(&call.name)
             .ok_or_else(|| ToolError::tool_not_found(scope.offered.iter().copied()))?;
-        policy::check_execution(tool.meta(), scope.policy, scope.faults)?;
+        execution_verdict(
+            scope,
+            tool.meta(),
+            policy::check_execution(tool.meta(), scope.policy),
+        )?;
         if call.arguments.len() > ARGUMENT_BYTES_MAX {
             return Err(ToolError::payload_too_large(ARGUMENT_BYTES_MAX));
         }
@@ -364,20 +387,26 @@ impl Registry {
         if scope.guard.finds_in_value(&input) {
             return Err(ToolError::secret_in_input());
         }
-        let verdict = tool.schema.validate_with(&input, scope.faults);
-        fault::validation_verdict(scope.faults, verdict).map_err(ToolError::input_invalid)?;
-        Ok(Admitted { tool, input })
+        let verdict = tool
+            .schema
+            .validate_at_most(&input, field_errors_max(scope));
+        let verdict = verdict.map_err(|errors| echo_values(scope, &input, errors));
+        validation_verdict(scope, verdict).map_err(ToolError::input_invalid)?;
+        Ok(Admitted {
+            tool,
+            input,
+            faults: scope.faults,
+        })
     }
 
     /// R3 step 7: runs an admitted call's body. Catches a panic as `INTERNAL_ERROR`, rolls a
     /// failed write back, and reports `stateChanged` truthfully.
-    pub async fn run(
-        &self,
-        admitted: Admitted<'_>,
-        context: &ToolContext,
-        faults: FaultSet,
-    ) -> ToolResult {
-        let Admitted { tool, input } = admitted;
+    pub async fn run(&self, admitted: Admitted<'_>, context: &ToolContext) -> ToolResult {
+        let Admitted {
+            tool,
+            input,
+            faults,
+        } = admitted;
         let checkpoint = (!tool.meta.is_read_only()).then(|| context.chart.begin());
         let caught = AssertUnwindSafe(tool.body.call(context, input))
             .catch_unwind()
@@ -408,8 +437,7 @@ impl Registry {
         chart: &crate::chart::SharedChart,
         call: &ToolCall,
     ) -> ToolResult {
-        let offered: Vec<&str> = policy::resolve(self, policy, FaultSet::EMPTY)
-            .iter()
+        let offered: Vec<&str> = (self.offered(policy).iter())
             .map(|tool| tool.name())
             .collect();
         let scope = CallScope {
@@ -432,8 +460,81 @@ impl Registry {
         context: &ToolContext,
     ) -> ToolResult {
         match self.admit(scope, ids, call) {
-            Ok(admitted) => self.run(admitted, context, scope.faults).await,
+            Ok(admitted) => self.run(admitted, context).await,
             Err(error) => ToolResult::failure(error),
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seeded bugs (SPEC §11): each takes the correct value and returns the broken one when its
+// fault is on in the call's scope.
+
+/// `readonly-no-exec-check` (I2), `disabled-still-runs` (I3), `readonly-blocks-reads` (I13):
+/// R3's third check, broken three ways: a read-only run does not refuse writes at execution
+/// (only the list is filtered); switched-off tools run; a read-only run refuses every
+/// sequential tool as if it wrote, so `ask_user`, which only reads, is refused. Takes the
+/// correct verdict of [`policy::check_execution`].
+fn execution_verdict(
+    scope: &CallScope<'_>,
+    tool: &ToolMeta,
+    verdict: Result<(), ToolError>,
+) -> Result<(), ToolError> {
+    let policy = scope.policy;
+    if crate::fault!(scope.faults, Fault::ReadonlyNoExecCheck) {
+        let writable = RunPolicy {
+            read_only: false,
+            disabled: policy.disabled.clone(),
+        };
+        return policy::check_execution(tool, &writable);
+    }
+    if crate::fault!(scope.faults, Fault::DisabledStillRuns) {
+        let all_on = RunPolicy {
+            read_only: policy.read_only,
+            disabled: BTreeSet::new(),
+        };
+        return policy::check_execution(tool, &all_on);
+    }
+    if crate::fault!(scope.faults, Fault::ReadonlyBlocksReads)
+        && policy.read_only
+        && tool.is_sequential()
+    {
+        return Err(ToolError::not_allowed_read_only(tool.name()));
+    }
+    verdict
+}
+
+/// `error-limit-six` (I4): one field error more than R6's limit is reported.
+fn field_errors_max(scope: &CallScope<'_>) -> usize {
+    if crate::fault!(scope.faults, Fault::ErrorLimitSix) {
+        return FIELD_ERRORS_MAX + 1;
+    }
+    FIELD_ERRORS_MAX
+}
+
+/// `error-echoes-value` (I4): each field error's message starts with the input value at its
+/// path (`"sk-…" must be a number`), quoting whatever the model sent.
+fn echo_values(scope: &CallScope<'_>, input: &Value, errors: Vec<FieldError>) -> Vec<FieldError> {
+    if !crate::fault!(scope.faults, Fault::ErrorEchoesValue) {
+        return errors;
+    }
+    errors
+        .into_iter()
+        .map(|mut error| {
+            let pointer = if error.path == "/" { "" } else { &error.path };
+            let value = input.pointer(pointer).unwrap_or(input);
+            error.message = format!("{value} {}", error.message);
+            error
+        })
+        .collect()
+}
+
+/// `validate-after-domain` (I5): the validation verdict does not gate the body. Takes the
+/// verdict and returns `Ok` when the fault is on, so the body runs on input its schema
+/// refuses and its own result, whatever it is, goes back to the model.
+fn validation_verdict<E>(scope: &CallScope<'_>, verdict: Result<(), E>) -> Result<(), E> {
+    if crate::fault!(scope.faults, Fault::ValidateAfterDomain) {
+        return Ok(());
+    }
+    verdict
 }

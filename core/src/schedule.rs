@@ -25,7 +25,7 @@ use crate::chart::SharedChart;
 use crate::deadline::{Activity, StopFlag};
 use crate::envelope::{ToolError, ToolResult};
 use crate::events::{EventKind, EventLog};
-use crate::fault::{self, Fault, FaultSet};
+use crate::fault::Fault;
 use crate::guard::SecretGuard;
 use crate::registry::{Admitted, CallIds, CallScope, Registry};
 use crate::tool::{ToolCall, ToolContext, UserResponder};
@@ -34,22 +34,22 @@ use crate::tool::{ToolCall, ToolContext, UserResponder};
 ///
 /// ```
 /// use ward_core::chart::tools::{CatalogueOptions, registry};
-/// use ward_core::fault::FaultSet;
 /// use ward_core::schedule::is_sequential;
 /// use ward_core::tool::ToolCall;
 /// let registry = registry(CatalogueOptions::default()).unwrap();
 /// let call = |name: &str| ToolCall { id: name.into(), name: name.into(), arguments: "{}".into() };
-/// assert!(!is_sequential(&[call("panes_list"), call("settings_get")], &registry, FaultSet::EMPTY));
-/// assert!(is_sequential(&[call("panes_list"), call("panes_clear")], &registry, FaultSet::EMPTY));
+/// assert!(!is_sequential(&[call("panes_list"), call("settings_get")], &registry));
+/// assert!(is_sequential(&[call("panes_list"), call("panes_clear")], &registry));
 /// ```
-pub fn is_sequential(calls: &[ToolCall], registry: &Registry, faults: FaultSet) -> bool {
-    let names_sequential = |call: &ToolCall| {
-        registry
-            .get(&call.name)
-            .is_some_and(|tool| tool.meta().is_sequential())
-    };
-    let sequential = calls.iter().any(names_sequential);
-    fault::sequential(faults, sequential, calls, names_sequential)
+pub fn is_sequential(calls: &[ToolCall], registry: &Registry) -> bool {
+    calls.iter().any(|call| names_sequential(call, registry))
+}
+
+/// Whether `call` names a registered `sequential` tool.
+fn names_sequential(call: &ToolCall, registry: &Registry) -> bool {
+    registry
+        .get(&call.name)
+        .is_some_and(|tool| tool.meta().is_sequential())
 }
 
 /// One call's result, with the id and name as they enter the transcript (guarded).
@@ -135,7 +135,7 @@ impl BatchRun<'_> {
     /// stops (R20).
     async fn run_admitted(&self, admitted: Admitted<'_>, context: &ToolContext) -> ToolResult {
         let writes = !admitted.tool().meta().is_read_only();
-        let body = self.registry.run(admitted, context, self.scope.faults);
+        let body = self.registry.run(admitted, context);
         if writes {
             return body.await;
         }
@@ -159,66 +159,13 @@ pub(crate) async fn run_batch(
     calls: &[ToolCall],
     log: &mut EventLog<'_>,
 ) -> Vec<CallResult> {
-    let sequential = is_sequential(calls, run.registry, run.scope.faults);
-    // Results are collected as calls finish, then put back in the order sent.
-    let mut results: Vec<CallResult> = Vec::with_capacity(calls.len());
-    let mut ids = CallIds::default();
     let labels: Vec<Label> = calls.iter().map(|call| run.label(call)).collect();
-    if sequential {
-        for (index, call) in calls.iter().enumerate() {
-            let result = if index >= run.calls_per_batch_max {
-                ToolResult::failure(ToolError::too_many_calls(cap(run)))
-            } else if run.stop.is_raised()
-                && !crate::fault!(run.scope.faults, Fault::WriteAfterCancel)
-            {
-                ToolResult::failure(ToolError::aborted())
-            } else {
-                run.started(log, index, &labels[index]);
-                let result = match run.registry.admit(&run.scope, &mut ids, call) {
-                    Ok(admitted) => {
-                        let name = Arc::clone(admitted.tool().meta().shared_name());
-                        let context = run.context(index, &labels[index], &name);
-                        run.run_admitted(admitted, &context).await
-                    }
-                    Err(error) => ToolResult::failure(error),
-                };
-                run.activity.reset();
-                result
-            };
-            results.push(run.finished(log, index, &labels[index], result));
-        }
+    // Results are collected as calls finish, then put back in the order sent.
+    let mut results = if sequential_verdict(&run.scope, calls, run.registry) {
+        run_sequential(run, calls, &labels, log).await
     } else {
-        let mut refused = Vec::new();
-        let mut running = FuturesUnordered::new();
-        for (index, call) in calls.iter().enumerate() {
-            if index >= run.calls_per_batch_max {
-                refused.push((
-                    index,
-                    ToolResult::failure(ToolError::too_many_calls(cap(run))),
-                ));
-                continue;
-            }
-            run.started(log, index, &labels[index]);
-            match run.registry.admit(&run.scope, &mut ids, call) {
-                Ok(admitted) => {
-                    let name = Arc::clone(admitted.tool().meta().shared_name());
-                    let context = run.context(index, &labels[index], &name);
-                    running.push(async move {
-                        let result = run.run_admitted(admitted, &context).await;
-                        (index, result)
-                    });
-                }
-                Err(error) => refused.push((index, ToolResult::failure(error))),
-            }
-        }
-        for (index, result) in refused {
-            results.push(run.finished(log, index, &labels[index], result));
-        }
-        while let Some((index, result)) = running.next().await {
-            run.activity.reset();
-            results.push(run.finished(log, index, &labels[index], result));
-        }
-    }
+        run_parallel(run, calls, &labels, log).await
+    };
     debug_assert_eq!(
         results.len(),
         calls.len(),
@@ -235,6 +182,105 @@ pub(crate) async fn run_batch(
     results
 }
 
+/// A sequential batch: one call at a time in the order sent, each finishing before the next
+/// starts; none starts once the run is stopped (R17, R20).
+async fn run_sequential(
+    run: &BatchRun<'_>,
+    calls: &[ToolCall],
+    labels: &[Label],
+    log: &mut EventLog<'_>,
+) -> Vec<CallResult> {
+    let mut results = Vec::with_capacity(calls.len());
+    let mut ids = CallIds::default();
+    for (index, call) in calls.iter().enumerate() {
+        let result = if index >= run.calls_per_batch_max {
+            ToolResult::failure(ToolError::too_many_calls(cap(run)))
+        } else if run.stop.is_raised() && !crate::fault!(run.scope.faults, Fault::WriteAfterCancel)
+        {
+            ToolResult::failure(ToolError::aborted())
+        } else {
+            run.started(log, index, &labels[index]);
+            let result = match run.registry.admit(&run.scope, &mut ids, call) {
+                Ok(admitted) => {
+                    let name = Arc::clone(admitted.tool().meta().shared_name());
+                    let context = run.context(index, &labels[index], &name);
+                    run.run_admitted(admitted, &context).await
+                }
+                Err(error) => ToolResult::failure(error),
+            };
+            run.activity.reset();
+            result
+        };
+        results.push(run.finished(log, index, &labels[index], result));
+    }
+    results
+}
+
+/// A parallel batch: every admitted call starts at the batch's start instant; the refused
+/// ones finish first, then the others as they complete (R17).
+async fn run_parallel(
+    run: &BatchRun<'_>,
+    calls: &[ToolCall],
+    labels: &[Label],
+    log: &mut EventLog<'_>,
+) -> Vec<CallResult> {
+    let mut results = Vec::with_capacity(calls.len());
+    let mut ids = CallIds::default();
+    let mut refused = Vec::new();
+    let mut running = FuturesUnordered::new();
+    for (index, call) in calls.iter().enumerate() {
+        if index >= run.calls_per_batch_max {
+            refused.push((
+                index,
+                ToolResult::failure(ToolError::too_many_calls(cap(run))),
+            ));
+            continue;
+        }
+        run.started(log, index, &labels[index]);
+        match run.registry.admit(&run.scope, &mut ids, call) {
+            Ok(admitted) => {
+                let name = Arc::clone(admitted.tool().meta().shared_name());
+                let context = run.context(index, &labels[index], &name);
+                running.push(async move {
+                    let result = run.run_admitted(admitted, &context).await;
+                    (index, result)
+                });
+            }
+            Err(error) => refused.push((index, ToolResult::failure(error))),
+        }
+    }
+    for (index, result) in refused {
+        results.push(run.finished(log, index, &labels[index], result));
+    }
+    while let Some((index, result)) = running.next().await {
+        run.activity.reset();
+        results.push(run.finished(log, index, &labels[index], result));
+    }
+    results
+}
+
 fn cap(run: &BatchRun<'_>) -> u32 {
     u32::try_from(run.calls_per_batch_max).unwrap_or(u32::MAX)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seeded bugs (SPEC §11).
+
+/// `always-sequential` (I12), `sequential-ignored` (I7), `sequential-first-call-only` (I7):
+/// R17's verdict on a batch, broken three ways: every batch runs one call at a time; every
+/// batch runs in parallel; a batch runs one call at a time only when its first call names a
+/// sequential tool. Correct, it is [`is_sequential`].
+fn sequential_verdict(scope: &CallScope<'_>, calls: &[ToolCall], registry: &Registry) -> bool {
+    if crate::fault!(scope.faults, Fault::AlwaysSequential) {
+        return true;
+    }
+    if crate::fault!(scope.faults, Fault::SequentialIgnored) {
+        return false;
+    }
+    if crate::fault!(scope.faults, Fault::SequentialFirstCallOnly) {
+        return calls
+            .first()
+            .is_some_and(|call| names_sequential(call, registry));
+    }
+    is_sequential(calls, registry)
 }

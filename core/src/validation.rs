@@ -72,7 +72,6 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use crate::envelope::FieldError;
-use crate::fault::{self, FaultSet};
 
 /// At most this many field errors go back to the model (R6).
 pub const FIELD_ERRORS_MAX: usize = 5;
@@ -426,17 +425,34 @@ impl ToolSchema {
     /// assert_eq!(errors[1].to_string(), "/limit: must be at most 798");
     /// ```
     pub fn validate(&self, input: &Value) -> Result<(), Vec<FieldError>> {
-        self.validate_with(input, FaultSet::EMPTY)
+        self.validate_at_most(input, FIELD_ERRORS_MAX)
     }
 
-    /// [`validate`](Self::validate) with the run's fault set (SPEC §11).
-    pub fn validate_with(&self, input: &Value, faults: FaultSet) -> Result<(), Vec<FieldError>> {
+    /// [`validate`](Self::validate) with another bound: the first `errors_max` errors in the
+    /// documented order (at least one for an invalid input). The bounded walk stops there.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use ward_core::validation::ToolSchema;
+    /// let schema = ToolSchema::compile(&json!({
+    ///     "type": "object",
+    ///     "properties": {"a": {"type": "string"}, "b": {"type": "string"}}
+    /// })).unwrap();
+    /// let errors = schema.validate_at_most(&json!({"a": 1, "b": 2}), 1).unwrap_err();
+    /// assert_eq!(errors.len(), 1);
+    /// assert_eq!(errors[0].to_string(), "/a: must be a string");
+    /// ```
+    pub fn validate_at_most(
+        &self,
+        input: &Value,
+        errors_max: usize,
+    ) -> Result<(), Vec<FieldError>> {
         if self.is_valid(input) {
             return Ok(());
         }
         let mut walk = Walk {
             errors: Vec::new(),
-            errors_max: fault::error_limit(faults, FIELD_ERRORS_MAX),
+            errors_max: errors_max.max(1),
         };
         let mut path = String::new();
         self.root.walk(input, &mut path, &mut walk);
@@ -447,7 +463,7 @@ impl ToolSchema {
             walk.errors = self.all_errors(input);
             walk.errors.truncate(walk.errors_max);
         }
-        Err(fault::echo_values(faults, input, walk.errors))
+        Err(walk.errors)
     }
 
     /// Every error of `input`, in the documented order, from `iter_errors`. Unbounded: for

@@ -9,7 +9,6 @@ use serde_json::{Value, json};
 use ward_core::chart::SharedChart;
 use ward_core::chart::tools::{CatalogueOptions, register_tools, registry};
 use ward_core::envelope::{ToolError, ToolResult};
-use ward_core::fault::FaultSet;
 use ward_core::guard::SecretGuard;
 use ward_core::policy::{self, RunPolicy};
 use ward_core::registry::{Registry, RegistryBuilder, RegistryError};
@@ -411,12 +410,13 @@ fn resolution_and_execution_agree_on_what_a_policy_allows() {
         },
     ];
     for policy in &policies {
-        let offered: BTreeSet<&str> = policy::resolve(&registry, policy, FaultSet::EMPTY)
+        let offered: BTreeSet<&str> = registry
+            .offered(policy)
             .iter()
             .map(|tool| tool.name())
             .collect();
         for tool in registry.tools() {
-            let allowed = policy::check_execution(tool.meta(), policy, FaultSet::EMPTY).is_ok();
+            let allowed = policy::check_execution(tool.meta(), policy).is_ok();
             assert_eq!(
                 allowed,
                 offered.contains(tool.name()),

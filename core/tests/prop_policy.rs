@@ -246,16 +246,15 @@ fn case() -> impl Strategy<Value = Case> {
 }
 
 /// R4, R12 (resolution), R13: exactly the allowed tools, in registration order.
-fn check_resolution(case: &Case, faults: FaultSet) -> Result<(), TestCaseError> {
+fn check_resolution(case: &Case) -> Result<(), TestCaseError> {
     let registry = build(&case.shape, &Ran::default())?;
     let policy = policy_of(&registry, case.read_only, &case.disabled);
-    let offered: Vec<String> = policy::resolve(&registry, &policy, faults)
-        .iter()
+    let offered: Vec<String> = (registry.offered(&policy).iter())
         .map(|tool| tool.name().to_owned())
         .collect();
     prop_assert_eq!(&offered, &allowed(&registry, &policy));
     for tool in registry.tools() {
-        let offers = policy::offers(tool.meta(), &policy, faults);
+        let offers = policy::offers(tool.meta(), &policy);
         prop_assert_eq!(offers, offered.iter().any(|name| name == tool.name()));
         if case.read_only {
             prop_assert!(
@@ -317,7 +316,7 @@ fn check_execution(case: &Case, faults: FaultSet) -> Result<(), TestCaseError> {
             continue;
         };
         let offers = offered.contains(&name);
-        let checked = policy::check_execution(tool.meta(), &policy, faults);
+        let checked = policy::check_execution(tool.meta(), &policy);
         prop_assert_eq!(
             checked.is_ok(),
             offers,
@@ -367,7 +366,7 @@ proptest! {
     /// R4, R12 (resolution), R13: exactly the allowed tools, in registration order.
     #[test]
     fn resolution_offers_exactly_what_the_policy_allows(case in case()) {
-        check_resolution(&case, FaultSet::EMPTY)?;
+        check_resolution(&case)?;
     }
 
     /// R3, R12 (execution), R13, I13: execution refuses exactly what resolution does not
@@ -489,15 +488,17 @@ proptest! {
 }
 
 /// The suite catches the seeded bugs of I1, I2, I3 and I13 (SPEC §11).
+#[cfg(not(feature = "fault-injection"))]
+#[test]
+#[ignore = "the seeded bugs compile only with `--features ward-core/fault-injection`"]
+fn the_suite_catches_the_policy_bugs_of_the_catalogue() {}
+
+/// The suite catches the seeded bugs of I1, I2, I3 and I13 (SPEC §11).
 #[cfg(feature = "fault-injection")]
 #[test]
 fn the_suite_catches_the_policy_bugs_of_the_catalogue() {
     use strategies::fails_somewhere;
     use ward_core::fault::Fault;
-    let faults = FaultSet::only(Fault::ReadonlyOffersWrites);
-    assert!(fails_somewhere(64, case(), |case| check_resolution(
-        &case, faults
-    )));
     for fault in [
         Fault::ReadonlyNoExecCheck,
         Fault::ReadonlyBlocksReads,

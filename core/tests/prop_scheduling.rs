@@ -360,10 +360,7 @@ fn check_batch(batch: &Batch, faults: FaultSet) -> Result<(), TestCaseError> {
     let expected = expected_codes(batch, &calls);
     let sequential = expected_sequential(&calls);
     let registry = timed_registry(Instant::now(), &Intervals::default());
-    prop_assert_eq!(
-        is_sequential(&calls, &registry, FaultSet::EMPTY),
-        sequential
-    );
+    prop_assert_eq!(is_sequential(&calls, &registry), sequential);
 
     let (results, intervals, events) = run(batch, &calls, faults);
 
@@ -455,6 +452,12 @@ proptest! {
         check_batch(&batch, FaultSet::EMPTY)?;
     }
 }
+
+/// The suite catches the seeded bugs of I6, I7 and I12 (SPEC §11).
+#[cfg(not(feature = "fault-injection"))]
+#[test]
+#[ignore = "the seeded bugs compile only with `--features ward-core/fault-injection`"]
+fn the_suite_catches_the_scheduling_bugs_of_the_catalogue() {}
 
 /// The suite catches the seeded bugs of I6, I7 and I12 (SPEC §11).
 #[cfg(feature = "fault-injection")]

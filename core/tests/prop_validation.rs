@@ -356,14 +356,9 @@ fn check_order(checked: &Checked, input: &Value, all: &[FieldError]) -> Result<(
     Ok(())
 }
 
-fn check_validation(
-    checked: &Checked,
-    input: &Value,
-    faults: FaultSet,
-) -> Result<(), TestCaseError> {
+fn check_validation(checked: &Checked, input: &Value) -> Result<(), TestCaseError> {
     let schema = tool(checked).schema();
     let verdict = checked.oracle.is_valid(input);
-    prop_assert_eq!(schema.is_valid(input), verdict, "{}", checked.name);
     let all = schema.all_errors(input);
     prop_assert_eq!(
         all.len(),
@@ -371,7 +366,7 @@ fn check_validation(
         "{}: the unbounded list lost or invented errors",
         checked.name
     );
-    match schema.validate_with(input, faults) {
+    match schema.validate(input) {
         Ok(()) => {
             prop_assert!(verdict, "{}: an invalid input passed", checked.name);
             prop_assert!(all.is_empty());
@@ -563,9 +558,9 @@ fn valid_call() -> impl Strategy<Value = (usize, Value)> {
 }
 
 /// Every property of the suite over one input per tool.
-fn check_inputs(inputs: &[Value], faults: FaultSet) -> Result<(), TestCaseError> {
+fn check_inputs(inputs: &[Value]) -> Result<(), TestCaseError> {
     for (checked, input) in CATALOGUE.tools.iter().zip(inputs) {
-        check_validation(checked, input, faults)?;
+        check_validation(checked, input)?;
     }
     Ok(())
 }
@@ -587,7 +582,7 @@ proptest! {
     fn every_tool_validates_like_jsonschema_with_bounded_ordered_value_free_errors(
         inputs in inputs()
     ) {
-        check_inputs(&inputs, FaultSet::EMPTY)?;
+        check_inputs(&inputs)?;
     }
 
     /// R3, R6, I5: the entry point reports exactly what parsing and validation found, in
@@ -618,21 +613,26 @@ proptest! {
 }
 
 /// The suite catches the seeded bugs of I4 and I5 (SPEC §11).
+#[cfg(not(feature = "fault-injection"))]
+#[test]
+#[ignore = "the seeded bugs compile only with `--features ward-core/fault-injection`"]
+fn the_suite_catches_the_validation_bugs_of_the_catalogue() {}
+
+/// The suite catches the seeded bugs of I4 and I5 (SPEC §11).
 #[cfg(feature = "fault-injection")]
 #[test]
 fn the_suite_catches_the_validation_bugs_of_the_catalogue() {
     use strategies::fails_somewhere;
     use ward_core::fault::Fault;
-    for fault in [Fault::ErrorLimitSix, Fault::ErrorEchoesValue] {
+    for fault in [
+        Fault::ErrorLimitSix,
+        Fault::ErrorEchoesValue,
+        Fault::ValidateAfterDomain,
+    ] {
         let faults = FaultSet::only(fault);
         assert!(
-            fails_somewhere(32, inputs(), |inputs| check_inputs(&inputs, faults)),
+            fails_somewhere(32, inputs(), |inputs| check_envelopes(inputs, faults)),
             "{fault} went unnoticed"
         );
     }
-    let faults = FaultSet::only(Fault::ValidateAfterDomain);
-    assert!(
-        fails_somewhere(32, inputs(), |inputs| check_envelopes(inputs, faults)),
-        "validate-after-domain went unnoticed"
-    );
 }

@@ -42,9 +42,9 @@
 //! them at the end.
 
 use super::context::Context;
+use super::growth::{Growth, Tail};
 use super::span::Span;
 use super::text::{char_len_at, class, decode_at, is, starts_with_ignore_case, white_space_len_at};
-use super::window::{Growth, Tail};
 use super::work::Work;
 
 /// The shortest `Bearer` credential with a digit that looks like one.

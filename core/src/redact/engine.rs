@@ -26,15 +26,15 @@ use super::anchors::{Anchor, AnchorScanner};
 use super::auth::{self, AuthCandidate};
 use super::context::Context;
 use super::exact::ExactValues;
+use super::growth::{Growth, Tail, Verdict};
 use super::home::{self, HomeCandidate};
 use super::invisible::View;
 use super::keys;
 use super::span::{Span, covers, first_ending_after, merge};
 use super::text::{char_start, starts_with};
 use super::tokens::{self, PemEnds, RunCache};
-use super::window::{Frame, Growth, Settled, TAIL_PATTERNS, Tail, Verdict, span_back_max};
+use super::window::{Frame, Settled, TAIL_PATTERNS, span_back_max};
 use super::work::Work;
-use crate::fault::FaultSet;
 
 /// The merged spans of one input, with per-rule candidate counts and the work done.
 pub(crate) struct Found {
@@ -44,12 +44,7 @@ pub(crate) struct Found {
 }
 
 /// Runs the rules over `input`.
-pub(crate) fn find(
-    values: &ExactValues,
-    anchors: Option<&AnchorScanner>,
-    input: &[u8],
-    faults: FaultSet,
-) -> Found {
+pub(crate) fn find(values: &ExactValues, anchors: Option<&AnchorScanner>, input: &[u8]) -> Found {
     let mut work = Work::default();
     let mut counts = [0u64; Rule::COUNT];
     if values.is_empty() && anchors.is_none() {
@@ -63,7 +58,7 @@ pub(crate) fn find(
     let text = view.text();
     let spans = match anchors {
         Some(anchors) => {
-            let mut pass = PatternPass::new(text, anchors, values, faults, None, &mut work);
+            let mut pass = PatternPass::new(text, anchors, values, None, &mut work);
             anchors.scan(text, &mut work, |position, anchor, work| {
                 pass.on_anchor(anchor, position, work)
             });
@@ -94,7 +89,6 @@ pub(crate) fn find_window(
     values: &ExactValues,
     anchors: Option<&AnchorScanner>,
     input: &[u8],
-    faults: FaultSet,
     frame: &Frame,
 ) -> Settled {
     let mut work = Work::default();
@@ -104,8 +98,7 @@ pub(crate) fn find_window(
     let mut pass_counts = [0u64; Rule::COUNT];
     let (immediate, decided, deferred, covered_from) = match anchors {
         Some(anchors) => {
-            let mut pass =
-                PatternPass::new(text, anchors, values, faults, Some(&mut window), &mut work);
+            let mut pass = PatternPass::new(text, anchors, values, Some(&mut window), &mut work);
             for (index, until) in frame.covered_until.iter().enumerate() {
                 pass.covered_until[index] = view.to_view_position(*until);
             }
@@ -507,7 +500,6 @@ struct PatternPass<'s, 't, 'w> {
     context: Context<'t>,
     anchors: &'s AnchorScanner,
     /// The seeded bugs of SPEC §11; empty outside the simulator.
-    faults: FaultSet,
     /// The configured values' spans when they were found before the scan (sorted, merged).
     upfront: Vec<Span>,
     /// How many of `upfront` are in `spans`.
@@ -544,7 +536,6 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         text: &'t [u8],
         anchors: &'s AnchorScanner,
         values: &ExactValues,
-        faults: FaultSet,
         window: Option<&'w mut Window>,
         work: &mut Work,
     ) -> PatternPass<'s, 't, 'w> {
@@ -564,7 +555,6 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
                 values_end: 0,
             },
             anchors,
-            faults,
             spans: Vec::new(),
             values: Vec::with_capacity(upfront.len()),
             upfront,
@@ -783,7 +773,7 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         let (found, after_colon) = if anchor == Anchor::Home {
             (home::home(text, work, position), None)
         } else {
-            let segment = home::users_segment(text, work, position, self.faults);
+            let segment = home::users_segment(text, work, position);
             (segment.candidate, segment.after_colon)
         };
         let mut after_colon_reach = 0;

@@ -32,7 +32,7 @@
 //!
 //! Whether a home is taken never waits for the end of its name: a home in a URL's path or
 //! after a `:` is decided from what precedes it, and its span, if taken, grows with the
-//! name across a streaming window (`window::Tail::UserName`).
+//! name across a streaming window (`growth::Tail::UserName`).
 //!
 //! **URLs.** A home root (with its name) inside a URL's path stays: after `scheme://` (a
 //! scheme of at least two characters, so `C://` is no URL, and not `file`, whose paths are
@@ -68,7 +68,6 @@ use super::text::{
     char_len_at, char_start, starts_with, starts_with_ignore_case, white_space_len_at,
 };
 use super::work::Work;
-use crate::fault::{self, FaultSet};
 
 /// The longest UNC host or share segment read backwards, in bytes.
 const SEGMENT_LEN_MAX: usize = 255;
@@ -253,18 +252,13 @@ pub(crate) struct UsersSegment {
     pub(crate) after_colon: Option<(usize, HomeCandidate)>,
 }
 
-/// From a `Users` anchor (`rs` at `anchor`), with the run's faults (SPEC §11).
-pub(crate) fn users_segment(
-    text: &[u8],
-    work: &mut Work,
-    anchor: usize,
-    faults: FaultSet,
-) -> UsersSegment {
+/// From a `Users` anchor (`rs` at `anchor`).
+pub(crate) fn users_segment(text: &[u8], work: &mut Work, anchor: usize) -> UsersSegment {
     let mut blocked_colon = None;
-    let candidate = users_candidate(text, work, anchor, faults, &mut blocked_colon);
+    let candidate = users_candidate(text, work, anchor, &mut blocked_colon);
     let after_colon = blocked_colon.and_then(|colon| {
         let mut unblocked = Some(colon);
-        let candidate = users_candidate(text, work, anchor, faults, &mut unblocked)?;
+        let candidate = users_candidate(text, work, anchor, &mut unblocked)?;
         Some((colon, candidate))
     });
     UsersSegment {
@@ -279,12 +273,10 @@ fn users_candidate(
     text: &[u8],
     work: &mut Work,
     anchor: usize,
-    faults: FaultSet,
     colon: &mut Option<usize>,
 ) -> Option<HomeCandidate> {
     let users = anchor.checked_sub(3)?;
-    let is_users = starts_with_ignore_case(text, users, b"users");
-    if !fault::users_segment(faults, is_users, text, users) {
+    if !starts_with_ignore_case(text, users, b"users") {
         return None;
     }
     let (after_len, after_byte) = separator_at(text, users + 5)?;
@@ -526,7 +518,7 @@ mod tests {
             .to_ascii_lowercase()
             .find("rs\\")
             .or_else(|| text.to_ascii_lowercase().find("rs/"))?;
-        match users_segment(bytes, &mut work, anchor, FaultSet::EMPTY).candidate? {
+        match users_segment(bytes, &mut work, anchor).candidate? {
             HomeCandidate::Found { span, .. } => Some(&text[span.range()]),
             HomeCandidate::Nameless { .. } => Some(""),
         }
@@ -570,7 +562,7 @@ mod tests {
     fn sentences_are_not_names() {
         let text = "/Users/bob is in here and/or there";
         let mut work = Work::default();
-        match users_segment(text.as_bytes(), &mut work, 4, FaultSet::EMPTY).candidate {
+        match users_segment(text.as_bytes(), &mut work, 4).candidate {
             Some(HomeCandidate::Found { span, .. }) => {
                 assert_eq!(&text[span.range()], "/Users/bob")
             }

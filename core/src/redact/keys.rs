@@ -21,9 +21,9 @@
 
 use super::Rule;
 use super::context::Context;
+use super::growth::{Growth, Tail, Verdict};
 use super::span::Span;
 use super::text::{class, run_end, starts_with};
-use super::window::{Growth, Tail, Verdict};
 use super::work::Work;
 
 /// Key characters of `sk-` keys (at least this many after the prefix).

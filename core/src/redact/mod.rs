@@ -77,6 +77,7 @@ pub mod baseline;
 mod context;
 mod engine;
 mod exact;
+mod growth;
 mod home;
 mod invisible;
 mod keys;
@@ -97,7 +98,6 @@ pub use span::Span;
 pub use stream::{StreamOptions, StreamReport, WINDOW_BYTES_DEFAULT, WINDOW_BYTES_MIN};
 pub use work::Work;
 
-use crate::fault::FaultSet;
 use anchors::AnchorScanner;
 use exact::ExactValues;
 
@@ -199,7 +199,6 @@ pub struct Redactor {
     /// time a large input comes by: for large inputs it saves one pass per value, for small
     /// ones (prompts, one per run) building it would cost more than it saves.
     woven: Arc<OnceLock<Option<Arc<AnchorScanner>>>>,
-    faults: FaultSet,
 }
 
 /// From this input size on, the values ride along the anchor search (prompts are usually
@@ -270,7 +269,6 @@ impl Redactor {
             values,
             anchors: Some(value_free_scanner()?),
             woven: Arc::new(OnceLock::new()),
-            faults: FaultSet::EMPTY,
         })
     }
 
@@ -294,7 +292,6 @@ impl Redactor {
             values: ExactValues::new(secrets)?,
             anchors: None,
             woven: Arc::new(OnceLock::new()),
-            faults: FaultSet::EMPTY,
         })
     }
 
@@ -305,7 +302,6 @@ impl Redactor {
             values: self.values.clone(),
             anchors: None,
             woven: Arc::new(OnceLock::new()),
-            faults: FaultSet::EMPTY,
         }
     }
 
@@ -313,14 +309,6 @@ impl Redactor {
     /// duplicates.
     pub(crate) fn values(&self) -> &[String] {
         self.values.values()
-    }
-
-    /// This redactor with seeded bugs switched on (SPEC §11; the simulator's only). Without
-    /// the `fault-injection` feature every fault check is `false`, so this changes nothing.
-    #[must_use]
-    pub fn with_faults(mut self, faults: FaultSet) -> Redactor {
-        self.faults = faults;
-        self
     }
 
     /// Redacts text; borrowed when nothing matched.
@@ -335,13 +323,7 @@ impl Redactor {
     /// # Ok::<(), ward_core::redact::RedactError>(())
     /// ```
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let spans = engine::find(
-            &self.values,
-            self.scanner_for(text.len()),
-            text.as_bytes(),
-            self.faults,
-        )
-        .spans;
+        let spans = engine::find(&self.values, self.scanner_for(text.len()), text.as_bytes()).spans;
         if spans.is_empty() {
             return Cow::Borrowed(text);
         }
@@ -400,12 +382,7 @@ impl Redactor {
     /// # Ok::<(), ward_core::redact::RedactError>(())
     /// ```
     pub fn redact_report<'a>(&self, bytes: &'a [u8]) -> Redaction<'a> {
-        let found = engine::find(
-            &self.values,
-            self.scanner_for(bytes.len()),
-            bytes,
-            self.faults,
-        );
+        let found = engine::find(&self.values, self.scanner_for(bytes.len()), bytes);
         let output = if found.spans.is_empty() {
             Cow::Borrowed(bytes)
         } else {
@@ -437,13 +414,7 @@ impl Redactor {
     fn char_aligned_spans(&self, text: &str) -> Vec<Span> {
         char_aligned(
             text,
-            engine::find(
-                &self.values,
-                self.scanner_for(text.len()),
-                text.as_bytes(),
-                self.faults,
-            )
-            .spans,
+            engine::find(&self.values, self.scanner_for(text.len()), text.as_bytes()).spans,
         )
     }
 }

@@ -28,7 +28,7 @@
 //!
 //! **Verdicts.** Run on a window, a rule reads "end of text" where the input goes on. So
 //! every rule reports, with its span, its *reach*: one past the last byte its verdict
-//! depended on, beyond the window when it read where the window ends (`window::Verdict`).
+//! depended on, beyond the window when it read where the window ends (`growth::Verdict`).
 //! A window only ends on a whole UTF-8 sequence, so a character is never decoded from half
 //! of its bytes. Each candidate is then
 //! - *settled*, when its reach is inside the window: the verdict is final;
@@ -82,7 +82,7 @@
 //!   next window merges it with what touches it, and the decisions that read other spans
 //!   see it as the whole text would.
 //! - *Growing spans*, each resumed at the next window's start as the run it ends in
-//!   (`window::Tail`). Exact because every prefix is made of its run's characters (`sk-` of
+//!   (`growth::Tail`). Exact because every prefix is made of its run's characters (`sk-` of
 //!   key characters, …), so the run's end is the same from any byte inside it.
 //! - *Per rule, where its last span ends*: the engine skips anchors inside a rule's own
 //!   span (`sk-sk-sk-…`), which changes the per-rule counts, not the output.
@@ -155,7 +155,7 @@
 //! The rules' exported bounds above, behind and ahead (R27's URL check among them: ward
 //! reads a root as in a URL's path only up to `home::URL_PATH_MAX` bytes after the `://`,
 //! in whole text too, which is what makes its look-behind bounded), each rule's
-//! `window::Verdict` (its reach, and the growth of a span that exists whatever follows),
+//! `growth::Verdict` (its reach, and the growth of a span that exists whatever follows),
 //! `auth::stays_certain` (a certain credential stays certain however it continues), and a
 //! cut on a character's first byte (a growing run or an invisible run is read on from
 //! there). A rule that reads farther back or ahead, or whose decision can turn back as its
@@ -339,7 +339,6 @@ impl<'r> Stream<'r> {
                 &self.redactor.values,
                 scanner,
                 &self.buffer[..end],
-                self.redactor.faults,
                 &self.frame,
             );
             self.report.windows += 1;

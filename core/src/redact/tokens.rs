@@ -26,11 +26,11 @@ use memchr::memmem;
 
 use super::Rule;
 use super::context::Context;
+use super::growth::{Growth, Tail, Verdict};
 use super::span::Span;
 use super::text::{
     char_len_at, class, is, is_alphanumeric, run_end, run_end_by, starts_with, white_space_len_at,
 };
-use super::window::{Growth, Tail, Verdict};
 use super::work::Work;
 
 /// The longest PEM block (header to END line) searched for its END line, in bytes.

@@ -5,8 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::json;
 use ward_core::chart::tools::{CatalogueOptions, registry};
-use ward_core::fault::FaultSet;
-use ward_core::policy::{self, RunPolicy};
+use ward_core::policy::RunPolicy;
 
 /// Arguments of `ward tools`.
 #[derive(Args, Debug, Clone, Default)]
@@ -37,7 +36,7 @@ pub fn run(args: &ToolsArgs) -> ExitCode {
         read_only: args.read_only,
         ..RunPolicy::default()
     };
-    let tools = policy::resolve(&registry, &policy, FaultSet::EMPTY);
+    let tools = registry.offered(&policy);
     if args.json {
         let listed: Vec<_> = tools
             .iter()
