@@ -6,8 +6,9 @@
 //! Every check sees only what [`crate::world`] recorded at the runtime's boundaries —
 //! provider requests and replies, tool bodies' starts, ends, inputs and outputs, session store
 //! appends, events, chart snapshots and undo — plus the scenario it ran. The oracle carries
-//! its own copy of the catalogue and of the SPEC's default limits, and compiles the published
-//! schemas itself ([`crate::catalogue`]); it never calls ward's redactor or validator, and no
+//! its own copy of the catalogue, of the SPEC's default limits, of its other numbers and of
+//! R21's provider error codes, and compiles the published schemas itself
+//! ([`crate::catalogue`]); it never calls ward's redactor or validator, and no
 //! check knows about any seeded bug.
 //!
 //! Verdicts come from values: two traces that hold equal records get the same verdict,

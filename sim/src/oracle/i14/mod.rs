@@ -10,8 +10,10 @@
 //!
 //! The model replays the run on virtual time from its script: the provider's steps (one per
 //! request, R16, R18), the tools' latencies, the user's answers, the cancel time and the
-//! limits by the oracle's own table. It is written for reading against the SPEC, not for
-//! speed, one concern a file:
+//! limits by the oracle's own table. The provider's error codes, and which of them R18
+//! retries, are the oracle's own table of R21 too ([`catalogue::provider_error`]), as is every
+//! SPEC number the model judges by: the model shares no code with `core`. It is written for
+//! reading against the SPEC, not for speed, one concern a file:
 //!
 //! - `turn.rs`: one provider turn and its retries ([`Model::turn`]: R16, R18, R19, R21);
 //! - `batch.rs`: a batch ([`Model::sequential`] and [`Model::parallel`]: R17, R19's cap, R20);
