@@ -3,8 +3,11 @@
 //! The oracles never ask the runtime what a tool is: they carry the table of the
 //! specification here, written out by hand, and compile the published parameter schemas
 //! (what `ward tools --json` prints) with `jsonschema` themselves. They carry the SPEC's
-//! default limits too ([`DEFAULT_LIMITS`]). If the runtime's metadata or defaults drifted
-//! from the specification, the oracles would notice.
+//! default limits too ([`DEFAULT_LIMITS`]), and every other number of the SPEC an oracle
+//! judges by (byte and length limits, caps, thresholds: [`ARGUMENT_BYTES_MAX`] and the
+//! constants beside it), each beside its rule, so that no oracle writes one as a bare
+//! literal. If the runtime's metadata, defaults or numbers drifted from the specification, the
+//! oracles (and the guards at the end of this file) would notice.
 
 use std::collections::BTreeMap;
 
@@ -12,6 +15,8 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use ward_core::driver::Limits;
 use ward_core::registry::Registry;
+
+use crate::scenario::FailureKind;
 
 /// One row of the SPEC §8 table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,6 +150,63 @@ pub const DEFAULT_LIMITS: Limits = Limits {
     inactivity_timeout_ms: 120_000,
     provider_retries_max: 2,
 };
+
+/// R3 and SPEC §4: the largest argument text a call may carry, in bytes (256 KiB); a larger
+/// one is refused `PAYLOAD_TOO_LARGE`.
+pub const ARGUMENT_BYTES_MAX: usize = 256 * 1024;
+
+/// SPEC §4: the longest call id, in characters; an empty or longer one is refused
+/// `INVALID_CALL_ID`.
+pub const CALL_ID_CHARS_MAX: usize = 160;
+
+/// R6 and I4: a `TOOL_INPUT_INVALID` lists at most this many field errors (and at least one).
+pub const FIELD_ERRORS_MAX: usize = 5;
+
+/// R18: the longest wait before a provider request is retried, `retry-after` included (60 s).
+pub const RETRY_WAIT_MAX_MS: u64 = 60_000;
+
+/// R24: the shortest configured secret value, in characters; a run with a shorter one is
+/// refused at start.
+pub const SECRET_CHARS_MIN: usize = 8;
+
+/// I8 (and R22's fragments): a run of this many characters of a secret, or more, is a leak.
+/// The runtime's guard keeps its own length private, so no guard below compares it.
+pub const SECRET_RUN_CHARS_MIN: usize = 8;
+
+/// R2: the longest tool name, in characters (`[A-Za-z0-9_-]{1,64}`).
+pub const TOOL_NAME_CHARS_MAX: usize = 64;
+
+/// I12: a parallel batch is checked when at least this many of its bodies are slow...
+pub const PARALLEL_SLOW_BODIES_MIN: usize = 2;
+
+/// I12: ...that is, have a latency of at least this many milliseconds (bodies that take no
+/// virtual time look the same run together or one at a time).
+pub const PARALLEL_SLOW_LATENCY_MS_MIN: u64 = 1;
+
+/// A provider failure as R21 names it: its code, and whether R18 retries it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProviderErrorCode {
+    /// The code the run fails with, e.g. `PROVIDER_RATE_LIMITED`.
+    pub code: &'static str,
+    /// Whether it is retried (R18) before the run fails by it.
+    pub retryable: bool,
+}
+
+/// R21's table, written from the SPEC: the code of each provider failure a scenario can
+/// plant, and whether it is retryable (rate limited, unavailable, timeout and a malformed
+/// reply are; authentication, permission and a missing model are not).
+pub const fn provider_error(kind: FailureKind) -> ProviderErrorCode {
+    let (code, retryable) = match kind {
+        FailureKind::Authentication => ("PROVIDER_AUTHENTICATION", false),
+        FailureKind::Permission => ("PROVIDER_PERMISSION", false),
+        FailureKind::ModelNotFound => ("PROVIDER_MODEL_NOT_FOUND", false),
+        FailureKind::RateLimited => ("PROVIDER_RATE_LIMITED", true),
+        FailureKind::Unavailable => ("PROVIDER_UNAVAILABLE", true),
+        FailureKind::Timeout => ("PROVIDER_TIMEOUT", true),
+        FailureKind::MalformedResponse => ("PROVIDER_MALFORMED_RESPONSE", true),
+    };
+    ProviderErrorCode { code, retryable }
+}
 
 /// Whether a registry with or without the opt-in tools registers `name`.
 pub fn is_registered(name: &str, code_interpreter: bool) -> bool {
@@ -313,6 +375,52 @@ mod tests {
                 assert!(with(value).check().is_err(), "{name} {value}");
                 assert!(limit_out_of_range(&with(value)).is_some(), "{name} {value}");
             }
+        }
+    }
+
+    #[test]
+    fn the_spec_numbers_match_what_the_runtime_uses() {
+        // A guard like the ones above: the oracles' numbers and the runtime's constants agree
+        // today, so a change of either is caught here before it changes a verdict.
+        assert_eq!(
+            ARGUMENT_BYTES_MAX,
+            ward_core::validation::ARGUMENT_BYTES_MAX
+        );
+        assert_eq!(CALL_ID_CHARS_MAX, ward_core::envelope::CALL_ID_CHARS_MAX);
+        assert_eq!(FIELD_ERRORS_MAX, ward_core::validation::FIELD_ERRORS_MAX);
+        assert_eq!(RETRY_WAIT_MAX_MS, ward_core::driver::BACKOFF_MS_MAX);
+        assert_eq!(SECRET_CHARS_MIN, ward_core::redact::SECRET_CHARS_MIN);
+        assert_eq!(
+            TOOL_NAME_CHARS_MAX,
+            ward_core::registry::TOOL_NAME_CHARS_MAX
+        );
+    }
+
+    #[test]
+    fn the_provider_error_codes_match_what_the_runtime_uses() {
+        // A guard like the ones above: R21's table as the oracle writes it and the runtime's
+        // codes and retry rule agree for every kind, and the table misses none of them.
+        use ward_core::provider::ProviderErrorKind;
+        let kinds = [
+            FailureKind::Authentication,
+            FailureKind::Permission,
+            FailureKind::ModelNotFound,
+            FailureKind::RateLimited,
+            FailureKind::Unavailable,
+            FailureKind::Timeout,
+            FailureKind::MalformedResponse,
+        ];
+        for kind in kinds {
+            let core = kind.to_core();
+            assert_eq!(provider_error(kind).code, core.code(), "{kind:?}");
+            assert_eq!(
+                provider_error(kind).retryable,
+                core.is_retryable(),
+                "{kind:?}"
+            );
+        }
+        for core in ProviderErrorKind::ALL {
+            assert!(kinds.iter().any(|kind| kind.to_core() == core), "{core:?}");
         }
     }
 

@@ -14,8 +14,22 @@ use super::{At, Breach, Findings, Invariant, RunCheck};
 use crate::catalogue;
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
+    if is_armed(run) {
+        findings.arm(Invariant::I10);
+    }
+    let found = ends_once_within_turns(run).or_else(|| stops_in_time(run));
+    if let Some((breach, at, explanation)) = found {
+        findings.report(breach, at, explanation);
+    }
+}
+
+/// A violation found: which check, where, and the explanation.
+type Found<'a> = Option<(Breach, At<'a>, String)>;
+
+/// Whether the run is one I10 is about: cancelled, failed or stopped, or scripted past its
+/// turn limit.
+fn is_armed(run: &RunCheck<'_>) -> bool {
     let view = run.view;
-    let limits = &run.limits;
     let call_turns = run
         .script
         .turns
@@ -26,9 +40,12 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
         view.terminal().map(|event| &event.kind),
         Some(EventKind::RunFailed { .. } | EventKind::RunCancelled)
     );
-    if view.cancel_at.is_some() || stopped_or_failed || call_turns > limits.turns_max as usize {
-        findings.arm(Invariant::I10);
-    }
+    view.cancel_at.is_some() || stopped_or_failed || call_turns > run.limits.turns_max as usize
+}
+
+/// Exactly one terminal event, the last, and at most `turns_max` batches run (R19).
+fn ends_once_within_turns<'a>(run: &RunCheck<'a>) -> Found<'a> {
+    let view = run.view;
     let terminals = view
         .events
         .iter()
@@ -37,82 +54,113 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     if terminals != 1 || view.terminal().is_none() {
         let explanation =
             format!("the run has {terminals} terminal events, and the last event is not one");
-        return findings.report(Breach::TerminalEvents, At::Run, explanation);
+        return Some((Breach::TerminalEvents, At::Run, explanation));
     }
     let batches_run = view
         .batches
         .iter()
         .filter(|batch| !batch.started.is_empty())
         .count();
-    if batches_run > limits.turns_max as usize {
-        let explanation = format!(
-            "{batches_run} batches ran with turns_max {}",
-            limits.turns_max
-        );
-        return findings.report(Breach::TooManyBatches, At::Run, explanation);
-    }
+    let turns_max = run.limits.turns_max;
+    (batches_run > turns_max as usize).then(|| {
+        let explanation = format!("{batches_run} batches ran with turns_max {turns_max}");
+        (Breach::TooManyBatches, At::Run, explanation)
+    })
+}
+
+/// R19 and R20: a run fails by its deadline only once it is due; after a stop no body starts
+/// and the provider is not asked again; a run past its deadline does not complete; and it
+/// ends once the writes running at the stop have.
+fn stops_in_time<'a>(run: &RunCheck<'a>) -> Found<'a> {
+    let view = run.view;
     let end = view.end_ms();
+    if let Some(found) = deadline_early(run, end) {
+        return Some(found);
+    }
     // Due at the instant a wait for the user starts, the deadline may fire or the wait pause
     // it first: the stop checks take the later reading, the early-deadline check either.
     let deadline = deadline_instant(run, Tie::PauseFirst);
-    let failed_by_deadline = matches!(
-        view.terminal().map(|event| &event.kind),
-        Some(EventKind::RunFailed { error }) if error.code == "DEADLINE_EXCEEDED"
-    );
-    // The earliest reading is needed only for a run that failed by its deadline.
-    let deadline_earliest = failed_by_deadline
-        .then(|| deadline_instant(run, Tie::DeadlineFirst))
-        .flatten();
-    if failed_by_deadline && deadline_earliest.is_none_or(|deadline| deadline > end) {
-        let due = deadline_earliest.map_or("never due".to_owned(), |at| format!("due at {at} ms"));
-        let explanation = format!(
-            "the run failed DEADLINE_EXCEEDED at {end} ms, but its {} ms inactivity deadline was {due}",
-            limits.inactivity_timeout_ms
-        );
-        return findings.report(Breach::DeadlineEarly, At::Run, explanation);
-    }
     // The run stops at a cancel, at its inactivity deadline, or at its end (R20).
     let stop = [view.cancel_at, deadline]
         .into_iter()
         .flatten()
         .fold(end, u64::min);
+    if let Some(found) = started_after(run, stop) {
+        return Some(found);
+    }
+    if stop == end {
+        return None;
+    }
+    let by_deadline = deadline == Some(stop) && view.cancel_at.is_none_or(|cancel| cancel > stop);
+    ended_late(run, stop, by_deadline)
+}
+
+/// A run that failed `DEADLINE_EXCEEDED` at `end` before its deadline (at its earliest
+/// reading) was due.
+fn deadline_early<'a>(run: &RunCheck<'a>, end: u64) -> Found<'a> {
+    let failed_by_deadline = matches!(
+        run.view.terminal().map(|event| &event.kind),
+        Some(EventKind::RunFailed { error }) if error.code == "DEADLINE_EXCEEDED"
+    );
+    if !failed_by_deadline {
+        return None;
+    }
+    let deadline_earliest = deadline_instant(run, Tie::DeadlineFirst);
+    deadline_earliest
+        .is_none_or(|deadline| deadline > end)
+        .then(|| {
+            let due =
+                deadline_earliest.map_or("never due".to_owned(), |at| format!("due at {at} ms"));
+            let explanation = format!(
+                "the run failed DEADLINE_EXCEEDED at {end} ms, but its {} ms inactivity deadline was {due}",
+                run.limits.inactivity_timeout_ms
+            );
+            (Breach::DeadlineEarly, At::Run, explanation)
+        })
+}
+
+/// A body started, or the provider was asked, after the run stopped at `stop`.
+fn started_after<'a>(run: &RunCheck<'a>, stop: u64) -> Found<'a> {
+    let view = run.view;
     if let Some(body) = view.bodies.iter().find(|body| body.start_ms > stop) {
         let turn = view.batches[body.batch].turn;
         let explanation = format!(
             "the body of {} started at {} ms, after the run stopped at {stop} ms",
             body.tool, body.start_ms
         );
-        return findings.report(
+        return Some((
             Breach::BodyAfterStop,
             At::Call(turn, body.call_id),
             explanation,
-        );
+        ));
     }
-    if let Some(request) = view.requests.iter().find(|request| request.at_ms > stop) {
-        let explanation = format!(
-            "the provider was asked again at {} ms, after the run stopped at {stop} ms",
-            request.at_ms
-        );
-        return findings.report(
-            Breach::RequestAfterStop,
-            At::Turn(request.turn),
-            explanation,
-        );
-    }
-    if stop == end {
-        return;
-    }
-    let by_deadline = deadline == Some(stop) && view.cancel_at.is_none_or(|cancel| cancel > stop);
+    let request = view.requests.iter().find(|request| request.at_ms > stop)?;
+    let explanation = format!(
+        "the provider was asked again at {} ms, after the run stopped at {stop} ms",
+        request.at_ms
+    );
+    Some((
+        Breach::RequestAfterStop,
+        At::Turn(request.turn),
+        explanation,
+    ))
+}
+
+/// A run stopped at `stop` (before its end; `by_deadline` when its deadline stopped it) that
+/// completed past its deadline, or ended after the writes running at the stop.
+fn ended_late<'a>(run: &RunCheck<'a>, stop: u64, by_deadline: bool) -> Found<'a> {
+    let view = run.view;
+    let end = view.end_ms();
+    let timeout_ms = run.limits.inactivity_timeout_ms;
     let completed = matches!(
         view.terminal().map(|event| &event.kind),
         Some(EventKind::RunCompleted { .. })
     );
     if by_deadline && completed {
         let explanation = format!(
-            "its {} ms inactivity deadline passed at {stop} ms, yet the run completed",
-            limits.inactivity_timeout_ms
+            "its {timeout_ms} ms inactivity deadline passed at {stop} ms, yet the run completed"
         );
-        return findings.report(Breach::CompletedPastDeadline, At::Run, explanation);
+        return Some((Breach::CompletedPastDeadline, At::Run, explanation));
     }
     // Once the run stops, a write already running completes; nothing else may keep it going.
     let writes_end = view
@@ -124,20 +172,17 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
         .max()
         .unwrap_or(0);
     let allowed_end = stop.max(writes_end);
-    if end > allowed_end {
+    (end > allowed_end).then(|| {
         let why = if by_deadline {
-            format!(
-                "its {} ms inactivity deadline passed at {stop} ms",
-                limits.inactivity_timeout_ms
-            )
+            format!("its {timeout_ms} ms inactivity deadline passed at {stop} ms")
         } else {
             format!("it was cancelled at {stop} ms")
         };
         let explanation = format!(
             "the run ended at {end} ms, but {why} and the writes running then ended by {allowed_end} ms"
         );
-        findings.report(Breach::EndedLate, At::Run, explanation);
-    }
+        (Breach::EndedLate, At::Run, explanation)
+    })
 }
 
 /// The instant the inactivity deadline passed, if it did: the first moment at which

@@ -6,6 +6,7 @@
 //! check waits for two slow bodies.
 
 use super::{At, Breach, Findings, Invariant, RunCheck};
+use crate::catalogue::{PARALLEL_SLOW_BODIES_MIN, PARALLEL_SLOW_LATENCY_MS_MIN};
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     let view = run.view;
@@ -17,10 +18,10 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
                 run.script
                     .tools
                     .get(view.bodies[body].tool)
-                    .is_some_and(|behaviour| behaviour.latency_ms >= 1)
+                    .is_some_and(|behaviour| behaviour.latency_ms >= PARALLEL_SLOW_LATENCY_MS_MIN)
             })
             .count();
-        if run.is_sequential(number) || slow < 2 {
+        if run.is_sequential(number) || slow < PARALLEL_SLOW_BODIES_MIN {
             continue;
         }
         findings.arm(Invariant::I12);

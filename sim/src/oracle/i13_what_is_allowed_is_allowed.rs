@@ -16,39 +16,8 @@ use super::{At, Breach, Findings, Invariant, RunCheck};
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     let view = run.view;
-    let announced = view.events.iter().find_map(|event| match &event.kind {
-        EventKind::RunStarted { read_only, tools } => Some((*read_only, tools)),
-        _ => None,
-    });
-    if let Some((read_only, tools)) = announced {
-        findings.arm(Invariant::I13);
-        let mut offered: Vec<&str> = tools.iter().map(|name| &**name).collect();
-        offered.sort_unstable();
-        if read_only != run.script.read_only || offered != run.expected_offer {
-            let explanation = format!(
-                "run.started announces read-only {read_only} and {} tools; the policy allows read-only {} and {} tools",
-                offered.len(),
-                run.script.read_only,
-                run.expected_offer.len()
-            );
-            return findings.report(Breach::OfferDiffers, At::Run, explanation);
-        }
-    }
-    for request in view.new_offers() {
-        findings.arm(Invariant::I13);
-        let mut offered: Vec<&str> = request.tools.iter().map(|name| &**name).collect();
-        offered.sort_unstable();
-        offered.dedup();
-        if offered != run.expected_offer {
-            let missing: Vec<&&str> = run
-                .expected_offer
-                .iter()
-                .filter(|name| offered.binary_search(name).is_err())
-                .collect();
-            let explanation =
-                format!("the offer differs from what the policy allows; missing {missing:?}");
-            return findings.report(Breach::OfferDiffers, At::Turn(request.turn), explanation);
-        }
+    if offer_differs(run, findings) {
+        return;
     }
     let excused = view.was_stopped() || view.hit_turn_limit();
     for (batch, index, fact) in run.calls() {
@@ -88,4 +57,47 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
             }
         }
     }
+}
+
+/// R4 and R11–R13 for the offer: what `run.started` announces and each tool list the provider
+/// receives are what the policy allows. Reports the first difference; `true` when it did.
+fn offer_differs(run: &RunCheck<'_>, findings: &mut Findings<'_>) -> bool {
+    let view = run.view;
+    let announced = view.events.iter().find_map(|event| match &event.kind {
+        EventKind::RunStarted { read_only, tools } => Some((*read_only, tools)),
+        _ => None,
+    });
+    if let Some((read_only, tools)) = announced {
+        findings.arm(Invariant::I13);
+        let mut offered: Vec<&str> = tools.iter().map(|name| &**name).collect();
+        offered.sort_unstable();
+        if read_only != run.script.read_only || offered != run.expected_offer {
+            let explanation = format!(
+                "run.started announces read-only {read_only} and {} tools; the policy allows read-only {} and {} tools",
+                offered.len(),
+                run.script.read_only,
+                run.expected_offer.len()
+            );
+            findings.report(Breach::OfferDiffers, At::Run, explanation);
+            return true;
+        }
+    }
+    for request in view.new_offers() {
+        findings.arm(Invariant::I13);
+        let mut offered: Vec<&str> = request.tools.iter().map(|name| &**name).collect();
+        offered.sort_unstable();
+        offered.dedup();
+        if offered != run.expected_offer {
+            let missing: Vec<&&str> = run
+                .expected_offer
+                .iter()
+                .filter(|name| offered.binary_search(name).is_err())
+                .collect();
+            let explanation =
+                format!("the offer differs from what the policy allows; missing {missing:?}");
+            findings.report(Breach::OfferDiffers, At::Turn(request.turn), explanation);
+            return true;
+        }
+    }
+    false
 }

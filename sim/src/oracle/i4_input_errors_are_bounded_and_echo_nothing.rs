@@ -12,9 +12,7 @@ use serde_json::Value;
 use ward_core::envelope::FieldError;
 
 use super::{At, Breach, Findings, Invariant, RunCheck};
-
-/// At most this many field errors (R6).
-const FIELD_ERRORS_MAX: usize = 5;
+use crate::catalogue::FIELD_ERRORS_MAX;
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     for (batch, index, fact) in run.calls() {

@@ -24,6 +24,7 @@ use ward_core::tool::ToolCall;
 use ward_fragments::Fragments;
 
 use super::{At, Breach, Findings, Invariant, PLACEHOLDERS, RunCheck, any_string};
+use crate::catalogue::SECRET_RUN_CHARS_MIN;
 use crate::scenario::SecretShape;
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
@@ -107,9 +108,6 @@ struct Scanner<'a> {
     length_min: usize,
 }
 
-/// A run of this many characters of a secret is a leak (I8).
-const RUN_CHARS_MIN: usize = 8;
-
 impl<'a> Scanner<'a> {
     fn new(planted: &[&'a str], configured: &[&'a str]) -> Option<Scanner<'a>> {
         // A configured value of fewer than 8 characters has no run that counts (the runtime
@@ -119,11 +117,12 @@ impl<'a> Scanner<'a> {
             .chain(
                 configured
                     .iter()
-                    .filter(|value| value.chars().count() >= RUN_CHARS_MIN),
+                    .filter(|value| value.chars().count() >= SECRET_RUN_CHARS_MIN),
             )
             .map(|secret| secret.as_bytes())
             .collect();
-        let fragments = Fragments::new(secrets.iter().map(|&secret| (secret, RUN_CHARS_MIN)));
+        let fragments =
+            Fragments::new(secrets.iter().map(|&secret| (secret, SECRET_RUN_CHARS_MIN)));
         let length_min = fragments.run_len_min()?;
         Some(Scanner {
             fragments,

@@ -1,12 +1,14 @@
-//! The oracle: the invariants of SPEC §9, one file each (`i1_…` to `i14_…`, each opening with
-//! its SPEC text), so that `grep I7` finds the check of I7 and the next invariant is one more
+//! The oracle: the invariants of SPEC §9, one file each (`i1_…` to `i13_…`, each opening with
+//! its SPEC text) and one folder for I14's reference model (`i14/`, its `mod.rs` opening with
+//! the SPEC text), so that `grep I7` finds the check of I7 and the next invariant is one more
 //! file beside them.
 //!
 //! Every check sees only what [`crate::world`] recorded at the runtime's boundaries —
 //! provider requests and replies, tool bodies' starts, ends, inputs and outputs, session store
 //! appends, events, chart snapshots and undo — plus the scenario it ran. The oracle carries
-//! its own copy of the catalogue and of the SPEC's default limits, and compiles the published
-//! schemas itself ([`crate::catalogue`]); it never calls ward's redactor or validator, and no
+//! its own copy of the catalogue, of the SPEC's default limits, of its other numbers and of
+//! R21's provider error codes, and compiles the published schemas itself
+//! ([`crate::catalogue`]); it never calls ward's redactor or validator, and no
 //! check knows about any seeded bug.
 //!
 //! Verdicts come from values: two traces that hold equal records get the same verdict,
@@ -29,7 +31,8 @@ mod i10_every_run_ends_within_its_limits;
 pub mod i11_same_scenario_same_trace;
 mod i12_parallel_batches_start_together;
 mod i13_what_is_allowed_is_allowed;
-mod i14_the_runtime_agrees_with_the_model;
+// I14, the runtime agrees with the model: a folder, the reference model is several files.
+mod i14;
 mod i1_read_only_runs_are_offered_reads_only;
 mod i2_read_only_runs_run_no_write;
 mod i3_switched_off_tools_are_never_offered_or_run;
@@ -48,7 +51,7 @@ use serde_json::Value;
 use ward_core::driver::Limits;
 use ward_core::envelope::ToolResult;
 
-use crate::catalogue::{self, Entry, Schemas, strict_parse};
+use crate::catalogue::{self, ARGUMENT_BYTES_MAX, CALL_ID_CHARS_MAX, Entry, Schemas, strict_parse};
 use crate::scenario::{RunScript, Scenario};
 use crate::view::{BatchView, RunView};
 use crate::world::Trace;
@@ -406,11 +409,6 @@ pub(crate) const REDACTED: &str = "[REDACTED]";
 /// knows the runtime refuses a configured value that meets one.
 pub(crate) const PLACEHOLDERS: [&str; 2] = [REDACTED, "[LOCAL_PATH]"];
 
-/// The largest argument text the runtime takes (R3, SPEC §4).
-const ARGUMENT_BYTES_MAX: usize = 256 * 1024;
-/// The longest call id (SPEC §4).
-const CALL_ID_CHARS_MAX: usize = 160;
-
 /// Everything the checks of one run read.
 pub(crate) struct RunCheck<'a> {
     /// The run's trace, arranged.
@@ -605,7 +603,7 @@ impl Oracle {
             if let Some(explanation) = self.registration.as_ref().filter(|_| first_run) {
                 findings.report(Breach::ModelRegistration, At::Run, explanation.clone());
             }
-            i14_the_runtime_agrees_with_the_model::check_start(view, scenario, &mut findings);
+            i14::check_start(view, scenario, &mut findings);
             if trace.start_error.is_none() {
                 let run = RunCheck::new(view, scenario, &self.schemas);
                 i1_read_only_runs_are_offered_reads_only::check(&run, &mut findings);
@@ -620,7 +618,7 @@ impl Oracle {
                 i10_every_run_ends_within_its_limits::check(&run, &mut findings);
                 i12_parallel_batches_start_together::check(&run, &mut findings);
                 i13_what_is_allowed_is_allowed::check(&run, &mut findings);
-                i14_the_runtime_agrees_with_the_model::check(&run, &mut findings);
+                i14::check(&run, &mut findings);
                 changes.record(&run);
             }
             i9_state_changed_tells_the_truth::check_undo(view, &changes, &mut findings);

@@ -14,9 +14,11 @@ use serde_json::{Value, json};
 use ward_core::registry::RegistryBuilder;
 use ward_core::tool::{ExecutionMode, Safety, ToolContext, ToolSpec};
 
+use crate::catalogue::TOOL_NAME_CHARS_MAX;
+
 /// One definition and whether R2 accepts it.
 struct Definition {
-    what: &'static str,
+    what: String,
     name: String,
     label: &'static str,
     description: &'static str,
@@ -27,9 +29,9 @@ struct Definition {
 }
 
 /// A definition R2 accepts, to vary one field of.
-fn valid(what: &'static str) -> Definition {
+fn valid(what: &str) -> Definition {
     Definition {
-        what,
+        what: what.to_owned(),
         name: "probe_tool-1".to_owned(),
         label: "Probe",
         description: "Reads nothing.",
@@ -44,13 +46,13 @@ fn definitions() -> Vec<Definition> {
     vec![
         valid("a read-only parallel tool"),
         Definition {
-            name: "n".repeat(64),
-            ..valid("a name of 64 characters")
+            name: "n".repeat(TOOL_NAME_CHARS_MAX),
+            ..valid(&format!("a name of {TOOL_NAME_CHARS_MAX} characters"))
         },
         Definition {
-            name: "n".repeat(65),
+            name: "n".repeat(TOOL_NAME_CHARS_MAX + 1),
             accepted: false,
-            ..valid("a name of 65 characters")
+            ..valid(&format!("a name of {} characters", TOOL_NAME_CHARS_MAX + 1))
         },
         Definition {
             name: "  ".to_owned(),
