@@ -3,20 +3,13 @@
 mod common;
 
 use std::io::Write;
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 
-use common::spawn_ward;
+use common::{folder, spawn_ward, ward, ward_with_input};
 use serde_json::Value;
 
-fn ward(arguments: &[&str], stdin: &str) -> Output {
-    let mut child = spawn_ward(arguments, Stdio::piped());
-    // A command may exit before reading its input; a closed pipe is not a test failure.
-    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
-    child.wait_with_output().unwrap()
-}
-
 fn envelope(arguments: &[&str], stdin: &str) -> Value {
-    let output = ward(arguments, stdin);
+    let output = ward_with_input(arguments, stdin);
     assert_eq!(
         output.status.code(),
         Some(0),
@@ -30,7 +23,7 @@ fn envelope(arguments: &[&str], stdin: &str) -> Value {
 
 #[test]
 fn tools_json_lists_the_catalogue_with_safety_and_mode() {
-    let output = ward(&["tools", "--json"], "");
+    let output = ward(&["tools", "--json"]);
     assert_eq!(output.status.code(), Some(0));
     let tools: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(tools.len(), 28);
@@ -55,21 +48,18 @@ fn tools_json_lists_the_catalogue_with_safety_and_mode() {
         }
     }
     let with_code: Vec<Value> =
-        serde_json::from_slice(&ward(&["tools", "--json", "--with-code-interpreter"], "").stdout)
+        serde_json::from_slice(&ward(&["tools", "--json", "--with-code-interpreter"]).stdout)
             .unwrap();
     assert_eq!(with_code.len(), 29);
 }
 
 #[test]
 fn tools_read_only_lists_read_only_tools_only() {
-    let output = ward(
-        &["tools", "--json", "--read-only", "--with-code-interpreter"],
-        "",
-    );
+    let output = ward(&["tools", "--json", "--read-only", "--with-code-interpreter"]);
     let tools: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(tools.len(), 11);
     assert!(tools.iter().all(|tool| tool["safety"] == "read-only"));
-    let text = String::from_utf8(ward(&["tools", "--read-only"], "").stdout).unwrap();
+    let text = String::from_utf8(ward(&["tools", "--read-only"]).stdout).unwrap();
     assert!(text.contains("ask_user") && !text.contains("destructive"));
 }
 
@@ -139,11 +129,11 @@ fn misuse_exits_two_with_a_message() {
         &["tools", "--bogus"],
         &["no-such-command"],
     ] {
-        let output = ward(arguments, "");
+        let output = ward(arguments);
         assert_eq!(output.status.code(), Some(2), "{arguments:?}");
         assert!(!output.stderr.is_empty());
     }
-    let output = ward(&["call", "panes_list"], "\u{0}");
+    let output = ward_with_input(&["call", "panes_list"], "\u{0}");
     assert_eq!(
         output.status.code(),
         Some(0),
@@ -163,7 +153,7 @@ fn misuse_exits_two_with_a_message() {
 
 #[test]
 fn run_and_replay_refuse_bad_input_with_a_message() {
-    let output = ward(&["run", "--seeds", "5..1"], "");
+    let output = ward(&["run", "--seeds", "5..1"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("empty"));
     for arguments in [
@@ -171,14 +161,13 @@ fn run_and_replay_refuse_bad_input_with_a_message() {
         &["run", "--bug", "no-such-bug"],
         &["replay", "/no/such/file.json"],
     ] {
-        let output = ward(arguments, "");
+        let output = ward(arguments);
         assert_eq!(output.status.code(), Some(2), "{arguments:?}");
     }
-    let folder = std::env::temp_dir().join(format!("ward-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&folder).unwrap();
+    let folder = folder("misspelled");
     let file = folder.join("misspelled.json");
     std::fs::write(&file, r#"{"version": 1, "sessions": [{"runs": [{"prompt": "x", "turns": [], "readOnyl": true}]}]}"#).unwrap();
-    let output = ward(&["replay", file.to_str().unwrap()], "");
+    let output = ward(&["replay", file.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
     let message = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -189,7 +178,7 @@ fn run_and_replay_refuse_bad_input_with_a_message() {
 
 #[test]
 fn a_small_campaign_holds_and_replay_writes_traces() {
-    let output = ward(&["run", "--seeds", "0..40", "--jobs", "2", "--json"], "");
+    let output = ward(&["run", "--seeds", "0..40", "--jobs", "2", "--json"]);
     assert_eq!(
         output.status.code(),
         Some(0),
@@ -211,7 +200,7 @@ fn a_small_campaign_holds_and_replay_writes_traces() {
     ] {
         assert!(report.get(key).is_some(), "{key} missing");
     }
-    let one = ward(&["run", "--seeds", "0..40", "--jobs", "1", "--json"], "");
+    let one = ward(&["run", "--seeds", "0..40", "--jobs", "1", "--json"]);
     let single: Value = serde_json::from_str(
         String::from_utf8(one.stdout)
             .unwrap()
@@ -222,20 +211,16 @@ fn a_small_campaign_holds_and_replay_writes_traces() {
     .unwrap();
     assert_eq!(single["traceDigest"], report["traceDigest"]);
 
-    let folder = std::env::temp_dir().join(format!("ward-traces-{}", std::process::id()));
-    std::fs::create_dir_all(&folder).unwrap();
+    let folder = folder("traces");
     let (jsonl, chrome) = (folder.join("t.jsonl"), folder.join("t.json"));
-    let output = ward(
-        &[
-            "replay",
-            "42",
-            "--trace",
-            jsonl.to_str().unwrap(),
-            "--chrome-trace",
-            chrome.to_str().unwrap(),
-        ],
-        "",
-    );
+    let output = ward(&[
+        "replay",
+        "42",
+        "--trace",
+        jsonl.to_str().unwrap(),
+        "--chrome-trace",
+        chrome.to_str().unwrap(),
+    ]);
     assert_eq!(
         output.status.code(),
         Some(0),
@@ -255,20 +240,17 @@ fn a_small_campaign_holds_and_replay_writes_traces() {
 
 #[test]
 fn a_seeded_bug_is_reported_shrunk_and_replayable() {
-    let folder = std::env::temp_dir().join(format!("ward-failures-{}", std::process::id()));
-    let output = ward(
-        &[
-            "run",
-            "--seeds",
-            "0..60",
-            "--bug",
-            "readonly-offers-writes",
-            "--json",
-            "--out",
-            folder.to_str().unwrap(),
-        ],
-        "",
-    );
+    let folder = folder("failures");
+    let output = ward(&[
+        "run",
+        "--seeds",
+        "0..60",
+        "--bug",
+        "readonly-offers-writes",
+        "--json",
+        "--out",
+        folder.to_str().unwrap(),
+    ]);
     assert_eq!(output.status.code(), Some(1));
     let report: Value = serde_json::from_str(
         String::from_utf8(output.stdout)
@@ -281,14 +263,14 @@ fn a_seeded_bug_is_reported_shrunk_and_replayable() {
     assert_eq!(report["firstFailure"]["invariant"], "I1");
     let replay = report["firstFailure"]["replay"].as_str().unwrap();
     let file = replay.strip_prefix("ward replay ").unwrap();
-    let output = ward(&["replay", file], "");
+    let output = ward(&["replay", file]);
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stdout).contains("violated: I1"));
 }
 
 #[test]
 fn bugs_lists_the_catalogue() {
-    let output = ward(&["bugs", "--json"], "");
+    let output = ward(&["bugs", "--json"]);
     let bugs: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(bugs.len(), 20);
     assert!(bugs.iter().all(|bug| bug["name"].is_string()

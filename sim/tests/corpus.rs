@@ -2,8 +2,11 @@
 //! agent runtimes. Each file states the result codes and terminal events the correct core
 //! gives, and the seeded bug it must catch; this test checks both.
 
+mod common;
+
 use std::path::PathBuf;
 
+use common::repository;
 use ward_core::events::EventKind;
 use ward_core::fault::{Fault, FaultSet};
 use ward_sim::oracle::Invariant;
@@ -12,7 +15,7 @@ use ward_sim::simulate::{Checked, Engine};
 use ward_sim::view::RunView;
 
 fn corpus() -> Vec<(PathBuf, Scenario)> {
-    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpus/scenarios");
+    let folder = repository().join("corpus/scenarios");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&folder)
         .expect("corpus/scenarios exists")
         .map(|entry| entry.expect("a readable entry").path())

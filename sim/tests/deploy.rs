@@ -10,12 +10,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use serde_json::Value as Json;
+use common::{folder, last_line, merge, repository};
 use serde_norway::Value as Yaml;
-
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn read(relative: &str) -> String {
     std::fs::read_to_string(repository().join(relative))
@@ -56,14 +52,6 @@ fn number(value: &Yaml, path: &str) -> u64 {
         .unwrap_or_else(|| panic!("{path} is not a number"))
 }
 
-/// A fresh folder for one test's files.
-fn folder(test: &str) -> PathBuf {
-    let folder = std::env::temp_dir().join(format!("ward-deploy-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&folder);
-    std::fs::create_dir_all(&folder).unwrap();
-    folder
-}
-
 /// `PATH` with the built `ward` first.
 fn path_with_ward() -> String {
     let ward = Path::new(env!("CARGO_BIN_EXE_ward"));
@@ -72,20 +60,6 @@ fn path_with_ward() -> String {
         Ok(path) => format!("{folder}:{path}"),
         Err(_) => folder,
     }
-}
-
-/// The last line of a file or output, as JSON.
-fn last_line(text: &str) -> Json {
-    serde_json::from_str(text.lines().last().unwrap_or_default())
-        .unwrap_or_else(|error| panic!("{error}: {text}"))
-}
-
-fn merge(files: &[PathBuf]) -> Output {
-    let mut arguments = vec!["merge", "--json"];
-    arguments.extend(files.iter().map(|file| file.to_str().unwrap()));
-    common::spawn_ward(&arguments, Stdio::null())
-        .wait_with_output()
-        .unwrap()
 }
 
 /// The shard count `N` of `--shard "K/N"` in a script, where `K` is written `index`.

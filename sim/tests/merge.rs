@@ -7,17 +7,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 
-use common::spawn_ward;
+use common::{folder, merge, repository, spawn_ward, stderr, ward};
 use serde_json::Value;
 use ward_sim::summary::{SeedRange, Shard, Summary};
-
-/// A fresh folder for one test's files.
-fn folder(test: &str) -> PathBuf {
-    let folder = std::env::temp_dir().join(format!("ward-merge-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&folder);
-    std::fs::create_dir_all(&folder).unwrap();
-    folder
-}
 
 fn start(arguments: &[&str]) -> Child {
     spawn_ward(arguments, Stdio::null())
@@ -25,14 +17,6 @@ fn start(arguments: &[&str]) -> Child {
 
 fn finish(child: Child) -> Output {
     child.wait_with_output().unwrap()
-}
-
-fn ward(arguments: &[&str]) -> Output {
-    finish(start(arguments))
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 /// The summary: the last line of standard output.
@@ -72,12 +56,6 @@ fn run_shards(folder: &Path, seeds: &str, shards: u64, extra: &[&str]) -> Vec<Pa
             file
         })
         .collect()
-}
-
-fn merge(files: &[PathBuf]) -> Output {
-    let mut arguments = vec!["merge", "--json"];
-    arguments.extend(files.iter().map(|file| file.to_str().unwrap()));
-    ward(&arguments)
 }
 
 /// The fields that must not depend on how a range was split.
@@ -323,8 +301,8 @@ fn merge_refuses_a_file_that_is_not_a_summary_naming_where() {
     refused(&[&empty], &["empty.json", "empty"]);
     let missing = folder.join("no-such-file.json");
     refused(&[good, &missing], &["no-such-file.json", "cannot read"]);
-    let scenario = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../corpus/scenarios")
+    let scenario = repository()
+        .join("corpus/scenarios")
         .read_dir()
         .unwrap()
         .map(|entry| entry.unwrap().path())

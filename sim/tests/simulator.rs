@@ -2,8 +2,11 @@
 //! digest that notices any change, shrinking, traces, and every seeded bug caught by the
 //! invariant the catalogue names.
 
+mod common;
+
 use std::sync::Arc;
 
+use common::repository;
 use serde_json::Value;
 use ward_core::envelope::{Outcome, ToolResult};
 use ward_core::events::{Event, EventKind};
@@ -533,7 +536,7 @@ fn a_bad_scenario_file_is_refused_with_the_pointer_of_the_fault() {
 }
 
 /// Seeds each bug may take before its invariant fires: the default campaign's mix arms every
-/// invariant often enough that this budget is ample (see the closing table in the README).
+/// invariant often enough that this budget is ample (`ward run` prints how often each is armed).
 const SEEDS_PER_BUG_MAX: u64 = 600;
 
 #[test]
@@ -556,9 +559,10 @@ fn every_seeded_bug_is_caught_by_its_invariant() {
 /// A corpus scenario that holds on the correct core: the scenario, its clean check, and an
 /// oracle of its own to judge altered copies of its trace.
 fn clean_corpus_run(file: &str) -> (Scenario, Checked, Oracle) {
-    let path = format!("{}/../corpus/scenarios/{file}", env!("CARGO_MANIFEST_DIR"));
+    let path = repository().join("corpus/scenarios").join(file);
     let text = std::fs::read_to_string(&path).expect("the scenario file");
-    let scenario = Scenario::from_json(&text, &path).expect("a valid scenario");
+    let scenario =
+        Scenario::from_json(&text, &path.display().to_string()).expect("a valid scenario");
     let engine = Engine::new();
     let checked = engine.check(&scenario, FaultSet::EMPTY);
     assert!(

@@ -61,7 +61,7 @@ pub struct ChartState {
     pub comparisons: Vec<Comparison>,
     /// Display settings.
     pub settings: Settings,
-    /// The next number used to name a pane, drawing or comparison.
+    /// The next number that names a pane, drawing or comparison.
     pub next_id: u64,
 }
 

@@ -1,9 +1,10 @@
 //! The seed's redactor, exactly as SPEC §7 writes it: a test oracle and a benchmark
-//! baseline, never used to protect anything.
+//! baseline; nothing relies on it for protection.
 //!
 //! Its rules run one after another on the text the previous rule left: authorization
 //! values, then `sk-` keys, then home paths, then each exact value in list order. That
-//! order is what leaves fragments (a value partly eaten by a pattern is no longer found),
+//! order is what leaves fragments (once a pattern has replaced part of a value, the exact
+//! pass cannot find it),
 //! which is why [`super::Redactor`] exists.
 //!
 //! [`redact`] compiles the patterns with Unicode `\s` and ASCII `\b`, as the spec says.
@@ -139,7 +140,7 @@ mod tests {
 
     #[test]
     fn the_seed_leaves_the_fragments_the_issue_describes() {
-        // A value partly eaten by the sk- rule is no longer found by the exact pass.
+        // Once the sk- rule has replaced part of a value, the exact pass cannot find it.
         let secret = "sk-abcdefghijklmnop-tail-value";
         assert_eq!(
             redact(

@@ -16,11 +16,11 @@
 //!
 //! # Design
 //!
-//! The seed applied its rules one after another, so a secret partly eaten by an earlier
-//! pattern was no longer found by the exact-value pass. Here every rule reports candidate
-//! *spans* on the same text, the original input; overlapping or touching spans merge, and
-//! each merged span becomes one placeholder, `[REDACTED]` if any secret rule took part,
-//! else `[LOCAL_PATH]` (R29). The output is written in one pass.
+//! The seed's rules (`baseline`) run one after another, so once an earlier pattern has
+//! replaced part of a secret the exact-value pass cannot find it. Here every rule reports
+//! candidate *spans* on the same text, the original input; overlapping or touching spans
+//! merge, and each merged span becomes one placeholder, `[REDACTED]` if any secret rule took
+//! part, else `[LOCAL_PATH]` (R29). The output is written in one pass.
 //!
 //! | rule ([`Rule`]) | spec | module |
 //! |---|---|---|

@@ -316,7 +316,7 @@ fn idempotence_edge_cases() {
         "Bearer xxxxxxxxxxx(Bearer abc12345",
         r"Bearer abcC:\Users\bob",
         r"AKIAABCDEFGHIJKLMNOPC:\Users\x",
-        // A `:` inside a span no longer keeps the `//` after it from being a UNC root.
+        // A `//` after a `:` that another span covers is a UNC root like any other.
         r"/Users/://s\Users\i",
         r"/Users/://s\users\://r\users\h",
         "/Users/bob://host/Users/carol/docs",

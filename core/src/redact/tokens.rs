@@ -45,7 +45,7 @@ const JWT_SEGMENT_LEN_MIN: usize = 8;
 pub(crate) const JWT_HEADER_LEN_MAX: usize = 8 * 1024;
 /// The most bytes after a URL's `://` searched for the `@` that ends its userinfo: an `@`
 /// farther on ends no password. RFC 9110 (section 4.1) asks for URIs of 8,000 octets to
-/// work, and no longer one is expected to.
+/// work, and none longer is expected to.
 pub(crate) const USERINFO_LEN_MAX: usize = 8 * 1024;
 /// A PEM anchor (`-BEGIN`) is found at the last of the five dashes that start the block.
 pub(crate) const PEM_ANCHOR_BACK: usize = 4;
