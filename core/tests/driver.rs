@@ -27,10 +27,6 @@ fn input(prompt: &str) -> StartRunInput {
     }
 }
 
-fn code(result: &ToolResult) -> &str {
-    result.error_code().unwrap_or("OK")
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_write_in_a_read_only_run_is_refused_and_its_body_never_runs() {
     let recorder = Recorder::new(&[], vec![]);

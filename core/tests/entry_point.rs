@@ -1,8 +1,11 @@
 //! The registry (R1–R4) and its single entry point, in R3's order, with every code of
 //! SPEC §4.
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
+use support::code;
 
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
@@ -162,10 +165,6 @@ impl Harness {
             &call,
         ))
     }
-}
-
-fn code(result: &ToolResult) -> &str {
-    result.error_code().unwrap_or("OK")
 }
 
 #[test]

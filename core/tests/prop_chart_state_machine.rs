@@ -29,8 +29,10 @@
 
 mod chart_machine;
 mod strategies;
+mod support;
 
 use std::cell::Cell;
+use support::code;
 
 use chart_machine::aiming::{aimed_call, initial_chart, near_valid_call, text_call};
 use chart_machine::catalogue::{BLANK, BROKEN, REGISTRY};
@@ -150,10 +152,6 @@ impl Core {
             Outcome::Failure(error) => panic!("{tool} {arguments} failed: {error:?}"),
         }
     }
-}
-
-fn code(result: &ToolResult) -> &str {
-    result.error_code().unwrap_or("OK")
 }
 
 impl StateMachineTest for Core {

@@ -30,11 +30,11 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{Value, json};
 use strategies::{config, regressions};
-use support::{ScriptedProvider, reply, say};
+use support::{ScriptedProvider, code, reply, say};
 use ward_core::chart::SharedChart;
 use ward_core::chart::tools::{CatalogueOptions, register_tools};
 use ward_core::driver::{RunOptions, Session, StartRunInput};
-use ward_core::envelope::{ToolError, ToolResult, codes};
+use ward_core::envelope::{ToolError, codes};
 use ward_core::fault::FaultSet;
 use ward_core::guard::SecretGuard;
 use ward_core::policy::{self, RunPolicy};
@@ -215,10 +215,6 @@ fn valid_arguments(
         .expect("valid inputs generate")
         .current()
         .to_string()
-}
-
-fn code(result: &ToolResult) -> &str {
-    result.error_code().unwrap_or("OK")
 }
 
 /// One case of the pure properties: a registry, a policy, and the calls to make.

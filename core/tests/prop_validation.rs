@@ -18,10 +18,12 @@
 //! - a repeated key is one error at its object's path.
 
 mod strategies;
+mod support;
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock};
+use support::code;
 
 use futures::future::BoxFuture;
 use jsonschema::error::ValidationErrorKind;
@@ -421,10 +423,6 @@ fn execute(
     ));
     let ran = RAN.with_borrow(|ran| ran.iter().any(|ran| ran == name));
     (result, ran)
-}
-
-fn code(result: &ToolResult) -> &str {
-    result.error_code().unwrap_or("OK")
 }
 
 /// The entry point refuses exactly the inputs validation refuses, with exactly its errors,

@@ -19,6 +19,11 @@ use ward_core::registry::{Registry, RegistryBuilder};
 use ward_core::session::{MemoryStore, Message};
 use ward_core::tool::{ToolBody, ToolCall, ToolContext, ToolMeta};
 
+/// A result's error code, or `OK` for a success.
+pub fn code(result: &ToolResult) -> &str {
+    result.error_code().unwrap_or("OK")
+}
+
 /// A call as a model would send it.
 pub fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
     ToolCall {
