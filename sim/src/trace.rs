@@ -328,72 +328,8 @@ impl Digester {
 
     fn record(&mut self, record: &Record) {
         match record {
-            Record::Request {
-                at_ms,
-                turn,
-                attempt,
-                system_prompt,
-                tools,
-                kept,
-                appended,
-            } => {
-                self.tag(1);
-                self.u64(*at_ms);
-                self.u64(u64::from(*turn));
-                self.u64(u64::from(*attempt));
-                self.str(system_prompt.as_deref().unwrap_or("\u{0}"));
-                if let Some(tools) = tools {
-                    self.u64(tools.len() as u64);
-                    tools.iter().for_each(|tool| self.str(tool));
-                }
-                self.u64(*kept as u64);
-                self.u64(appended.len() as u64);
-                appended.iter().for_each(|message| self.message(message));
-            }
-            Record::Reply {
-                at_ms,
-                turn,
-                attempt,
-                text,
-                calls,
-                error,
-            } => {
-                self.tag(2);
-                self.u64(*at_ms);
-                self.u64(u64::from(*turn));
-                self.u64(u64::from(*attempt));
-                self.str(text);
-                self.calls(calls);
-                self.str(error.as_deref().unwrap_or(""));
-            }
-            Record::BodyStart {
-                at_ms,
-                index,
-                call_id,
-                tool,
-                input,
-            } => {
-                self.tag(3);
-                self.u64(*at_ms);
-                self.u64(*index as u64);
-                self.str(call_id);
-                self.str(tool);
-                self.value(input);
-            }
-            Record::BodyEnd {
-                at_ms,
-                index,
-                call_id,
-                tool,
-                outcome,
-            } => {
-                self.tag(4);
-                self.u64(*at_ms);
-                self.u64(*index as u64);
-                self.str(call_id);
-                self.str(tool);
-                self.str(outcome);
-            }
+            Record::Request { .. } | Record::Reply { .. } => self.exchange(record),
+            Record::BodyStart { .. } | Record::BodyEnd { .. } => self.body(record),
             Record::Event(event) => {
                 self.tag(5);
                 self.event(event);
@@ -440,6 +376,86 @@ impl Digester {
             }
         }
     }
+
+    /// A request (tag 1) or a reply (tag 2).
+    fn exchange(&mut self, record: &Record) {
+        match record {
+            Record::Request {
+                at_ms,
+                turn,
+                attempt,
+                system_prompt,
+                tools,
+                kept,
+                appended,
+            } => {
+                self.tag(1);
+                self.u64(*at_ms);
+                self.u64(u64::from(*turn));
+                self.u64(u64::from(*attempt));
+                self.str(system_prompt.as_deref().unwrap_or("\u{0}"));
+                if let Some(tools) = tools {
+                    self.u64(tools.len() as u64);
+                    tools.iter().for_each(|tool| self.str(tool));
+                }
+                self.u64(*kept as u64);
+                self.u64(appended.len() as u64);
+                appended.iter().for_each(|message| self.message(message));
+            }
+            Record::Reply {
+                at_ms,
+                turn,
+                attempt,
+                text,
+                calls,
+                error,
+            } => {
+                self.tag(2);
+                self.u64(*at_ms);
+                self.u64(u64::from(*turn));
+                self.u64(u64::from(*attempt));
+                self.str(text);
+                self.calls(calls);
+                self.str(error.as_deref().unwrap_or(""));
+            }
+            _ => {}
+        }
+    }
+
+    /// A body's start (tag 3) or end (tag 4).
+    fn body(&mut self, record: &Record) {
+        match record {
+            Record::BodyStart {
+                at_ms,
+                index,
+                call_id,
+                tool,
+                input,
+            } => {
+                self.tag(3);
+                self.u64(*at_ms);
+                self.u64(*index as u64);
+                self.str(call_id);
+                self.str(tool);
+                self.value(input);
+            }
+            Record::BodyEnd {
+                at_ms,
+                index,
+                call_id,
+                tool,
+                outcome,
+            } => {
+                self.tag(4);
+                self.u64(*at_ms);
+                self.u64(*index as u64);
+                self.str(call_id);
+                self.str(tool);
+                self.str(outcome);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Writes every record of `trace` as one JSON line, each tagged with its session and run.
@@ -470,101 +486,16 @@ pub fn chrome_trace(trace: &Trace, violations: &[Violation]) -> Value {
         let pid = position as u64 + 1;
         events.push(json!({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": format!("session {} run {}", run.session, run.run)}}));
         events.push(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": 0, "args": {"name": "provider"}}));
-        let mut request_at = None;
-        let mut end_ms = 0;
-        let mut calls: Vec<ChromeCall> = Vec::new();
+        let mut chrome_run = ChromeRun {
+            pid,
+            request_at: None,
+            end_ms: 0,
+            calls: Vec::new(),
+        };
         for record in &run.records {
-            match record {
-                Record::Request { at_ms, .. } => request_at = Some(*at_ms),
-                Record::Reply {
-                    at_ms,
-                    turn,
-                    attempt,
-                    error,
-                    calls: replied,
-                    ..
-                } => {
-                    let start = request_at.take().unwrap_or(*at_ms);
-                    let name = match error {
-                        Some(code) => format!("turn {turn} attempt {attempt}: {code}"),
-                        None => format!("turn {turn}: {} calls", replied.len()),
-                    };
-                    events.push(slice(
-                        pid,
-                        0,
-                        &name,
-                        start,
-                        *at_ms,
-                        json!({"turn": turn, "attempt": attempt}),
-                    ));
-                }
-                Record::Event(event) => {
-                    end_ms = end_ms.max(event.time_ms);
-                    match &event.kind {
-                        EventKind::ToolStarted {
-                            index,
-                            call_id,
-                            name,
-                        } => {
-                            calls.push(ChromeCall::new(
-                                *index,
-                                call_id,
-                                name,
-                                event.time_ms,
-                                &mut next_track,
-                            ));
-                        }
-                        EventKind::ToolFinished {
-                            index,
-                            call_id,
-                            name,
-                            result,
-                        } => {
-                            let open = calls
-                                .iter_mut()
-                                .rev()
-                                .find(|call| call.index == *index && call.end_ms.is_none());
-                            let call = match open {
-                                Some(call) => call,
-                                None => {
-                                    calls.push(ChromeCall::new(
-                                        *index,
-                                        call_id,
-                                        name,
-                                        event.time_ms,
-                                        &mut next_track,
-                                    ));
-                                    calls.last_mut().expect("just pushed")
-                                }
-                            };
-                            call.end_ms = Some(event.time_ms);
-                            call.code = result.error_code().unwrap_or("OK").to_owned();
-                        }
-                        _ => {}
-                    }
-                }
-                Record::BodyStart { at_ms, index, .. } => {
-                    if let Some(call) = calls
-                        .iter_mut()
-                        .rev()
-                        .find(|call| call.index == *index && call.end_ms.is_none())
-                    {
-                        call.body = Some((*at_ms, None));
-                    }
-                }
-                Record::BodyEnd { at_ms, index, .. } => {
-                    if let Some(call) = calls.iter_mut().rev().find(|call| {
-                        call.index == *index && call.body.is_some_and(|body| body.1.is_none())
-                    }) {
-                        if let Some(body) = &mut call.body {
-                            body.1 = Some(*at_ms);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            chrome_run.record(record, &mut events, &mut next_track);
         }
-        for call in &calls {
+        for call in &chrome_run.calls {
             let (start, end) = call.interval();
             events.push(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": call.track, "args": {"name": format!("call {} {}", call.call_id, call.tool)}}));
             events.push(slice(
@@ -582,7 +513,7 @@ pub fn chrome_trace(trace: &Trace, violations: &[Violation]) -> Value {
         {
             events.push(json!({
                 "ph": "i", "s": "p", "name": format!("{} violated", violation.invariant),
-                "pid": pid, "tid": 0, "ts": end_ms * 1000,
+                "pid": pid, "tid": 0, "ts": chrome_run.end_ms * 1000,
                 "args": {"explanation": violation.explanation}
             }));
         }
@@ -598,6 +529,100 @@ fn slice(pid: u64, tid: u64, name: &str, start_ms: u64, end_ms: u64, args: Value
     })
 }
 
+/// One run's process in the Chrome trace while its records are read: provider turns become
+/// slices as their replies come, calls are collected to be written after the records.
+struct ChromeRun {
+    pid: u64,
+    /// When the request of the reply to come was sent.
+    request_at: Option<u64>,
+    /// The last event's time: where the run's violations are marked.
+    end_ms: u64,
+    calls: Vec<ChromeCall>,
+}
+
+impl ChromeRun {
+    /// Reads `record`; a reply adds its slice to `events`, a call seen first takes the next
+    /// track.
+    fn record(&mut self, record: &Record, events: &mut Vec<Value>, next_track: &mut u64) {
+        match record {
+            Record::Request { at_ms, .. } => self.request_at = Some(*at_ms),
+            Record::Reply {
+                at_ms,
+                turn,
+                attempt,
+                error,
+                calls,
+                ..
+            } => {
+                let start = self.request_at.take().unwrap_or(*at_ms);
+                let name = match error {
+                    Some(code) => format!("turn {turn} attempt {attempt}: {code}"),
+                    None => format!("turn {turn}: {} calls", calls.len()),
+                };
+                let args = json!({"turn": turn, "attempt": attempt});
+                events.push(slice(self.pid, 0, &name, start, *at_ms, args));
+            }
+            Record::Event(event) => {
+                self.end_ms = self.end_ms.max(event.time_ms);
+                self.event(event, next_track);
+            }
+            Record::BodyStart { at_ms, index, .. } => {
+                if let Some(call) = self.open_call(*index) {
+                    call.body = Some(BodySpan {
+                        start_ms: *at_ms,
+                        end_ms: None,
+                    });
+                }
+            }
+            Record::BodyEnd { at_ms, index, .. } => {
+                let running = self.calls.iter_mut().rev().find(|call| {
+                    call.index == *index && call.body.is_some_and(|body| body.end_ms.is_none())
+                });
+                if let Some(body) = running.and_then(|call| call.body.as_mut()) {
+                    body.end_ms = Some(*at_ms);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `tool.started` opens a call; `tool.finished` closes the open call of its index, or
+    /// a new one when no `tool.started` opened it.
+    fn event(&mut self, event: &Event, next_track: &mut u64) {
+        match &event.kind {
+            EventKind::ToolStarted {
+                index,
+                call_id,
+                name,
+            } => {
+                let call = ChromeCall::new(*index, call_id, name, event.time_ms, next_track);
+                self.calls.push(call);
+            }
+            EventKind::ToolFinished {
+                index,
+                call_id,
+                name,
+                result,
+            } => {
+                if self.open_call(*index).is_none() {
+                    let call = ChromeCall::new(*index, call_id, name, event.time_ms, next_track);
+                    self.calls.push(call);
+                }
+                if let Some(call) = self.open_call(*index) {
+                    call.end_ms = Some(event.time_ms);
+                    call.code = result.error_code().unwrap_or("OK").to_owned();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The latest call of `index` that has not finished.
+    fn open_call(&mut self, index: usize) -> Option<&mut ChromeCall> {
+        (self.calls.iter_mut().rev()).find(|call| call.index == index && call.end_ms.is_none())
+    }
+}
+
 /// One call on its own track: the body's interval when a body ran, else from
 /// `tool.started` (or `tool.finished`) to `tool.finished`.
 struct ChromeCall {
@@ -607,8 +632,15 @@ struct ChromeCall {
     track: u64,
     started_ms: u64,
     end_ms: Option<u64>,
-    body: Option<(u64, Option<u64>)>,
+    body: Option<BodySpan>,
     code: String,
+}
+
+/// When a call's body ran: its end is `None` while it runs, and stays so when abandoned.
+#[derive(Clone, Copy)]
+struct BodySpan {
+    start_ms: u64,
+    end_ms: Option<u64>,
 }
 
 impl ChromeCall {
@@ -636,7 +668,7 @@ impl ChromeCall {
     fn interval(&self) -> (u64, u64) {
         let end = self.end_ms.unwrap_or(self.started_ms);
         match self.body {
-            Some((start, body_end)) => (start, body_end.unwrap_or(end)),
+            Some(body) => (body.start_ms, body.end_ms.unwrap_or(end)),
             None => (self.started_ms, end),
         }
     }
