@@ -34,7 +34,7 @@
 //! | `behaviours.rs` | what each tool body does in a run: latency, faults, injections |
 //! | `turns.rs` | the provider's script: batches, provider errors and timeouts |
 //! | `calls.rs` | one batch's calls, plausible or misbehaving |
-//! | `args.rs`, `secrets.rs`, `vocabulary.rs` | arguments, planted secrets, words and ids |
+//! | `args/`, `secrets.rs`, `vocabulary.rs` | tool arguments (valid and broken), planted secrets, words and ids |
 
 pub mod args;
 pub mod secrets;
