@@ -245,30 +245,50 @@ fn merge(
         trace_digest: 0,
     };
     for summary in summaries {
-        report.runs += u64::from(summary.runs);
-        report.tool_calls += u64::from(summary.tool_calls);
-        report.turns += u64::from(summary.turns);
-        report.trace_digest ^= mixed_digest(summary.seed, summary.digest);
-        for (slot, armed) in report.by_invariant.iter_mut().zip(summary.armed) {
+        report.add_counts(&summary);
+        if !summary.violations.is_empty() {
+            report.add_failure(summary, focus);
+        }
+    }
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
+    report
+}
+
+impl CampaignReport {
+    /// Adds what every seed contributes: its counts, and its digest to the campaign's.
+    fn add_counts(&mut self, summary: &SeedSummary) {
+        self.runs += u64::from(summary.runs);
+        self.tool_calls += u64::from(summary.tool_calls);
+        self.turns += u64::from(summary.turns);
+        self.trace_digest ^= mixed_digest(summary.seed, summary.digest);
+        for (slot, armed) in self.by_invariant.iter_mut().zip(summary.armed) {
             slot.0 += u64::from(armed);
         }
-        for (slot, count) in report.misbehaviours.iter_mut().zip(&summary.misbehaviours) {
+        for (slot, count) in self.misbehaviours.iter_mut().zip(&summary.misbehaviours) {
             slot.1 += u64::from(*count);
         }
-        if summary.violations.is_empty() {
-            continue;
-        }
-        report.failing_seeds += 1;
-        let mut violated_runs: Vec<(Invariant, usize, usize)> = summary
+    }
+
+    /// Adds a failing seed: each invariant it violated counts once per run, and the seed
+    /// becomes the first failure when none came before, or when it is the first to break
+    /// `focus` after failures of other invariants.
+    fn add_failure(&mut self, summary: SeedSummary, focus: Option<Invariant>) {
+        self.failing_seeds += 1;
+        let mut violated_runs: Vec<ViolatedRun> = summary
             .violations
             .iter()
-            .map(|violation| (violation.invariant, violation.session, violation.run))
+            .map(|violation| ViolatedRun {
+                invariant: violation.invariant,
+                session: violation.session,
+                run: violation.run,
+            })
             .collect();
         violated_runs.sort();
         violated_runs.dedup();
-        for (invariant, _, _) in violated_runs {
-            report.by_invariant[invariant.index()].1 += 1;
-            report.first_seed_by_invariant[invariant.index()].get_or_insert(summary.seed);
+        for violated in violated_runs {
+            let index = violated.invariant.index();
+            self.by_invariant[index].1 += 1;
+            self.first_seed_by_invariant[index].get_or_insert(summary.seed);
         }
         let first = summary
             .violations
@@ -283,20 +303,20 @@ fn merge(
                 .cloned()
         });
         let (Some(violation), Some(scenario)) = (first, summary.scenario) else {
-            continue;
+            return;
         };
-        match (&report.first_failure, wanted) {
+        match (&self.first_failure, wanted) {
             // The first seed that breaks the invariant asked about replaces an earlier
             // failure of another one.
             (Some(failure), Some(wanted)) if Some(failure.violation.invariant) != focus => {
-                report.first_failure = Some(FirstFailure {
+                self.first_failure = Some(FirstFailure {
                     seed: summary.seed,
                     violation: wanted,
                     scenario,
                 });
             }
             (None, wanted) => {
-                report.first_failure = Some(FirstFailure {
+                self.first_failure = Some(FirstFailure {
                     seed: summary.seed,
                     violation: wanted.unwrap_or(violation),
                     scenario,
@@ -305,6 +325,12 @@ fn merge(
             _ => {}
         }
     }
-    report.elapsed_ms = started.elapsed().as_millis() as u64;
-    report
+}
+
+/// A run in which an invariant was violated: a seed counts each at most once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct ViolatedRun {
+    invariant: Invariant,
+    session: usize,
+    run: usize,
 }

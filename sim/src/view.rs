@@ -168,176 +168,31 @@ pub struct RunView<'a> {
 impl<'a> RunView<'a> {
     /// Arranges `trace`.
     pub fn new(trace: &'a RunTrace, script: &'a RunScript) -> RunView<'a> {
-        let mut view = RunView {
-            trace,
-            script,
-            requests: Vec::new(),
-            replies: Vec::new(),
-            batches: Vec::new(),
-            bodies: Vec::new(),
-            // Most records of a run are events: room for all of them, allocated once.
-            events: Vec::with_capacity(trace.records.len()),
-            appends: Vec::new(),
-            snapshots: Snapshots::default(),
-            cancel_at: None,
-            undone: Vec::new(),
-            report: None,
+        let mut arranger = Arranger {
+            view: RunView {
+                trace,
+                script,
+                requests: Vec::new(),
+                replies: Vec::new(),
+                batches: Vec::new(),
+                bodies: Vec::new(),
+                // Most records of a run are events: room for all of them, allocated once.
+                events: Vec::with_capacity(trace.records.len()),
+                appends: Vec::new(),
+                snapshots: Snapshots::default(),
+                cancel_at: None,
+                undone: Vec::new(),
+                report: None,
+            },
+            open_starts: Vec::new(),
+            system_prompt: "",
+            offered: &[],
+            state: None,
         };
-        // (call index, call id) → body: a run has a handful of bodies open at once.
-        let mut open_starts: Vec<((usize, &str), usize)> = Vec::new();
-        let (mut system_prompt, mut offered): (&str, &[Arc<str>]) = ("", &[]);
-        let mut state: Option<&'a ChartState> = None;
         for record in &trace.records {
-            let batch = view.batches.len().checked_sub(1);
-            match record {
-                Record::Request {
-                    at_ms,
-                    turn,
-                    attempt,
-                    system_prompt: new_prompt,
-                    tools,
-                    kept,
-                    appended,
-                } => {
-                    if let Some(text) = new_prompt {
-                        system_prompt = text;
-                    }
-                    if let Some(names) = tools {
-                        offered = names;
-                    }
-                    view.requests.push(RequestView {
-                        at_ms: *at_ms,
-                        turn: *turn,
-                        attempt: *attempt,
-                        system_prompt,
-                        new_system_prompt: new_prompt.is_some(),
-                        tools: offered,
-                        kept: *kept,
-                        appended,
-                    });
-                }
-                Record::Reply {
-                    at_ms,
-                    turn,
-                    attempt,
-                    text,
-                    calls,
-                    error,
-                    ..
-                } => {
-                    view.replies.push(ReplyView {
-                        at_ms: *at_ms,
-                        turn: *turn,
-                        attempt: *attempt,
-                        calls,
-                        text,
-                        error: error.as_deref(),
-                    });
-                    if error.is_none() && !calls.is_empty() {
-                        view.batches.push(BatchView {
-                            turn: *turn,
-                            at_ms: *at_ms,
-                            calls,
-                            bodies: Vec::new(),
-                            started: Vec::new(),
-                            finished: Vec::new(),
-                        });
-                    }
-                }
-                Record::BodyStart {
-                    at_ms,
-                    index,
-                    call_id,
-                    tool,
-                    input,
-                } => {
-                    let Some(batch) = batch else { continue };
-                    let key = (*index, &**call_id);
-                    match open_starts.iter_mut().find(|(open, _)| *open == key) {
-                        Some(open) => open.1 = view.bodies.len(),
-                        None => open_starts.push((key, view.bodies.len())),
-                    }
-                    view.batches[batch].bodies.push(view.bodies.len());
-                    view.bodies.push(BodyView {
-                        batch,
-                        index: *index,
-                        tool,
-                        call_id,
-                        input,
-                        start_ms: *at_ms,
-                        end_ms: None,
-                        outcome: None,
-                    });
-                }
-                Record::BodyEnd {
-                    at_ms,
-                    index,
-                    call_id,
-                    outcome,
-                    ..
-                } => {
-                    let key = (*index, &**call_id);
-                    if let Some(open) = open_starts.iter().position(|(open, _)| *open == key) {
-                        let (_, body) = open_starts.swap_remove(open);
-                        view.bodies[body].end_ms = Some(*at_ms);
-                        view.bodies[body].outcome = Some(outcome);
-                    }
-                }
-                Record::Event(event) => {
-                    view.events.push(event);
-                    let Some(batch) = batch else { continue };
-                    match &event.kind {
-                        EventKind::ToolStarted { index, .. } => {
-                            view.batches[batch].started.push((event.seq, *index))
-                        }
-                        EventKind::ToolFinished {
-                            index,
-                            call_id,
-                            result,
-                            ..
-                        } => {
-                            view.batches[batch].finished.push(Finished {
-                                seq: event.seq,
-                                at_ms: event.time_ms,
-                                index: *index,
-                                call_id,
-                                result,
-                            });
-                        }
-                        _ => {}
-                    }
-                }
-                Record::Append { message } => view.appends.push(message),
-                Record::Snapshot { seq, state: taken } => {
-                    // `None`: the same as the run's previous snapshot. The world always records
-                    // a run's first snapshot in full.
-                    if let Some(taken) = taken {
-                        state = Some(taken);
-                    }
-                    debug_assert!(state.is_some(), "a run's first snapshot holds its state");
-                    if let Some(state) = state {
-                        view.snapshots.by_seq.insert(*seq, state);
-                    }
-                }
-                Record::Cancel { at_ms } => view.cancel_at = Some(*at_ms),
-                Record::Undo { state } => view.undone.push(state),
-                Record::Report {
-                    outcome,
-                    code,
-                    batches,
-                    calls,
-                } => {
-                    view.report = Some(Report {
-                        outcome,
-                        code: code.as_deref(),
-                        batches: *batches,
-                        calls: *calls,
-                    })
-                }
-                Record::Answer { .. } => {}
-            }
+            arranger.record(record);
         }
-        view
+        arranger.view
     }
 
     /// The requests whose tool list differs from the previous request's (the first one
@@ -384,6 +239,220 @@ impl<'a> RunView<'a> {
     /// Whether the run ended on its turn limit.
     pub fn hit_turn_limit(&self) -> bool {
         matches!(self.terminal().map(|event| &event.kind), Some(EventKind::RunFailed { error }) if error.code == "TOOL_LOOP_LIMIT")
+    }
+}
+
+/// A body that has started and not yet ended, by the call it runs.
+#[derive(Debug)]
+struct OpenBody<'a> {
+    /// The call's position in its batch.
+    index: usize,
+    /// The call id as the body saw it.
+    call_id: &'a str,
+    /// Its place in [`RunView::bodies`].
+    body: usize,
+}
+
+/// A [`RunView`] being built, one record at a time, with what the records leave implicit: the
+/// system prompt and tool list of the last request that sent them, the last full snapshot,
+/// and the bodies still open.
+struct Arranger<'a> {
+    view: RunView<'a>,
+    /// A run has a handful of bodies open at once.
+    open_starts: Vec<OpenBody<'a>>,
+    system_prompt: &'a str,
+    offered: &'a [Arc<str>],
+    state: Option<&'a ChartState>,
+}
+
+impl<'a> Arranger<'a> {
+    /// Adds `record` to the view.
+    fn record(&mut self, record: &'a Record) {
+        let view = &mut self.view;
+        match record {
+            Record::Request { .. } | Record::Reply { .. } => self.exchange(record),
+            Record::BodyStart { .. } | Record::BodyEnd { .. } => self.body(record),
+            Record::Event(event) => self.event(event),
+            Record::Append { message } => view.appends.push(message),
+            Record::Snapshot { seq, state } => self.snapshot(*seq, state.as_deref()),
+            Record::Cancel { at_ms } => view.cancel_at = Some(*at_ms),
+            Record::Undo { state } => view.undone.push(state),
+            Record::Report {
+                outcome,
+                code,
+                batches,
+                calls,
+            } => {
+                view.report = Some(Report {
+                    outcome,
+                    code: code.as_deref(),
+                    batches: *batches,
+                    calls: *calls,
+                })
+            }
+            Record::Answer { .. } => {}
+        }
+    }
+
+    /// A request or a reply: a reply with calls opens a batch.
+    fn exchange(&mut self, record: &'a Record) {
+        let view = &mut self.view;
+        match record {
+            Record::Request {
+                at_ms,
+                turn,
+                attempt,
+                system_prompt: new_prompt,
+                tools,
+                kept,
+                appended,
+            } => {
+                if let Some(text) = new_prompt {
+                    self.system_prompt = text;
+                }
+                if let Some(names) = tools {
+                    self.offered = names;
+                }
+                view.requests.push(RequestView {
+                    at_ms: *at_ms,
+                    turn: *turn,
+                    attempt: *attempt,
+                    system_prompt: self.system_prompt,
+                    new_system_prompt: new_prompt.is_some(),
+                    tools: self.offered,
+                    kept: *kept,
+                    appended,
+                });
+            }
+            Record::Reply {
+                at_ms,
+                turn,
+                attempt,
+                text,
+                calls,
+                error,
+            } => {
+                view.replies.push(ReplyView {
+                    at_ms: *at_ms,
+                    turn: *turn,
+                    attempt: *attempt,
+                    calls,
+                    text,
+                    error: error.as_deref(),
+                });
+                if error.is_none() && !calls.is_empty() {
+                    view.batches.push(BatchView {
+                        turn: *turn,
+                        at_ms: *at_ms,
+                        calls,
+                        bodies: Vec::new(),
+                        started: Vec::new(),
+                        finished: Vec::new(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A body's start, in the current batch (none before the first), or its end.
+    fn body(&mut self, record: &'a Record) {
+        let view = &mut self.view;
+        match record {
+            Record::BodyStart {
+                at_ms,
+                index,
+                call_id,
+                tool,
+                input,
+            } => {
+                let Some(batch) = view.batches.len().checked_sub(1) else {
+                    return;
+                };
+                let body = view.bodies.len();
+                let open = (self.open_starts.iter_mut())
+                    .find(|open| open.index == *index && open.call_id == &**call_id);
+                match open {
+                    Some(open) => open.body = body,
+                    None => self.open_starts.push(OpenBody {
+                        index: *index,
+                        call_id,
+                        body,
+                    }),
+                }
+                view.batches[batch].bodies.push(body);
+                view.bodies.push(BodyView {
+                    batch,
+                    index: *index,
+                    tool,
+                    call_id,
+                    input,
+                    start_ms: *at_ms,
+                    end_ms: None,
+                    outcome: None,
+                });
+            }
+            Record::BodyEnd {
+                at_ms,
+                index,
+                call_id,
+                outcome,
+                ..
+            } => {
+                let open = (self.open_starts.iter())
+                    .position(|open| open.index == *index && open.call_id == &**call_id);
+                if let Some(open) = open {
+                    let body = self.open_starts.swap_remove(open).body;
+                    view.bodies[body].end_ms = Some(*at_ms);
+                    view.bodies[body].outcome = Some(outcome);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// An event, and the current batch's `tool.started` or `tool.finished`.
+    fn event(&mut self, event: &'a Event) {
+        let view = &mut self.view;
+        view.events.push(event);
+        let Some(batch) = view.batches.len().checked_sub(1) else {
+            return;
+        };
+        match &event.kind {
+            EventKind::ToolStarted { index, .. } => {
+                view.batches[batch].started.push((event.seq, *index))
+            }
+            EventKind::ToolFinished {
+                index,
+                call_id,
+                result,
+                ..
+            } => {
+                view.batches[batch].finished.push(Finished {
+                    seq: event.seq,
+                    at_ms: event.time_ms,
+                    index: *index,
+                    call_id,
+                    result,
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// A snapshot: `None` is the same as the run's previous snapshot. The world always
+    /// records a run's first snapshot in full.
+    fn snapshot(&mut self, seq: u64, taken: Option<&'a ChartState>) {
+        if let Some(taken) = taken {
+            self.state = Some(taken);
+        }
+        debug_assert!(
+            self.state.is_some(),
+            "a run's first snapshot holds its state"
+        );
+        if let Some(state) = self.state {
+            self.view.snapshots.by_seq.insert(seq, state);
+        }
     }
 }
 

@@ -32,7 +32,9 @@ use futures::future::BoxFuture;
 use ward_core::chart::tools::{CatalogueOptions, register_tools};
 use ward_core::chart::{ChartState, SharedChart};
 use ward_core::deadline::CancelToken;
-use ward_core::driver::{Limits, RunOptions, RunOutcome, Session, StartRunInput};
+use ward_core::driver::{
+    Limits, RunOptions, RunOutcome, RunReport, Session, StartError, StartRunInput,
+};
 use ward_core::events::{Event, EventKind, EventSink};
 use ward_core::fault::FaultSet;
 use ward_core::registry::{Registry, RegistryBuilder};
@@ -255,19 +257,7 @@ async fn execute_run(
     recorder: Recorder,
 ) -> RunTrace {
     session.store_mut().recorder = Some(recorder.clone());
-    let input = StartRunInput {
-        prompt: script.prompt.clone(),
-        read_only: script.read_only,
-        disabled_tools: script.disabled_tools.iter().cloned().collect(),
-        secrets: script
-            .secrets
-            .iter()
-            .filter_map(|label| secrets.get(label).cloned())
-            .collect(),
-        // Missing limits take the runtime's defaults, as an embedder's would; the oracle
-        // judges them against its own table of the SPEC's defaults.
-        limits: script.limits.resolve(Limits::default()),
-    };
+    let input = start_input(script, secrets);
     let mut provider = SimProvider::new(&script.turns, secrets, recorder.clone());
     let mut events = SimEvents {
         recorder: recorder.clone(),
@@ -275,19 +265,7 @@ async fn execute_run(
         last_state: None,
     };
     let cancel = CancelToken::new();
-    let options = RunOptions {
-        faults,
-        cancel: Some(cancel.clone()),
-        user: Arc::new(SimUser {
-            answers: Mutex::new(script.answers.iter().cloned().collect()),
-            recorder: recorder.clone(),
-        }),
-        extension: Some(Arc::new(RunWorld {
-            recorder: recorder.clone(),
-            behaviours: Arc::clone(&script.tools),
-            secrets: Arc::clone(secrets),
-        })),
-    };
+    let options = run_options(script, secrets, faults, &cancel, &recorder);
     let outcome = {
         let run = session.run(input, &mut provider, &mut events, options);
         tokio::pin!(run);
@@ -308,6 +286,53 @@ async fn execute_run(
         }
     };
     session.store_mut().recorder = None;
+    finish_run(outcome, recorder)
+}
+
+/// What the script's run asks the runtime to start, its configured values looked up by label.
+fn start_input(script: &RunScript, secrets: &BTreeMap<String, String>) -> StartRunInput {
+    StartRunInput {
+        prompt: script.prompt.clone(),
+        read_only: script.read_only,
+        disabled_tools: script.disabled_tools.iter().cloned().collect(),
+        secrets: script
+            .secrets
+            .iter()
+            .filter_map(|label| secrets.get(label).cloned())
+            .collect(),
+        // Missing limits take the runtime's defaults, as an embedder's would; the oracle
+        // judges them against its own table of the SPEC's defaults.
+        limits: script.limits.resolve(Limits::default()),
+    }
+}
+
+/// The run's options: the faults, the cancel token, the scripted user and the tool
+/// behaviours the body wrapper plays.
+fn run_options(
+    script: &RunScript,
+    secrets: &Arc<BTreeMap<String, String>>,
+    faults: FaultSet,
+    cancel: &CancelToken,
+    recorder: &Recorder,
+) -> RunOptions {
+    RunOptions {
+        faults,
+        cancel: Some(cancel.clone()),
+        user: Arc::new(SimUser {
+            answers: Mutex::new(script.answers.iter().cloned().collect()),
+            recorder: recorder.clone(),
+        }),
+        extension: Some(Arc::new(RunWorld {
+            recorder: recorder.clone(),
+            behaviours: Arc::clone(&script.tools),
+            secrets: Arc::clone(secrets),
+        })),
+    }
+}
+
+/// The run's trace, ended by what the runtime's entry point returned: a report, or the
+/// error that kept the run from starting.
+fn finish_run(outcome: Result<RunReport, StartError>, recorder: Recorder) -> RunTrace {
     match outcome {
         Ok(report) => {
             let (outcome, code) = match &report.outcome {

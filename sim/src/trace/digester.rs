@@ -1,20 +1,8 @@
-//! Trace digests and trace files (SPEC §10).
-//!
-//! - [`digest`]: a fixed hash (XXH3-64, the same on every platform and every run; never
-//!   `DefaultHasher`) over every boundary record of every run, in order. Two executions of a
-//!   scenario are identical exactly when their digests are (I11). The digest reads contents
-//!   only: a runtime that shares one record between places and one that sends equal copies
-//!   give the same digest.
-//! - [`write_jsonl`]: `--trace F.jsonl`, one boundary record per line.
-//! - [`chrome_trace`]: `--chrome-trace F.json`, the Trace Event Format that Perfetto and
-//!   `chrome://tracing` open: one process per run, provider turns as slices on the
-//!   provider's track, every tool call a complete event on its own track, violations as
-//!   instants.
+//! The trace digest (I11): a fixed hash over every boundary record of every run, in order.
 
-use std::io::{self, Write};
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use ward_core::chart::ChartState;
 use ward_core::envelope::{Outcome, ToolError, ToolResult};
 use ward_core::events::{Event, EventKind};
@@ -22,7 +10,6 @@ use ward_core::session::Message;
 use ward_core::tool::ToolCall;
 use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
-use crate::oracle::Violation;
 use crate::world::{Record, Trace};
 
 /// The digest of a trace.
@@ -328,72 +315,8 @@ impl Digester {
 
     fn record(&mut self, record: &Record) {
         match record {
-            Record::Request {
-                at_ms,
-                turn,
-                attempt,
-                system_prompt,
-                tools,
-                kept,
-                appended,
-            } => {
-                self.tag(1);
-                self.u64(*at_ms);
-                self.u64(u64::from(*turn));
-                self.u64(u64::from(*attempt));
-                self.str(system_prompt.as_deref().unwrap_or("\u{0}"));
-                if let Some(tools) = tools {
-                    self.u64(tools.len() as u64);
-                    tools.iter().for_each(|tool| self.str(tool));
-                }
-                self.u64(*kept as u64);
-                self.u64(appended.len() as u64);
-                appended.iter().for_each(|message| self.message(message));
-            }
-            Record::Reply {
-                at_ms,
-                turn,
-                attempt,
-                text,
-                calls,
-                error,
-            } => {
-                self.tag(2);
-                self.u64(*at_ms);
-                self.u64(u64::from(*turn));
-                self.u64(u64::from(*attempt));
-                self.str(text);
-                self.calls(calls);
-                self.str(error.as_deref().unwrap_or(""));
-            }
-            Record::BodyStart {
-                at_ms,
-                index,
-                call_id,
-                tool,
-                input,
-            } => {
-                self.tag(3);
-                self.u64(*at_ms);
-                self.u64(*index as u64);
-                self.str(call_id);
-                self.str(tool);
-                self.value(input);
-            }
-            Record::BodyEnd {
-                at_ms,
-                index,
-                call_id,
-                tool,
-                outcome,
-            } => {
-                self.tag(4);
-                self.u64(*at_ms);
-                self.u64(*index as u64);
-                self.str(call_id);
-                self.str(tool);
-                self.str(outcome);
-            }
+            Record::Request { .. } | Record::Reply { .. } => self.exchange(record),
+            Record::BodyStart { .. } | Record::BodyEnd { .. } => self.body(record),
             Record::Event(event) => {
                 self.tag(5);
                 self.event(event);
@@ -440,204 +363,84 @@ impl Digester {
             }
         }
     }
-}
 
-/// Writes every record of `trace` as one JSON line, each tagged with its session and run.
-pub fn write_jsonl(trace: &Trace, output: &mut dyn Write) -> io::Result<()> {
-    for run in &trace.runs {
-        if let Some(error) = &run.start_error {
-            let line = json!({"session": run.session, "run": run.run, "record": "startError", "error": error});
-            writeln!(output, "{line}")?;
-        }
-        for record in &run.records {
-            let mut line = serde_json::to_value(record).unwrap_or(Value::Null);
-            if let Value::Object(members) = &mut line {
-                members.insert("session".to_owned(), json!(run.session));
-                members.insert("run".to_owned(), json!(run.run));
+    /// A request (tag 1) or a reply (tag 2).
+    fn exchange(&mut self, record: &Record) {
+        match record {
+            Record::Request {
+                at_ms,
+                turn,
+                attempt,
+                system_prompt,
+                tools,
+                kept,
+                appended,
+            } => {
+                self.tag(1);
+                self.u64(*at_ms);
+                self.u64(u64::from(*turn));
+                self.u64(u64::from(*attempt));
+                self.str(system_prompt.as_deref().unwrap_or("\u{0}"));
+                if let Some(tools) = tools {
+                    self.u64(tools.len() as u64);
+                    tools.iter().for_each(|tool| self.str(tool));
+                }
+                self.u64(*kept as u64);
+                self.u64(appended.len() as u64);
+                appended.iter().for_each(|message| self.message(message));
             }
-            writeln!(output, "{line}")?;
-        }
-    }
-    Ok(())
-}
-
-/// The Trace Event Format document of `trace`. Times are virtual milliseconds, written in
-/// microseconds as the format expects.
-pub fn chrome_trace(trace: &Trace, violations: &[Violation]) -> Value {
-    let mut events = Vec::new();
-    let mut next_track = 1u64;
-    for (position, run) in trace.runs.iter().enumerate() {
-        let pid = position as u64 + 1;
-        events.push(json!({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": format!("session {} run {}", run.session, run.run)}}));
-        events.push(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": 0, "args": {"name": "provider"}}));
-        let mut request_at = None;
-        let mut end_ms = 0;
-        let mut calls: Vec<ChromeCall> = Vec::new();
-        for record in &run.records {
-            match record {
-                Record::Request { at_ms, .. } => request_at = Some(*at_ms),
-                Record::Reply {
-                    at_ms,
-                    turn,
-                    attempt,
-                    error,
-                    calls: replied,
-                    ..
-                } => {
-                    let start = request_at.take().unwrap_or(*at_ms);
-                    let name = match error {
-                        Some(code) => format!("turn {turn} attempt {attempt}: {code}"),
-                        None => format!("turn {turn}: {} calls", replied.len()),
-                    };
-                    events.push(slice(
-                        pid,
-                        0,
-                        &name,
-                        start,
-                        *at_ms,
-                        json!({"turn": turn, "attempt": attempt}),
-                    ));
-                }
-                Record::Event(event) => {
-                    end_ms = end_ms.max(event.time_ms);
-                    match &event.kind {
-                        EventKind::ToolStarted {
-                            index,
-                            call_id,
-                            name,
-                        } => {
-                            calls.push(ChromeCall::new(
-                                *index,
-                                call_id,
-                                name,
-                                event.time_ms,
-                                &mut next_track,
-                            ));
-                        }
-                        EventKind::ToolFinished {
-                            index,
-                            call_id,
-                            name,
-                            result,
-                        } => {
-                            let open = calls
-                                .iter_mut()
-                                .rev()
-                                .find(|call| call.index == *index && call.end_ms.is_none());
-                            let call = match open {
-                                Some(call) => call,
-                                None => {
-                                    calls.push(ChromeCall::new(
-                                        *index,
-                                        call_id,
-                                        name,
-                                        event.time_ms,
-                                        &mut next_track,
-                                    ));
-                                    calls.last_mut().expect("just pushed")
-                                }
-                            };
-                            call.end_ms = Some(event.time_ms);
-                            call.code = result.error_code().unwrap_or("OK").to_owned();
-                        }
-                        _ => {}
-                    }
-                }
-                Record::BodyStart { at_ms, index, .. } => {
-                    if let Some(call) = calls
-                        .iter_mut()
-                        .rev()
-                        .find(|call| call.index == *index && call.end_ms.is_none())
-                    {
-                        call.body = Some((*at_ms, None));
-                    }
-                }
-                Record::BodyEnd { at_ms, index, .. } => {
-                    if let Some(call) = calls.iter_mut().rev().find(|call| {
-                        call.index == *index && call.body.is_some_and(|body| body.1.is_none())
-                    }) {
-                        if let Some(body) = &mut call.body {
-                            body.1 = Some(*at_ms);
-                        }
-                    }
-                }
-                _ => {}
+            Record::Reply {
+                at_ms,
+                turn,
+                attempt,
+                text,
+                calls,
+                error,
+            } => {
+                self.tag(2);
+                self.u64(*at_ms);
+                self.u64(u64::from(*turn));
+                self.u64(u64::from(*attempt));
+                self.str(text);
+                self.calls(calls);
+                self.str(error.as_deref().unwrap_or(""));
             }
-        }
-        for call in &calls {
-            let (start, end) = call.interval();
-            events.push(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": call.track, "args": {"name": format!("call {} {}", call.call_id, call.tool)}}));
-            events.push(slice(
-                pid,
-                call.track,
-                &call.tool,
-                start,
-                end,
-                json!({"callId": call.call_id, "index": call.index, "result": call.code}),
-            ));
-        }
-        for violation in violations
-            .iter()
-            .filter(|violation| violation.session == run.session && violation.run == run.run)
-        {
-            events.push(json!({
-                "ph": "i", "s": "p", "name": format!("{} violated", violation.invariant),
-                "pid": pid, "tid": 0, "ts": end_ms * 1000,
-                "args": {"explanation": violation.explanation}
-            }));
-        }
-    }
-    json!({"traceEvents": events, "displayTimeUnit": "ms"})
-}
-
-fn slice(pid: u64, tid: u64, name: &str, start_ms: u64, end_ms: u64, args: Value) -> Value {
-    json!({
-        "ph": "X", "name": name, "pid": pid, "tid": tid,
-        "ts": start_ms * 1000, "dur": end_ms.saturating_sub(start_ms) * 1000,
-        "args": args
-    })
-}
-
-/// One call on its own track: the body's interval when a body ran, else from
-/// `tool.started` (or `tool.finished`) to `tool.finished`.
-struct ChromeCall {
-    index: usize,
-    call_id: String,
-    tool: String,
-    track: u64,
-    started_ms: u64,
-    end_ms: Option<u64>,
-    body: Option<(u64, Option<u64>)>,
-    code: String,
-}
-
-impl ChromeCall {
-    fn new(
-        index: usize,
-        call_id: &str,
-        tool: &str,
-        started_ms: u64,
-        next_track: &mut u64,
-    ) -> ChromeCall {
-        let track = *next_track;
-        *next_track += 1;
-        ChromeCall {
-            index,
-            call_id: call_id.to_owned(),
-            tool: tool.to_owned(),
-            track,
-            started_ms,
-            end_ms: None,
-            body: None,
-            code: String::new(),
+            _ => {}
         }
     }
 
-    fn interval(&self) -> (u64, u64) {
-        let end = self.end_ms.unwrap_or(self.started_ms);
-        match self.body {
-            Some((start, body_end)) => (start, body_end.unwrap_or(end)),
-            None => (self.started_ms, end),
+    /// A body's start (tag 3) or end (tag 4).
+    fn body(&mut self, record: &Record) {
+        match record {
+            Record::BodyStart {
+                at_ms,
+                index,
+                call_id,
+                tool,
+                input,
+            } => {
+                self.tag(3);
+                self.u64(*at_ms);
+                self.u64(*index as u64);
+                self.str(call_id);
+                self.str(tool);
+                self.value(input);
+            }
+            Record::BodyEnd {
+                at_ms,
+                index,
+                call_id,
+                tool,
+                outcome,
+            } => {
+                self.tag(4);
+                self.u64(*at_ms);
+                self.u64(*index as u64);
+                self.str(call_id);
+                self.str(tool);
+                self.str(outcome);
+            }
+            _ => {}
         }
     }
 }

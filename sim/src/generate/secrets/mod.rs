@@ -6,8 +6,12 @@
 //! a credential always looks like one (R25), a key body is long enough (R26), a user name
 //! with spaces is always followed by a separator (R27).
 
+mod nesting;
+
 use crate::rng::{ALPHANUMERIC, SimRng};
 use crate::scenario::{PlantedSecret, SecretShape};
+
+pub use nesting::nested;
 
 /// Invisible format characters of R28.
 const INVISIBLE: &[&str] = &[
@@ -273,91 +277,6 @@ pub fn overlapping_configured(
         SecretShape::Configured,
     );
     (first, second, format!("values {a}{b}{c} here"))
-}
-
-/// One of seven shapes of nested or overlapping spans: a key as a `Bearer` credential or as a
-/// URL password (nested in another rule's span), a configured value inside a key body or
-/// inside a home path's user name, a key inside a configured value, and a configured value
-/// that overlaps the end of a user name or of a credential and runs on past it (R29:
-/// overlapping and touching spans merge into one placeholder). The configured values are the
-/// parts of shape [`SecretShape::Configured`]; the run must list them.
-pub fn nested(rng: &mut SimRng, labels: &mut Labels) -> Planting {
-    let body = token(rng, 28);
-    let key_text = format!("sk-{body}");
-    let mut parts = Vec::new();
-    let shape = rng.below(7);
-    let text = match shape {
-        0 => {
-            let scheme = *rng.pick(&["Bearer", "bearer", "Basic"]);
-            parts.push(part(
-                labels,
-                "credential",
-                key_text.clone(),
-                SecretShape::Credential,
-            ));
-            if rng.percent(50) {
-                format!("Authorization: {scheme} {key_text}")
-            } else {
-                format!("use {scheme} {key_text} for the call")
-            }
-        }
-        1 => {
-            parts.push(part(
-                labels,
-                "url-password",
-                key_text.clone(),
-                SecretShape::UrlPassword,
-            ));
-            format!("connect to https://admin:{key_text}@db.example.com/prices")
-        }
-        2 => {
-            let start = rng.range_usize(0, 12);
-            let inner = body[start..start + rng.range_usize(10, 16)].to_owned();
-            parts.push(part(labels, "configured", inner, SecretShape::Configured));
-            format!("key={key_text};")
-        }
-        3 => {
-            let value = format!("{} {key_text}", token(rng, 10));
-            parts.push(part(
-                labels,
-                "configured",
-                value.clone(),
-                SecretShape::Configured,
-            ));
-            format!("values {value} end")
-        }
-        4 => {
-            let name = token(rng, 16);
-            let start = rng.range_usize(0, 6);
-            let inner = name[start..start + 10].to_owned();
-            parts.push(part(labels, "configured", inner, SecretShape::Configured));
-            parts.push(part(labels, "user", name.clone(), SecretShape::UserName));
-            format!("the file is in /home/{name}/exports on my machine")
-        }
-        5 => {
-            let (name, folder) = (token(rng, 10), token(rng, 10));
-            let across = format!("{}/{}", &name[4..], &folder[..5]);
-            parts.push(part(labels, "configured", across, SecretShape::Configured));
-            parts.push(part(labels, "user", name.clone(), SecretShape::UserName));
-            format!("the file is in /Users/{name}/{folder}/chart.csv")
-        }
-        _ => {
-            let (credential, word) = (token(rng, 24), token(rng, 8));
-            let across = format!("{} {word}", &credential[18..]);
-            parts.push(part(labels, "configured", across, SecretShape::Configured));
-            parts.push(part(
-                labels,
-                "credential",
-                credential.clone(),
-                SecretShape::Credential,
-            ));
-            format!("Authorization: Bearer {credential} {word} end")
-        }
-    };
-    if shape <= 3 {
-        parts.push(part(labels, "key", body, SecretShape::KeyBody));
-    }
-    Planting { text, parts }
 }
 
 #[cfg(test)]

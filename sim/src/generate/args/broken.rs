@@ -1,0 +1,187 @@
+//! Broken tool arguments: inputs a schema refuses (wrong types, missing and extra fields,
+//! out-of-range values, errors nested in an array's objects), and argument text that is
+//! padded, oversized, repeats a key or is not JSON.
+
+use serde_json::{Map, Value, json};
+
+use crate::generate::secrets::token;
+use crate::rng::SimRng;
+
+use super::text;
+
+/// A value no schema accepts in its place and no message may quote: distinctive, so an
+/// echo is easy to spot.
+fn distinctive(rng: &mut SimRng) -> Value {
+    match rng.below(3) {
+        0 => json!(format!("zq{}", token(rng, 8))),
+        1 => json!(rng.range(10_000_000, 99_999_999)),
+        _ => json!({"nested": format!("xv{}", token(rng, 7))}),
+    }
+}
+
+/// Makes a valid object invalid with `errors` mutations (wrong types, missing and extra
+/// fields, out-of-range values).
+pub fn invalid(rng: &mut SimRng, valid: &Value, schema: &Value, errors: usize) -> Value {
+    let mut value = valid.clone();
+    let Some(object) = value.as_object_mut() else {
+        return json!([1]);
+    };
+    let empty = Map::new();
+    let properties = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    // A member present now.
+    let pick = |rng: &mut SimRng, object: &Map<String, Value>| {
+        rng.pick_from(object.keys()).cloned().unwrap_or_default()
+    };
+    for error in 0..errors {
+        let present = !object.is_empty();
+        match rng.below(4) {
+            0 if present => {
+                let key = pick(rng, object);
+                let wrong = match object[&key] {
+                    Value::String(_) => json!(rng.range(10_000_000, 99_999_999)),
+                    _ => json!(format!("zq{}", token(rng, 8))),
+                };
+                object.insert(key, wrong);
+            }
+            1 if present => {
+                let key = pick(rng, object);
+                // A property the schema does not describe is judged as the empty schema.
+                const UNDESCRIBED: Value = Value::Null;
+                let property = properties.get(&key).unwrap_or(&UNDESCRIBED);
+                object.insert(key, out_of_range(rng, property));
+            }
+            2 if present && rng.percent(50) => {
+                let key = pick(rng, object);
+                object.remove(&key);
+            }
+            _ => {
+                object.insert(format!("unexpected_{error}"), distinctive(rng));
+            }
+        }
+    }
+    value
+}
+
+/// `valid` with `errors` errors inside the objects of its first array of objects (an unexpected
+/// key, or a member of the wrong type), so every error's path is nested (`/anchors/1/price`);
+/// `None` when `valid` holds no such array.
+pub fn invalid_nested(rng: &mut SimRng, valid: &Value, errors: usize) -> Option<Value> {
+    let mut value = valid.clone();
+    let items = value
+        .as_object_mut()?
+        .values_mut()
+        .filter_map(Value::as_array_mut)
+        .find(|items| !items.is_empty() && items.iter().all(Value::is_object))?;
+    for error in 0..errors {
+        let position = rng.range_usize(0, items.len() - 1);
+        let object = items[position].as_object_mut()?;
+        let key = rng.pick_from(object.keys()).cloned();
+        match key {
+            Some(key) if rng.percent(50) && !object[&key].is_boolean() => {
+                object.insert(key, json!(true));
+            }
+            _ => {
+                object.insert(format!("unexpected_{error}"), distinctive(rng));
+            }
+        }
+    }
+    Some(value)
+}
+
+fn out_of_range(rng: &mut SimRng, property: &Value) -> Value {
+    if let Some(maximum) = property.get("maximum").and_then(Value::as_u64) {
+        return json!(maximum + rng.range(10_001, 99_999));
+    }
+    if let Some(maximum) = property.get("maxLength").and_then(Value::as_u64) {
+        return json!(format!("zq{}", token(rng, maximum as usize + 1)));
+    }
+    if property
+        .get("minItems")
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+        > 0
+    {
+        return json!([]);
+    }
+    json!(format!("zq{}", token(rng, 9)))
+}
+
+/// `text` followed by white space up to `bytes` bytes (JSON allows it after a value), or
+/// `text` when it is already that long.
+pub fn padded(text: &str, bytes: usize) -> String {
+    let mut padded = String::with_capacity(bytes.max(text.len()));
+    padded.push_str(text);
+    padded.push_str(&" ".repeat(bytes.saturating_sub(text.len())));
+    padded
+}
+
+/// The text of `value` with its first key written twice.
+pub fn with_duplicate_key(value: &Value) -> String {
+    let text = text(value);
+    match value.as_object().and_then(|object| object.iter().next()) {
+        Some((key, member)) => {
+            format!("{{{}:{},{}", Value::String(key.clone()), member, &text[1..])
+        }
+        None => r#"{"a":1,"a":2}"#.to_owned(),
+    }
+}
+
+/// Argument text just over the 256 KiB limit: `valid` with a padding member in front,
+/// written directly (serialising a 256 KiB value would cost more than the run).
+pub fn oversized(valid: &Value) -> String {
+    const LIMIT_BYTES: usize = 256 * 1024;
+    let rest = text(valid);
+    let rest = rest.strip_prefix('{').unwrap_or("}");
+    let separator = if rest == "}" { "" } else { "," };
+    let mut text = String::with_capacity(LIMIT_BYTES + rest.len() + 32);
+    text.push_str("{\"padding\":\"");
+    let padding = LIMIT_BYTES + 1 - text.len().min(LIMIT_BYTES);
+    text.push_str(&"x".repeat(padding));
+    text.push('"');
+    text.push_str(separator);
+    text.push_str(rest);
+    text
+}
+
+/// Argument text that is not JSON.
+pub fn not_json(rng: &mut SimRng, valid: &str) -> String {
+    match rng.below(3) {
+        0 if valid.len() > 2 => valid[..valid.len() / 2].to_owned(),
+        1 => format!("{valid} trailing"),
+        _ => "{'symbol': 'AAPL'}".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oversized_arguments_are_json_just_over_the_limit() {
+        for valid in [json!({}), json!({"symbol": "AAPL", "period": "daily"})] {
+            let text = oversized(&valid);
+            assert!(
+                text.len() > 256 * 1024 && text.len() < 256 * 1024 + 64,
+                "{}",
+                text.len()
+            );
+            let parsed: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(
+                parsed.as_object().unwrap().len(),
+                valid.as_object().unwrap().len() + 1
+            );
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_repeat_the_first_key() {
+        let text = with_duplicate_key(&json!({"symbol": "AAPL", "period": "daily"}));
+        assert_eq!(
+            text,
+            r#"{"period":"daily","period":"daily","symbol":"AAPL"}"#
+        );
+    }
+}

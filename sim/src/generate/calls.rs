@@ -1,0 +1,253 @@
+//! One batch of calls: plausible calls to offered tools with valid arguments, and the
+//! misbehaviours of a model's calls (tools not offered, refused or oversized arguments, bad
+//! ids, mixed batches, echoed secrets), each at its own decision point.
+
+use serde_json::{Value, json};
+
+use crate::scenario::{Answer, CallScript, Effect, Reaction};
+
+use super::edges::{ARGUMENT_BYTES_MAX, CALL_ID_CHARS_MAX, FIELD_ERRORS_MAX, around};
+use super::plan::Plan;
+use super::runs::RunPlan;
+use super::vocabulary::{self, UNKNOWN_TOOLS};
+use super::{Generator, Misbehaviour, args};
+
+/// One batch of calls, and the reactions its results call for next turn.
+pub(super) struct Batch {
+    pub(super) calls: Vec<CallScript>,
+    pub(super) reactions: Vec<Reaction>,
+}
+
+/// A call with valid arguments, and those arguments as a value (to make invalid ones from).
+struct DrawnCall {
+    call: CallScript,
+    valid: Value,
+}
+
+impl<'p> Generator<'p> {
+    /// One batch of calls: its size drawn around the run's batch cap, then the batch-wide
+    /// misbehaviours (mixed modes, bad ids, an id at its length limit).
+    pub(super) fn batch(&mut self, plan: &mut RunPlan<'p>) -> Batch {
+        let size = match plan.limits.calls_per_batch_max {
+            _ if self.fire(Misbehaviour::EdgeBatch) => {
+                let cap = plan.limits.calls_per_batch_max.unwrap_or(32) as u64;
+                around(&mut self.rng, cap).max(1)
+            }
+            Some(cap) if self.rng.percent(70) => cap as u64 + self.rng.range(1, 3),
+            _ => self.rng.range(1, 4),
+        };
+        let mut calls = Vec::new();
+        let mut reactions = Vec::new();
+        for _ in 0..size {
+            let call = self.call(plan, &mut reactions);
+            calls.push(call);
+        }
+        if self.fire(Misbehaviour::MixedBatch) {
+            self.mix(plan, &mut calls);
+        }
+        if self.fire(Misbehaviour::BadIds) && !calls.is_empty() {
+            let position = self.rng.range_usize(0, calls.len() - 1);
+            calls[position].id = match self.rng.below(3) {
+                0 => String::new(),
+                1 => vocabulary::overlong_call_id(),
+                _ => calls[0].id.clone(),
+            };
+            if position == 0 && calls.len() > 1 {
+                calls[1].id = calls[0].id.clone();
+            }
+        }
+        if self.fire(Misbehaviour::EdgeId) {
+            let position = self.rng.range_usize(0, calls.len() - 1);
+            let chars = around(&mut self.rng, CALL_ID_CHARS_MAX) as usize;
+            let letter = if self.rng.percent(50) { 'x' } else { 'é' };
+            calls[position].id = vocabulary::call_id_of(&calls[position].id, chars, letter);
+        }
+        if plan
+            .tools
+            .values()
+            .any(|behaviour| matches!(behaviour.effect, Effect::Inject { .. }))
+        {
+            reactions.push(Reaction::FollowInjection);
+        }
+        reactions.dedup();
+        Batch { calls, reactions }
+    }
+
+    /// Mixes modes in `calls`: a parallel read first, and often a sequential tool (a write or
+    /// `ask_user`) last.
+    fn mix(&mut self, plan: &mut RunPlan<'p>, calls: &mut Vec<CallScript>) {
+        let read = self.plausible(plan, true);
+        calls.insert(0, read);
+        if !plan.read_only || self.rng.percent(50) {
+            let sequential = if self.rng.percent(70) {
+                self.rng.pick(&self.catalogue.writes).to_string()
+            } else {
+                "ask_user".to_owned()
+            };
+            let call = self.call_to(plan, &sequential);
+            calls.push(call);
+        }
+    }
+
+    /// A call to a tool offered in the run, with valid arguments.
+    fn plausible(&mut self, plan: &mut RunPlan<'p>, reads_only: bool) -> CallScript {
+        self.plausible_with_value(plan, reads_only).call
+    }
+
+    /// [`plausible`](Self::plausible), with its arguments as a value.
+    fn plausible_with_value(&mut self, plan: &mut RunPlan<'p>, reads_only: bool) -> DrawnCall {
+        let candidates = plan
+            .offered
+            .iter()
+            .filter(|tool| (!reads_only || tool.reads_only) && &*tool.name != "ask_user")
+            .map(|tool| &*tool.name);
+        let name = self
+            .rng
+            .pick_from(candidates)
+            .unwrap_or("panes_list")
+            .to_owned();
+        self.call_with_value(plan, &name)
+    }
+
+    /// A call to `name` with valid arguments.
+    pub(super) fn call_to(&mut self, plan: &mut RunPlan<'p>, name: &str) -> CallScript {
+        self.call_with_value(plan, name).call
+    }
+
+    /// [`call_to`](Self::call_to), with its arguments as a value. A call of `ask_user` also
+    /// scripts the user's answer.
+    fn call_with_value(&mut self, plan: &mut RunPlan<'p>, name: &str) -> DrawnCall {
+        let valid = self.valid_value(name);
+        if name == "ask_user" {
+            let delay_ms = if self.rng.percent(20) {
+                self.rng.range(1_000, 600_000)
+            } else {
+                self.rng.range(0, 500)
+            };
+            let text = (!self.rng.percent(10)).then(|| vocabulary::ANSWER.to_owned());
+            plan.answers.push(Answer { text, delay_ms });
+        }
+        let call = CallScript {
+            id: plan.ids.next_id(),
+            name: name.to_owned(),
+            arguments: args::text(&valid),
+            fix: None,
+        };
+        DrawnCall { call, valid }
+    }
+
+    /// A valid input of `name` (`{}` for an unknown name).
+    fn valid_value(&mut self, name: &str) -> Value {
+        match self.plan.arguments.get(name) {
+            Some(tool) => tool.arguments.valid(&mut self.rng),
+            None => json!({}),
+        }
+    }
+
+    /// The published schema of `name` (an empty schema for an unknown name).
+    fn schema(&self, name: &str) -> &'p Value {
+        static EMPTY: Value = Value::Null;
+        let plan: &'p Plan = self.plan;
+        plan.arguments.get(name).map_or(&EMPTY, |tool| &tool.schema)
+    }
+
+    /// One call: plausible, or misbehaving as the swarm decides.
+    fn call(&mut self, plan: &mut RunPlan<'p>, reactions: &mut Vec<Reaction>) -> CallScript {
+        if self.fire(Misbehaviour::NotOffered) {
+            let name = match self.rng.below(3) {
+                0 => self.rng.pick(&self.catalogue.writes).to_string(),
+                1 if !plan.disabled.is_empty() => self.rng.pick(&plan.disabled).clone(),
+                _ => (*self.rng.pick(UNKNOWN_TOOLS)).to_owned(),
+            };
+            return self.call_to(plan, &name);
+        }
+        let asks = self.rng.percent(8) || self.fire(Misbehaviour::AskUser);
+        if asks && plan.offered.iter().any(|tool| &*tool.name == "ask_user") {
+            return self.call_to(plan, "ask_user");
+        }
+        let reads_only = plan.read_only || self.rng.percent(45);
+        let DrawnCall { mut call, valid } = self.plausible_with_value(plan, reads_only);
+        self.misbehave(plan, &mut call, &valid, reactions);
+        call
+    }
+
+    /// The misbehaviours of one call's arguments: at most one per call, their decision points
+    /// met in this fixed order until one fires.
+    fn misbehave(
+        &mut self,
+        plan: &RunPlan<'p>,
+        call: &mut CallScript,
+        valid: &Value,
+        reactions: &mut Vec<Reaction>,
+    ) {
+        let schema = self.schema(&call.name);
+        if self.fire(Misbehaviour::EdgeErrors) {
+            self.errors_edge(call, valid, schema);
+        } else if self.fire(Misbehaviour::EdgePayload) {
+            let bytes = around(&mut self.rng, ARGUMENT_BYTES_MAX) as usize;
+            call.arguments = args::padded(&call.arguments, bytes);
+        } else if self.fire(Misbehaviour::InvalidArgs) {
+            let errors = self.rng.range_usize(1, 3);
+            call.arguments = args::text(&args::invalid(&mut self.rng, valid, schema, errors));
+            call.fix = Some(args::text(valid));
+            if self.rng.percent(70) {
+                reactions.push(Reaction::RetryInvalid);
+            }
+        } else if self.fire(Misbehaviour::ManyErrors) {
+            let errors = self.rng.range_usize(6, 10);
+            call.arguments = args::text(&args::invalid(&mut self.rng, valid, schema, errors));
+            call.fix = Some(args::text(valid));
+        } else if self.fire(Misbehaviour::DuplicateKeys) {
+            call.arguments = args::with_duplicate_key(valid);
+        } else if self.fire(Misbehaviour::NotJson) {
+            call.arguments = args::not_json(&mut self.rng, &call.arguments);
+        } else if self.swarm.rate(Misbehaviour::HugeArgs) > 0
+            && self.rng.percent(3)
+            && self.fire(Misbehaviour::HugeArgs)
+        {
+            call.arguments = args::oversized(valid);
+        } else if !plan.configured.is_empty() && self.fire(Misbehaviour::EdgeSecrets) {
+            let label = self.rng.pick(&plan.configured).clone();
+            let chars = around(&mut self.rng, 8) as usize;
+            let fragment: String = self
+                .secret_value(&label)
+                .map(|value| value.chars().take(chars).collect())
+                .unwrap_or_default();
+            echo_into(call, &fragment, false);
+        } else if !plan.configured.is_empty() && self.fire(Misbehaviour::EchoSecret) {
+            let label = self.rng.pick(&plan.configured).clone();
+            let value = self.secret_value(&label).unwrap_or_default().to_owned();
+            let escaped = self.rng.percent(30);
+            echo_into(call, &value, escaped);
+        }
+    }
+
+    /// Arguments with the cap of field errors − 1, the cap or the cap + 1, flat or (half the
+    /// time, when the input has an array of objects) nested in an array's objects.
+    fn errors_edge(&mut self, call: &mut CallScript, valid: &Value, schema: &Value) {
+        let errors = around(&mut self.rng, FIELD_ERRORS_MAX) as usize;
+        let nested = self
+            .rng
+            .percent(50)
+            .then(|| args::invalid_nested(&mut self.rng, valid, errors))
+            .flatten();
+        let invalid = nested.unwrap_or_else(|| args::invalid(&mut self.rng, valid, schema, errors));
+        call.arguments = args::text(&invalid);
+        call.fix = Some(args::text(valid));
+    }
+
+    /// The value of the planted secret labelled `label`.
+    fn secret_value(&self, label: &str) -> Option<&str> {
+        self.secrets
+            .iter()
+            .find(|secret| secret.label == label)
+            .map(|secret| secret.value.as_str())
+    }
+}
+
+/// Makes `call` a search that echoes `value` (R22's guard must refuse it).
+fn echo_into(call: &mut CallScript, value: &str, escaped: bool) {
+    let (tool, arguments) = vocabulary::echo(value, escaped);
+    call.name = tool.to_owned();
+    call.arguments = arguments;
+}

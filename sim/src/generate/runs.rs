@@ -1,0 +1,142 @@
+//! Sessions and runs: whether each run is read-only, which tools it switches off and so is
+//! offered, and its limits.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::catalogue::LIMIT_RANGES;
+use crate::scenario::{Answer, LimitsScript, RunScript, SessionScript, ToolBehaviour};
+
+use super::behaviours::FirstBatch;
+use super::plan::{Catalogue, RegisteredTool};
+use super::vocabulary::{CallIds, UNKNOWN_TOOLS};
+use super::{Generator, Misbehaviour};
+
+/// The state of one run being generated.
+pub(super) struct RunPlan<'p> {
+    pub(super) read_only: bool,
+    pub(super) disabled: Vec<String>,
+    pub(super) configured: Vec<String>,
+    /// The offered tools.
+    pub(super) offered: Vec<&'p RegisteredTool>,
+    pub(super) limits: LimitsScript,
+    pub(super) answers: Vec<Answer>,
+    pub(super) tools: BTreeMap<Arc<str>, ToolBehaviour>,
+    pub(super) ids: CallIds,
+    /// A first batch the deadline edge scripts, in place of a drawn one.
+    pub(super) first_batch: Option<FirstBatch>,
+}
+
+impl<'p> Generator<'p> {
+    /// One session: one run, or several alternating between read-only and not.
+    pub(super) fn session(&mut self) -> SessionScript {
+        let runs_count = if self.fire(Misbehaviour::MultiRun) {
+            self.rng.range_usize(2, 3)
+        } else {
+            1
+        };
+        let first_read_only = self.rng.percent(35);
+        let runs = (0..runs_count)
+            .map(|index| {
+                let read_only = if runs_count > 1 {
+                    (index % 2 == 0) == first_read_only
+                } else {
+                    first_read_only
+                };
+                self.run(read_only)
+            })
+            .collect();
+        SessionScript { runs }
+    }
+
+    fn run(&mut self, read_only: bool) -> RunScript {
+        let disabled = self.disabled();
+        let catalogue: &'p Catalogue = self.catalogue;
+        let offered: Vec<&'p RegisteredTool> = catalogue
+            .registered
+            .iter()
+            .filter(|tool| {
+                (!read_only || tool.reads_only) && !disabled.iter().any(|off| **off == *tool.name)
+            })
+            .collect();
+        let mut plan = RunPlan {
+            read_only,
+            disabled,
+            configured: Vec::new(),
+            offered,
+            limits: LimitsScript::default(),
+            answers: Vec::new(),
+            tools: BTreeMap::new(),
+            ids: CallIds::default(),
+            first_batch: None,
+        };
+        let prompt = self.prompt(&mut plan);
+        self.limits(&mut plan);
+        self.behaviours(&mut plan);
+        let turns = self.turns(&mut plan);
+        let cancel_at_ms = if self.fire(Misbehaviour::Cancel) {
+            Some(if self.rng.percent(70) {
+                self.rng.range(0, 120)
+            } else {
+                self.rng.range(0, 5_000)
+            })
+        } else {
+            None
+        };
+        RunScript {
+            prompt,
+            read_only,
+            disabled_tools: plan.disabled,
+            secrets: plan.configured,
+            limits: plan.limits,
+            cancel_at_ms,
+            answers: plan.answers,
+            tools: Arc::new(plan.tools),
+            turns,
+        }
+    }
+
+    /// The tools a run switches off, sorted: now and then one or two registered ones, and
+    /// perhaps a name nothing registers.
+    fn disabled(&mut self) -> Vec<String> {
+        let mut disabled = Vec::new();
+        if self.rng.percent(20) || self.fire(Misbehaviour::NotOffered) {
+            for _ in 0..self.rng.range(1, 2) {
+                disabled.push(self.rng.pick(&self.catalogue.registered).name.to_string());
+            }
+            if self.rng.percent(20) {
+                disabled.push((*self.rng.pick(UNKNOWN_TOOLS)).to_owned());
+            }
+            disabled.sort();
+            disabled.dedup();
+        }
+        disabled
+    }
+
+    /// The run's limits: one at its range's edge, or a low turn limit or batch cap for the
+    /// misbehaviours that go past them.
+    fn limits(&mut self, plan: &mut RunPlan<'p>) {
+        if self.fire(Misbehaviour::EdgeLimits) {
+            let index = self.rng.range_usize(0, LIMIT_RANGES.len() - 1);
+            let (_, low, high) = LIMIT_RANGES[index];
+            let bound = if self.rng.percent(50) { low } else { high };
+            let value = (bound + self.rng.range(0, 2)).checked_sub(1);
+            let limits = &mut plan.limits;
+            match (index, value) {
+                (_, None) => {}
+                (0, Some(value)) => limits.turns_max = Some(value as u32),
+                (1, Some(value)) => limits.calls_per_batch_max = Some(value as u32),
+                (2, Some(value)) => limits.provider_timeout_ms = Some(value),
+                (3, Some(value)) => limits.inactivity_timeout_ms = Some(value),
+                (_, Some(value)) => limits.provider_retries_max = Some(value as u32),
+            }
+            return;
+        }
+        if self.fire(Misbehaviour::EndlessLoop) {
+            plan.limits.turns_max = Some(self.rng.range(1, 4) as u32);
+        }
+        if self.fire(Misbehaviour::OverCap) {
+            plan.limits.calls_per_batch_max = Some(self.rng.range(1, 4) as u32);
+        }
+    }
+}
