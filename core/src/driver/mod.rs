@@ -37,6 +37,9 @@
 //! Every loop has a bound: turns (`turns_max`, and [`TURNS_HARD_MAX`] whatever the
 //! configuration), calls per batch, retries per turn.
 
+mod limits;
+mod seeded_bugs;
+
 use std::any::Any;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -44,194 +47,23 @@ use std::time::Duration;
 
 use crate::chart::SharedChart;
 use crate::deadline::{Activity, CancelToken, StopFlag};
-use crate::envelope::{ToolError, ToolResult, codes};
+use crate::envelope::{ToolError, ToolResult};
 use crate::events::{EventKind, EventLog, EventSink};
-use std::borrow::Cow;
-use std::collections::HashSet;
-
-use crate::fault::{Fault, FaultSet};
+use crate::fault::FaultSet;
 use crate::guard::SecretGuard;
 use crate::policy::RunPolicy;
 use crate::provider::{Provider, ProviderError, ProviderErrorKind, ProviderReply, ProviderRequest};
-use crate::redact::{LOCAL_PATH, RedactError, Redactor, Span};
+use crate::redact::{RedactError, Redactor};
 use crate::registry::{CallScope, Registry};
 use crate::schedule::{self, BatchRun, CallResult};
 use crate::session::{Message, SessionStore};
 use crate::tool::{NoUser, ToolCall, ToolMeta, UserResponder};
-
-/// No run takes more turns than this, whatever its configuration or faults.
-pub const TURNS_HARD_MAX: u32 = 100;
-/// The longest backoff between two provider attempts.
-pub const BACKOFF_MS_MAX: u64 = 60_000;
-/// The first backoff; each retry doubles it.
-pub const BACKOFF_MS_FIRST: u64 = 1_000;
-
-/// One limit of R19 as [`Limits::check`] and the docs read it: its field name, default and
-/// accepted range (inclusive), in the limit's own unit (batches, calls, milliseconds,
-/// retries).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LimitRange {
-    /// The field of [`Limits`] it bounds.
-    pub name: &'static str,
-    /// The value of [`Limits::default`].
-    pub default: u64,
-    /// The smallest value accepted.
-    pub min: u64,
-    /// The largest value accepted.
-    pub max: u64,
-}
-
-impl LimitRange {
-    /// Whether `value` is accepted.
-    pub const fn contains(&self, value: u64) -> bool {
-        self.min <= value && value <= self.max
-    }
-}
-
-/// The limits of a run (R19), each with its [`LimitRange`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
-    /// Batches run at most; default and range: [`Limits::TURNS_MAX`].
-    pub turns_max: u32,
-    /// Calls per batch at most; default and range: [`Limits::CALLS_PER_BATCH_MAX`].
-    pub calls_per_batch_max: u32,
-    /// A provider request times out after this; default and range:
-    /// [`Limits::PROVIDER_TIMEOUT_MS`].
-    pub provider_timeout_ms: u64,
-    /// The run fails after this long without activity; default and range:
-    /// [`Limits::INACTIVITY_TIMEOUT_MS`].
-    pub inactivity_timeout_ms: u64,
-    /// Retries of a retryable provider error per turn; default and range:
-    /// [`Limits::PROVIDER_RETRIES_MAX`].
-    pub provider_retries_max: u32,
-}
-
-impl Limits {
-    /// `turns_max`: batches per run.
-    pub const TURNS_MAX: LimitRange = LimitRange {
-        name: "turns_max",
-        default: 8,
-        min: 1,
-        max: 20,
-    };
-    /// `calls_per_batch_max`: calls run per batch.
-    pub const CALLS_PER_BATCH_MAX: LimitRange = LimitRange {
-        name: "calls_per_batch_max",
-        default: 32,
-        min: 1,
-        max: 128,
-    };
-    /// `provider_timeout_ms`: one provider request, in milliseconds.
-    pub const PROVIDER_TIMEOUT_MS: LimitRange = LimitRange {
-        name: "provider_timeout_ms",
-        default: 60_000,
-        min: 1_000,
-        max: 600_000,
-    };
-    /// `inactivity_timeout_ms`: time without activity, in milliseconds.
-    pub const INACTIVITY_TIMEOUT_MS: LimitRange = LimitRange {
-        name: "inactivity_timeout_ms",
-        default: 120_000,
-        min: 1_000,
-        max: 3_600_000,
-    };
-    /// `provider_retries_max`: retries of a retryable provider error per turn.
-    pub const PROVIDER_RETRIES_MAX: LimitRange = LimitRange {
-        name: "provider_retries_max",
-        default: 2,
-        min: 0,
-        max: 5,
-    };
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        // Every default fits its field: the ranges' maxima do (checked below).
-        Limits {
-            turns_max: Limits::TURNS_MAX.default as u32,
-            calls_per_batch_max: Limits::CALLS_PER_BATCH_MAX.default as u32,
-            provider_timeout_ms: Limits::PROVIDER_TIMEOUT_MS.default,
-            inactivity_timeout_ms: Limits::INACTIVITY_TIMEOUT_MS.default,
-            provider_retries_max: Limits::PROVIDER_RETRIES_MAX.default as u32,
-        }
-    }
-}
-
-const _: () = {
-    let ranges = [
-        Limits::TURNS_MAX,
-        Limits::CALLS_PER_BATCH_MAX,
-        Limits::PROVIDER_TIMEOUT_MS,
-        Limits::INACTIVITY_TIMEOUT_MS,
-        Limits::PROVIDER_RETRIES_MAX,
-    ];
-    let mut index = 0;
-    while index < ranges.len() {
-        let range = ranges[index];
-        assert!(
-            range.contains(range.default),
-            "a default is inside its range"
-        );
-        assert!(range.max <= u32::MAX as u64, "every range fits a u32 field");
-        index += 1;
-    }
+pub use limits::{
+    BACKOFF_MS_FIRST, BACKOFF_MS_MAX, LimitError, LimitRange, Limits, TURNS_HARD_MAX,
 };
-
-/// A limit outside its range.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{name} is {value}; it must be between {min} and {max}")]
-pub struct LimitError {
-    /// The limit.
-    pub name: &'static str,
-    /// The value given.
-    pub value: u64,
-    /// The smallest value accepted.
-    pub min: u64,
-    /// The largest value accepted.
-    pub max: u64,
-}
-
-impl Limits {
-    /// Every limit with its range, in the order of the fields.
-    pub fn ranges(&self) -> [(LimitRange, u64); 5] {
-        [
-            (Limits::TURNS_MAX, u64::from(self.turns_max)),
-            (
-                Limits::CALLS_PER_BATCH_MAX,
-                u64::from(self.calls_per_batch_max),
-            ),
-            (Limits::PROVIDER_TIMEOUT_MS, self.provider_timeout_ms),
-            (Limits::INACTIVITY_TIMEOUT_MS, self.inactivity_timeout_ms),
-            (
-                Limits::PROVIDER_RETRIES_MAX,
-                u64::from(self.provider_retries_max),
-            ),
-        ]
-    }
-
-    /// Refuses a limit outside its range: the first, in the order of the fields.
-    ///
-    /// ```
-    /// use ward_core::driver::Limits;
-    /// let limits = Limits { turns_max: 21, ..Limits::default() };
-    /// let error = limits.check().unwrap_err();
-    /// assert_eq!(error.to_string(), "turns_max is 21; it must be between 1 and 20");
-    /// assert_eq!(Limits::default().check(), Ok(()));
-    /// ```
-    pub fn check(&self) -> Result<(), LimitError> {
-        for (range, value) in self.ranges() {
-            if !range.contains(value) {
-                return Err(LimitError {
-                    name: range.name,
-                    value,
-                    min: range.min,
-                    max: range.max,
-                });
-            }
-        }
-        Ok(())
-    }
-}
+use seeded_bugs::{
+    hash_order, offer_policy, prompt_redaction, request_transcript, results_entered, turn_limit,
+};
 
 /// How a run starts (R14).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -783,147 +615,4 @@ impl<S: SessionStore> Run<'_, S> {
             calls: self.calls,
         }
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Seeded bugs (SPEC §11): each takes the correct value and returns the broken one when its
-// fault is on in the run's options.
-
-/// `readonly-offers-writes` (I1): the offer is resolved as if the run could write, so a
-/// read-only run's tool list includes destructive tools. Correct, it is the run's policy.
-fn offer_policy(faults: FaultSet, policy: &RunPolicy) -> Cow<'_, RunPolicy> {
-    if !crate::fault!(faults, Fault::ReadonlyOffersWrites) {
-        return Cow::Borrowed(policy);
-    }
-    Cow::Owned(RunPolicy {
-        read_only: false,
-        disabled: policy.disabled.clone(),
-    })
-}
-
-/// `no-turn-limit` (I10): the run's `turns_max` is not enforced; only [`TURNS_HARD_MAX`]
-/// stops it.
-fn turn_limit(faults: FaultSet, turns_max: u32) -> u32 {
-    if crate::fault!(faults, Fault::NoTurnLimit) {
-        return TURNS_HARD_MAX;
-    }
-    turns_max
-}
-
-/// `nondeterministic-order` (I11): the tool names of `run.started` go through a randomly
-/// seeded `HashSet`, so their order changes from one run to the next.
-fn hash_order(faults: FaultSet, names: Vec<Arc<str>>) -> Vec<Arc<str>> {
-    if !crate::fault!(faults, Fault::NondeterministicOrder) {
-        return names;
-    }
-    let shuffled: HashSet<Arc<str>> = names.into_iter().collect();
-    shuffled.into_iter().collect()
-}
-
-/// The prompt's redaction (R15), broken two ways. Takes the correctly redacted and guarded
-/// prompt, the raw one, the run's redactor and its guard.
-///
-/// - `redact-patterns-before-values` (I8): the prompt is redacted in two passes, the pattern
-///   rules first and the configured values on what they left, so a value that a pattern
-///   span cut through survives in fragments; the guard does not look again.
-/// - `redact-windows-case-sensitive` (I8): R27's `Users` segment counts only when spelled
-///   `Users`, so every `[LOCAL_PATH]` span whose text has that segment in another case
-///   (`c:\users\…`, `/mnt/c/USERS/…`) stays as it was.
-fn prompt_redaction(
-    faults: FaultSet,
-    redacted: String,
-    prompt: &str,
-    redactor: &Redactor,
-    guard: &SecretGuard,
-) -> String {
-    if crate::fault!(faults, Fault::RedactPatternsBeforeValues) {
-        // The run's redactor compiled the same pattern rules, so this cannot fail here.
-        let Ok(patterns) = Redactor::new(Vec::<String>::new()) else {
-            return redacted;
-        };
-        let patterns_first = patterns.redact(prompt);
-        return redactor
-            .values_only_of()
-            .redact(&patterns_first)
-            .into_owned();
-    }
-    if crate::fault!(faults, Fault::RedactWindowsCaseSensitive) {
-        let spans = redactor.redact_spans(prompt);
-        let kept = spans
-            .into_iter()
-            .filter(|span| !has_users_in_another_case(prompt, span));
-        return guard.text(&render_spans(prompt, kept)).into_owned();
-    }
-    redacted
-}
-
-/// Whether `span` is a home path alone whose `Users` segment is spelled in another case.
-fn has_users_in_another_case(text: &str, span: &Span) -> bool {
-    let covered = text.as_bytes().get(span.range()).unwrap_or_default();
-    span.placeholder() == LOCAL_PATH
-        && covered
-            .split(|&byte| byte == b'\\' || byte == b'/')
-            .any(|segment| segment.eq_ignore_ascii_case(b"users") && segment != b"Users")
-}
-
-/// `text` with each of `spans` (in order, apart, on character boundaries) replaced by its
-/// placeholder.
-fn render_spans(text: &str, spans: impl Iterator<Item = Span>) -> String {
-    let mut rendered = String::with_capacity(text.len());
-    let mut written = 0;
-    for span in spans {
-        rendered.push_str(text.get(written..span.start).unwrap_or_default());
-        rendered.push_str(span.placeholder());
-        written = span.end;
-    }
-    rendered.push_str(text.get(written..).unwrap_or_default());
-    rendered
-}
-
-/// `redact-first-turn-only` (I8): the transcript a request shows. The first turn shows the
-/// redacted prompt; every later turn resends the raw prompt in place of the run's redacted
-/// user message (the last one of the transcript). The store and the events keep the
-/// redacted text.
-fn request_transcript<'t>(
-    faults: FaultSet,
-    transcript: &'t [Arc<Message>],
-    prompt: &str,
-    turn: u32,
-) -> Cow<'t, [Arc<Message>]> {
-    if turn == 0 || !crate::fault!(faults, Fault::RedactFirstTurnOnly) {
-        return Cow::Borrowed(transcript);
-    }
-    let mut shown = transcript.to_vec();
-    let user = shown
-        .iter_mut()
-        .rev()
-        .find(|message| matches!(***message, Message::User { .. }));
-    if let Some(user) = user {
-        *user = Arc::new(Message::User {
-            text: prompt.to_owned(),
-        });
-    }
-    Cow::Owned(shown)
-}
-
-/// `drop-result-on-cancel`, `duplicate-id-overwrite` (I6): the results of a batch as they
-/// enter the transcript, with some lost. Under the first, every `ABORTED` result is dropped,
-/// so a cancelled call has none; under the second, results are keyed by call id, so a
-/// repeated id's result replaces the first one in place and the repeat has none.
-fn results_entered(faults: FaultSet, results: Vec<CallResult>) -> Vec<CallResult> {
-    let mut results = results;
-    if crate::fault!(faults, Fault::DropResultOnCancel) {
-        results.retain(|result| result.result.error_code() != Some(codes::ABORTED));
-    }
-    if crate::fault!(faults, Fault::DuplicateIdOverwrite) {
-        let mut keyed: Vec<CallResult> = Vec::with_capacity(results.len());
-        for result in results {
-            match keyed.iter_mut().find(|kept| kept.call_id == result.call_id) {
-                Some(kept) => *kept = result,
-                None => keyed.push(result),
-            }
-        }
-        results = keyed;
-    }
-    results
 }
