@@ -1,6 +1,11 @@
 //! Fault injection (SPEC §11): the seeded bugs of the catalogue, compiled in only with the
 //! `fault-injection` cargo feature.
 //!
+//! One name for one mechanism: a seeded bug of the catalogue is a [`Fault`], named on the
+//! command line by its catalogue name (`ward run --bug NAME`, listed by `ward bugs`, SPEC
+//! §12), and compiled in by the `fault-injection` feature (of `ward-core`, and of `ward-sim`,
+//! which turns on the core's).
+//!
 //! This module is a leaf: it names the bugs ([`Fault`]), holds a run's set of them
 //! ([`FaultSet`]) and provides the [`fault!`](crate::fault!) check, and it imports nothing of
 //! the crate. Each bug lives where the rule it breaks lives, as one line at that rule:
