@@ -6,7 +6,7 @@
 //! - [`CancelToken`]: the caller's way to cancel a run at any moment.
 //! - [`Activity`]: the inactivity deadline of R19 (default 120 s), reset by every provider
 //!   reply and every finished call, paused while `ask_user` waits for the user.
-//! - [`StopFlag`]: raised by the driver when the run must stop; from then on no tool body
+//! - `StopFlag`: raised by the driver when the run must stop; from then on no tool body
 //!   starts, running reads are abandoned, running writes complete (R20).
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -13,7 +13,7 @@
 //! | [`driver`], [`provider`], [`session`], [`events`], [`deadline`] | R14–R23: the run loop, limits, cancellation, events |
 //! | [`guard`], [`redact`] | R15, R22, R24–R29: redaction and the exact-value guard |
 //! | [`chart`] | SPEC §8: the chart domain and its tools |
-//! | [`fault`] | SPEC §11: the seeded bugs, compiled in only with `fault-injection` |
+//! | [`fault`](mod@fault) | SPEC §11: the seeded bugs, compiled in only with `fault-injection` |
 //!
 //! Time is tokio time, randomness is a seed passed in, and nothing reads the wall clock or
 //! OS randomness, so the simulator can run everything deterministically.

@@ -6,7 +6,7 @@
 //! start at the batch's start instant. Calls past `calls_per_batch_max` are not run
 //! (`TOO_MANY_CALLS`), but they still count for the rule: it looks at the batch as sent.
 //!
-//! [`run_batch`] runs a batch inside the driver's task (no spawned tasks, so the simulator's
+//! `run_batch` runs a batch inside the driver's task (no spawned tasks, so the simulator's
 //! current-thread runtime decides every interleaving deterministically) and returns one
 //! result per call in the order sent, whatever order they finished in.
 //!

@@ -11,7 +11,7 @@
 //!    transcript, never the raw prompt.
 //! 3. **Turns (R16, R19).** Each turn sends the system prompt, the transcript and the tool
 //!    list. A reply without calls ends the run `run.completed`; a reply with calls is one
-//!    batch ([`schedule`](crate::schedule)) whose results are appended in call order. At most
+//!    batch ([`schedule`]) whose results are appended in call order. At most
 //!    `turns_max` batches run; a further reply with calls ends the run `run.failed` with
 //!    `TOOL_LOOP_LIMIT`, and its calls get `ABORTED`.
 //! 4. **The provider (R18, R21).** A request times out after `provider_timeout_ms`

@@ -1,0 +1,115 @@
+//! Input validation (SPEC §3, R5–R8).
+//!
+//! Every tool's `parameters` schema is compiled once, at registration, into a
+//! [`ToolSchema`]: the `jsonschema` validator for the whole schema (the verdict), plus a tree
+//! of validators for its object and array sub-schemas (the bounded error walk of R8).
+//!
+//! # Parsing (R6)
+//!
+//! [`parse_arguments`] turns the raw argument text into a [`Value`](serde_json::Value): empty or all-white-space
+//! text means `{}`; text that is not JSON gives one error at `/` with the parser's line and
+//! column; an object that repeats a key gives one error at that object's path (parsers
+//! disagree on which value wins, so ward refuses to guess).
+//!
+//! # Verdict and errors (R6–R8)
+//!
+//! The verdict is always `jsonschema`'s `is_valid` on the whole schema. Only an invalid input
+//! pays for error reporting, and only for the first [`FIELD_ERRORS_MAX`] errors: the walk
+//! skips every sub-tree whose own validator says it is valid and stops at the limit, so a
+//! 100,000-element array with an error in every element costs five element checks, not
+//! 100,000 error records (the crate's `iter_errors` collects everything before returning).
+//!
+//! # The documented order
+//!
+//! Errors come in a fixed order over the input: its values are visited in pre-order
+//! (object members in key order, byte-wise, as parsed objects keep them; array items by
+//! index); at each value, its own
+//! errors come first, ranked by keyword (`type`, `const`, `enum`, string bounds and
+//! `pattern`, number bounds, array bounds, object bounds, then missing `required` properties
+//! in the schema's order); an unexpected property is reported at `/<key>` where that key
+//! stands among its siblings. [`ToolSchema::all_errors`] produces the complete list in this
+//! order from `iter_errors` (an unbounded baseline for tests and benches); the bounded walk
+//! returns exactly its first five.
+//!
+//! # Messages (R7)
+//!
+//! ward writes every message from the error kind and the schema: `must be a string`,
+//! `must be at most 798`, `must be one of: daily, weekly`, `missing required property
+//! 'symbol'`. No message quotes a value taken from the input; object keys from the input
+//! appear only in paths.
+//!
+//! Sub-schemas that use keywords outside the structural set this walk understands
+//! (`anyOf`, `oneOf`, `allOf`, `not`, `if`, `patternProperties`, tuple `items`, …)
+//! are treated as leaves: their errors come from `iter_errors` on that sub-tree alone,
+//! sorted into the same order. ward's own tool schemas use none of them.
+//!
+//! # Any schema (R8a)
+//!
+//! Runtime developers register schemas of their own, often without `$schema` (TypeBox and Zod
+//! emit none). [`ToolSchema::compile`] reads such a schema as draft 2020-12;
+//! [`ToolSchema::compile_as`] names the draft to assume instead (`$schema` still wins).
+//!
+//! - **References.** A sub-schema compiled on its own loses the document around it, so a
+//!   `$ref` inside it (`#/properties/foo`, `#`, an anchor, a `$defs` entry, a `$dynamicRef`)
+//!   would resolve against the wrong root. A document that holds a reference keyword
+//!   anywhere is therefore never split: its whole schema is one leaf, and its errors come
+//!   from `iter_errors` of the whole document, where every reference resolves as it does
+//!   for the verdict.
+//! - **Remote documents.** ward never fetches a document (R5: no network). A schema whose
+//!   reference needs one is refused at registration with an error naming the document.
+//! - **Messages.** Every error kind of the validator has a message that states its rule
+//!   (`unevaluatedProperties` and `additionalProperties` name the key in the path,
+//!   `additionalItems` and `unevaluatedItems` the extra item, `dependentRequired` the missing
+//!   property, `contains` the rule, `propertyNames` the key); the match over kinds is
+//!   exhaustive, so a new kind cannot fall back to a generic message unnoticed.
+//!
+//! # Files
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `parse.rs` | the argument text to a [`Value`](serde_json::Value) (R6): empty text, parser errors, repeated keys |
+//! | `schema.rs` | [`ToolSchema`]: compiling (R2, R8a), the verdict and the bounded walk (R6, R8) |
+//! | `messages.rs` | the documented order's keyword ranks and every message (R7) |
+//! | `tests.rs` | the unit tests |
+
+mod messages;
+mod parse;
+mod schema;
+#[cfg(test)]
+mod tests;
+
+pub use parse::{parse_arguments, push_pointer_segment};
+pub use schema::ToolSchema;
+
+/// At most this many field errors go back to the model (R6).
+pub const FIELD_ERRORS_MAX: usize = 5;
+
+/// The largest argument text accepted, in bytes (R3, `PAYLOAD_TOO_LARGE`).
+pub const ARGUMENT_BYTES_MAX: usize = 256 * 1024;
+
+/// The JSON Schema draft a schema without `$schema` is read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Draft {
+    /// Draft 7 (`http://json-schema.org/draft-07/schema#`).
+    Draft7,
+    /// Draft 2020-12 (`https://json-schema.org/draft/2020-12/schema`), the default.
+    #[default]
+    Draft202012,
+}
+
+impl Draft {
+    fn engine(self) -> jsonschema::Draft {
+        match self {
+            Draft::Draft7 => jsonschema::Draft::Draft7,
+            Draft::Draft202012 => jsonschema::Draft::Draft202012,
+        }
+    }
+}
+
+/// A schema that cannot be compiled (R2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the parameters schema does not compile: {reason}")]
+pub struct SchemaError {
+    /// What the compiler said.
+    pub reason: String,
+}
