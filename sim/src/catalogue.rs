@@ -102,36 +102,95 @@ pub fn by_name() -> &'static [Entry] {
     })
 }
 
-/// The range of each limit of a run (R14: a limit outside its range is refused at start), as
-/// (name, smallest, largest). The SPEC states `turns_max`'s (1–20); the others are ward's,
-/// from the runtime's documentation: 1–128 calls per batch, a provider timeout of 1 s to
-/// 600 s, an inactivity timeout of 1 s to 3600 s, 0–5 retries.
-pub const LIMIT_RANGES: [(&str, u64, u64); 5] = [
-    ("turns_max", 1, 20),
-    ("calls_per_batch_max", 1, 128),
-    ("provider_timeout_ms", 1_000, 600_000),
-    ("inactivity_timeout_ms", 1_000, 3_600_000),
-    ("provider_retries_max", 0, 5),
-];
-
-/// The limits of `limits` in [`LIMIT_RANGES`] order.
-pub fn limit_values(limits: &Limits) -> [u64; 5] {
-    [
-        u64::from(limits.turns_max),
-        u64::from(limits.calls_per_batch_max),
-        limits.provider_timeout_ms,
-        limits.inactivity_timeout_ms,
-        u64::from(limits.provider_retries_max),
-    ]
+/// A limit of a run (R14, R18, R19), in the order the SPEC lists them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// `turns_max`: model requests that may return tool calls (R14).
+    TurnsMax,
+    /// `calls_per_batch_max`: calls one model message may carry (R14).
+    CallsPerBatchMax,
+    /// `provider_timeout_ms`: how long one provider request may take (R19).
+    ProviderTimeoutMs,
+    /// `inactivity_timeout_ms`: how long a run may go without activity (R19).
+    InactivityTimeoutMs,
+    /// `provider_retries_max`: retries of a retryable provider error (R18).
+    ProviderRetriesMax,
 }
 
-/// The first limit of `limits` outside its range: (name, value, smallest, largest).
-pub fn limit_out_of_range(limits: &Limits) -> Option<(&'static str, u64, u64, u64)> {
+impl Limit {
+    /// This limit's value in `limits`.
+    pub fn of(self, limits: &Limits) -> u64 {
+        match self {
+            Limit::TurnsMax => u64::from(limits.turns_max),
+            Limit::CallsPerBatchMax => u64::from(limits.calls_per_batch_max),
+            Limit::ProviderTimeoutMs => limits.provider_timeout_ms,
+            Limit::InactivityTimeoutMs => limits.inactivity_timeout_ms,
+            Limit::ProviderRetriesMax => u64::from(limits.provider_retries_max),
+        }
+    }
+}
+
+/// The range a limit must lie in (R14: a limit outside its range is refused at start).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LimitRange {
+    /// The limit.
+    pub limit: Limit,
+    /// Its name in a scenario and in the refusal's message.
+    pub name: &'static str,
+    /// The smallest value accepted.
+    pub low: u64,
+    /// The largest value accepted.
+    pub high: u64,
+}
+
+const fn range(limit: Limit, name: &'static str, low: u64, high: u64) -> LimitRange {
+    LimitRange {
+        limit,
+        name,
+        low,
+        high,
+    }
+}
+
+/// The range of each limit of a run. The SPEC states `turns_max`'s (1–20); the others are
+/// ward's, from the runtime's documentation: 1–128 calls per batch, a provider timeout of 1 s
+/// to 600 s, an inactivity timeout of 1 s to 3600 s, 0–5 retries.
+pub const LIMIT_RANGES: [LimitRange; 5] = [
+    range(Limit::TurnsMax, "turns_max", 1, 20),
+    range(Limit::CallsPerBatchMax, "calls_per_batch_max", 1, 128),
+    range(
+        Limit::ProviderTimeoutMs,
+        "provider_timeout_ms",
+        1_000,
+        600_000,
+    ),
+    range(
+        Limit::InactivityTimeoutMs,
+        "inactivity_timeout_ms",
+        1_000,
+        3_600_000,
+    ),
+    range(Limit::ProviderRetriesMax, "provider_retries_max", 0, 5),
+];
+
+/// A limit outside its range, as the refusal at start names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutOfRange {
+    /// The limit's range.
+    pub range: LimitRange,
+    /// The value the run was given.
+    pub value: u64,
+}
+
+/// The first limit of `limits` outside its range.
+pub fn limit_out_of_range(limits: &Limits) -> Option<OutOfRange> {
     LIMIT_RANGES
         .iter()
-        .zip(limit_values(limits))
-        .find(|((_, low, high), value)| !(low..=high).contains(&value))
-        .map(|(&(name, low, high), value)| (name, value, low, high))
+        .map(|&range| OutOfRange {
+            range,
+            value: range.limit.of(limits),
+        })
+        .find(|out| !(out.range.low..=out.range.high).contains(&out.value))
 }
 
 /// The table's row for `name`.
@@ -175,6 +234,32 @@ pub const SECRET_RUN_CHARS_MIN: usize = 8;
 
 /// R2: the longest tool name, in characters (`[A-Za-z0-9_-]{1,64}`).
 pub const TOOL_NAME_CHARS_MAX: usize = 64;
+
+/// A key family of R26: the prefix, and the fewest key characters after it that its rule
+/// redacts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyFamily {
+    /// The prefix the key starts with.
+    pub prefix: &'static str,
+    /// The fewest characters after the prefix.
+    pub chars_min: usize,
+}
+
+const fn key_family(prefix: &'static str, chars_min: usize) -> KeyFamily {
+    KeyFamily { prefix, chars_min }
+}
+
+/// R26's key families at their shortest: 12 after `sk-` or `sk_` (the SPEC's), and ward's
+/// documented minimums for the others (`core`'s `redact::keys`): 20 after `ghp_` or
+/// `github_pat_`, exactly 16 after `AKIA`, 10 after `xoxb-`.
+pub const KEY_FAMILIES: [KeyFamily; 6] = [
+    key_family("sk-", 12),
+    key_family("sk_", 12),
+    key_family("ghp_", 20),
+    key_family("github_pat_", 20),
+    key_family("AKIA", 16),
+    key_family("xoxb-", 10),
+];
 
 /// I12: a parallel batch is checked when at least this many of its bodies are slow...
 pub const PARALLEL_SLOW_BODIES_MIN: usize = 2;
@@ -354,17 +439,23 @@ mod tests {
     fn the_limit_ranges_match_what_the_runtime_refuses() {
         // A guard like the one above: at each end of each range, the runtime accepts the
         // bound and refuses one past it, as the oracle's table says.
-        for (index, &(name, low, high)) in LIMIT_RANGES.iter().enumerate() {
+        for LimitRange {
+            limit,
+            name,
+            low,
+            high,
+        } in LIMIT_RANGES
+        {
             let with = |value: u64| {
                 let mut limits = DEFAULT_LIMITS;
-                match index {
-                    0 => limits.turns_max = value as u32,
-                    1 => limits.calls_per_batch_max = value as u32,
-                    2 => limits.provider_timeout_ms = value,
-                    3 => limits.inactivity_timeout_ms = value,
-                    _ => limits.provider_retries_max = value as u32,
+                match limit {
+                    Limit::TurnsMax => limits.turns_max = value as u32,
+                    Limit::CallsPerBatchMax => limits.calls_per_batch_max = value as u32,
+                    Limit::ProviderTimeoutMs => limits.provider_timeout_ms = value,
+                    Limit::InactivityTimeoutMs => limits.inactivity_timeout_ms = value,
+                    Limit::ProviderRetriesMax => limits.provider_retries_max = value as u32,
                 }
-                assert_eq!(limit_values(&limits)[index], value, "{name}");
+                assert_eq!(limit.of(&limits), value, "{name}");
                 limits
             };
             for value in [low, high] {

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use crate::catalogue::{DEFAULT_LIMITS, SECRET_RUN_CHARS_MIN};
 use crate::scenario::{Answer, CallScript, Effect, Reaction};
 
 use super::edges::{ARGUMENT_BYTES_MAX, CALL_ID_CHARS_MAX, FIELD_ERRORS_MAX, around};
@@ -30,7 +31,10 @@ impl<'p> Generator<'p> {
     pub(super) fn batch(&mut self, plan: &mut RunPlan<'p>) -> Batch {
         let size = match plan.limits.calls_per_batch_max {
             _ if self.fire(Misbehaviour::EdgeBatch) => {
-                let cap = plan.limits.calls_per_batch_max.unwrap_or(32) as u64;
+                let cap = plan
+                    .limits
+                    .calls_per_batch_max
+                    .unwrap_or(DEFAULT_LIMITS.calls_per_batch_max) as u64;
                 around(&mut self.rng, cap).max(1)
             }
             Some(cap) if self.rng.percent(70) => cap as u64 + self.rng.range(1, 3),
@@ -208,7 +212,7 @@ impl<'p> Generator<'p> {
             call.arguments = args::oversized(valid);
         } else if !plan.configured.is_empty() && self.fire(Misbehaviour::EdgeSecrets) {
             let label = self.rng.pick(&plan.configured).clone();
-            let chars = around(&mut self.rng, 8) as usize;
+            let chars = around(&mut self.rng, SECRET_RUN_CHARS_MIN as u64) as usize;
             let fragment: String = self
                 .secret_value(&label)
                 .map(|value| value.chars().take(chars).collect())

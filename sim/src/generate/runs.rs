@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::catalogue::LIMIT_RANGES;
+use crate::catalogue::{LIMIT_RANGES, Limit};
 use crate::scenario::{Answer, LimitsScript, RunScript, SessionScript, ToolBehaviour};
 
 use super::behaviours::FirstBatch;
@@ -117,18 +117,22 @@ impl<'p> Generator<'p> {
     /// misbehaviours that go past them.
     fn limits(&mut self, plan: &mut RunPlan<'p>) {
         if self.fire(Misbehaviour::EdgeLimits) {
-            let index = self.rng.range_usize(0, LIMIT_RANGES.len() - 1);
-            let (_, low, high) = LIMIT_RANGES[index];
-            let bound = if self.rng.percent(50) { low } else { high };
-            let value = (bound + self.rng.range(0, 2)).checked_sub(1);
+            let range = LIMIT_RANGES[self.rng.range_usize(0, LIMIT_RANGES.len() - 1)];
+            let bound = if self.rng.percent(50) {
+                range.low
+            } else {
+                range.high
+            };
+            let Some(value) = (bound + self.rng.range(0, 2)).checked_sub(1) else {
+                return;
+            };
             let limits = &mut plan.limits;
-            match (index, value) {
-                (_, None) => {}
-                (0, Some(value)) => limits.turns_max = Some(value as u32),
-                (1, Some(value)) => limits.calls_per_batch_max = Some(value as u32),
-                (2, Some(value)) => limits.provider_timeout_ms = Some(value),
-                (3, Some(value)) => limits.inactivity_timeout_ms = Some(value),
-                (_, Some(value)) => limits.provider_retries_max = Some(value as u32),
+            match range.limit {
+                Limit::TurnsMax => limits.turns_max = Some(value as u32),
+                Limit::CallsPerBatchMax => limits.calls_per_batch_max = Some(value as u32),
+                Limit::ProviderTimeoutMs => limits.provider_timeout_ms = Some(value),
+                Limit::InactivityTimeoutMs => limits.inactivity_timeout_ms = Some(value),
+                Limit::ProviderRetriesMax => limits.provider_retries_max = Some(value as u32),
             }
             return;
         }

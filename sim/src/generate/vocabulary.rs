@@ -2,6 +2,8 @@
 //! structure-aware fuzz target's builder (`ward-checks`) — so that a scenario says the same
 //! things whichever of them wrote it.
 
+use crate::catalogue::CALL_ID_CHARS_MAX;
+
 /// Sentences of ordinary prompts.
 pub const PROMPT_SENTENCES: &[&str] = &[
     "Draw the recent support level and compare it with the index.",
@@ -67,9 +69,9 @@ pub fn call_id_of(id: &str, chars: usize, letter: char) -> String {
     long
 }
 
-/// A call id one character longer than the 160 the runtime accepts (SPEC §4).
+/// A call id one character longer than the runtime accepts (SPEC §4, 160 characters).
 pub fn overlong_call_id() -> String {
-    "x".repeat(161)
+    "x".repeat(CALL_ID_CHARS_MAX + 1)
 }
 
 /// The tool and argument text of a call that echoes a configured secret `value` into a
@@ -103,8 +105,12 @@ mod tests {
     fn ids_count_up_from_nine() {
         let mut ids = CallIds::default();
         assert_eq!([ids.next_id(), ids.next_id()], ["call_9", "call_10"]);
-        assert_eq!(overlong_call_id().chars().count(), 161);
-        for chars in [159, 160, 161] {
+        assert_eq!(overlong_call_id().chars().count(), CALL_ID_CHARS_MAX + 1);
+        for chars in [
+            CALL_ID_CHARS_MAX - 1,
+            CALL_ID_CHARS_MAX,
+            CALL_ID_CHARS_MAX + 1,
+        ] {
             let id = call_id_of("call_12", chars, 'é');
             assert_eq!(id.chars().count(), chars);
             assert!(id.starts_with("call_12-é"));

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::catalogue::ARGUMENT_BYTES_MAX;
 use crate::generate::secrets::token;
 use crate::rng::SimRng;
 
@@ -129,10 +130,10 @@ pub fn with_duplicate_key(value: &Value) -> String {
     }
 }
 
-/// Argument text just over the 256 KiB limit: `valid` with a padding member in front,
+/// Argument text just over the limit of R3 (256 KiB): `valid` with a padding member in front,
 /// written directly (serialising a 256 KiB value would cost more than the run).
 pub fn oversized(valid: &Value) -> String {
-    const LIMIT_BYTES: usize = 256 * 1024;
+    const LIMIT_BYTES: usize = ARGUMENT_BYTES_MAX;
     let rest = text(valid);
     let rest = rest.strip_prefix('{').unwrap_or("}");
     let separator = if rest == "}" { "" } else { "," };
@@ -164,7 +165,7 @@ mod tests {
         for valid in [json!({}), json!({"symbol": "AAPL", "period": "daily"})] {
             let text = oversized(&valid);
             assert!(
-                text.len() > 256 * 1024 && text.len() < 256 * 1024 + 64,
+                text.len() > ARGUMENT_BYTES_MAX && text.len() < ARGUMENT_BYTES_MAX + 64,
                 "{}",
                 text.len()
             );

@@ -8,6 +8,7 @@
 
 mod nesting;
 
+use crate::catalogue::{KEY_FAMILIES, KeyFamily};
 use crate::rng::{ALPHANUMERIC, SimRng};
 use crate::scenario::{PlantedSecret, SecretShape};
 
@@ -112,20 +113,11 @@ pub fn credential(rng: &mut SimRng, labels: &mut Labels) -> Planting {
     }
 }
 
-/// A key of one of R26's families with the fewest key characters its rule redacts: 12 after
-/// `sk-` or `sk_` (the SPEC's), and ward's documented minimums for the others (`core`'s
-/// `redact::keys`): 20 after `ghp_` or `github_pat_`, exactly 16 after `AKIA`, 10 after
-/// `xoxb-`.
+/// A key of one of R26's families with the fewest key characters its rule redacts
+/// ([`KEY_FAMILIES`]).
 pub fn shortest_key(rng: &mut SimRng, labels: &mut Labels) -> Planting {
-    let (prefix, chars) = *rng.pick(&[
-        ("sk-", 12),
-        ("sk_", 12),
-        ("ghp_", 20),
-        ("github_pat_", 20),
-        ("AKIA", 16),
-        ("xoxb-", 10),
-    ]);
-    let mut body = token(rng, chars);
+    let KeyFamily { prefix, chars_min } = *rng.pick(&KEY_FAMILIES);
+    let mut body = token(rng, chars_min);
     if prefix == "AKIA" {
         body = body.to_uppercase();
     }

@@ -75,7 +75,7 @@ use ward_core::envelope::ToolResult;
 use ward_core::events::EventKind;
 
 use super::{At, Breach, Findings, Invariant, PLACEHOLDERS, RunCheck};
-use crate::catalogue::{self, SECRET_CHARS_MIN};
+use crate::catalogue::{self, OutOfRange, SECRET_CHARS_MIN};
 use crate::scenario::{Scenario, Turn};
 use crate::view::{BatchView, BodyView, RunView};
 use clock::{Cause, Clock};
@@ -99,7 +99,12 @@ pub(super) fn check_start(view: &RunView<'_>, scenario: &Scenario, findings: &mu
         .filter_map(|label| scenario.secret(label))
         .map(|secret| secret.value.as_str());
     let refusal = catalogue::limit_out_of_range(&limits)
-        .map(|(name, value, low, high)| format!("{name} is {value}, outside {low} to {high}"))
+        .map(|OutOfRange { range, value }| {
+            format!(
+                "{} is {value}, outside {} to {}",
+                range.name, range.low, range.high
+            )
+        })
         .or_else(|| {
             configured
                 .filter(|value| {
