@@ -45,7 +45,7 @@ use arbitrary::{Arbitrary, Unstructured};
 use serde_json::{Value, json};
 use ward_core::fault::FaultSet;
 use ward_core::registry::Registry;
-use ward_sim::catalogue::{DEFAULT_LIMITS, TABLE};
+use ward_sim::catalogue::{ARGUMENT_BYTES_MAX, DEFAULT_LIMITS, Limit, SECRET_RUN_CHARS_MIN, TABLE};
 use ward_sim::generate::args;
 use ward_sim::generate::secrets::{self, Labels};
 use ward_sim::generate::vocabulary::{self, CallIds, PROMPT_SENTENCES, UNKNOWN_TOOLS};
@@ -717,7 +717,7 @@ impl Builder<'_> {
             ArgumentsPick::Huge => {
                 let mut huge = valid.clone();
                 if let Value::Object(members) = &mut huge {
-                    members.insert("padding".to_owned(), json!("x".repeat(256 * 1024)));
+                    members.insert("padding".to_owned(), json!("x".repeat(ARGUMENT_BYTES_MAX)));
                 }
                 (name, huge.to_string(), Some(valid.to_string()))
             }
@@ -734,9 +734,15 @@ fn bounded(text: &str) -> String {
     text.chars().take(FREE_TEXT_CHARS_MAX).collect()
 }
 
+/// The fuzzer's limits in their ranges: every turn limit and retry count of R14/R18; up to 8
+/// calls per batch, a provider timeout up to 120 s and an inactivity timeout up to 256 s, so
+/// that a run stays short.
 fn limits(limits: &FuzzLimits) -> LimitsScript {
+    let high = |limit: Limit| limit.range().high as u32;
     LimitsScript {
-        turns_max: limits.turns_max.map(|turns| 1 + u32::from(turns) % 20),
+        turns_max: limits
+            .turns_max
+            .map(|turns| 1 + u32::from(turns) % high(Limit::TurnsMax)),
         calls_per_batch_max: limits
             .calls_per_batch_max
             .map(|calls| 1 + u32::from(calls) % 8),
@@ -748,7 +754,7 @@ fn limits(limits: &FuzzLimits) -> LimitsScript {
             .map(|seconds| 1_000 * (1 + u64::from(seconds))),
         provider_retries_max: limits
             .provider_retries_max
-            .map(|retries| u32::from(retries) % 6),
+            .map(|retries| u32::from(retries) % (high(Limit::ProviderRetriesMax) + 1)),
     }
 }
 
@@ -859,7 +865,7 @@ pub fn configured_values_are_distinctive(scenario: &Scenario) -> bool {
 }
 
 /// The fragment length I8 looks for.
-const I8_WINDOW_CHARS: usize = 8;
+const I8_WINDOW_CHARS: usize = SECRET_RUN_CHARS_MIN;
 
 /// Runs a scenario written from a `scenario` crasher (`corpus/scenarios/fuzz/`) as the
 /// structure-aware target does: on the correct core, every planted secret ground truth.

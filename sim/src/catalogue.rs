@@ -118,6 +118,11 @@ pub enum Limit {
 }
 
 impl Limit {
+    /// This limit's range in [`LIMIT_RANGES`].
+    pub const fn range(self) -> LimitRange {
+        LIMIT_RANGES[self as usize]
+    }
+
     /// This limit's value in `limits`.
     pub fn of(self, limits: &Limits) -> u64 {
         match self {
@@ -456,6 +461,7 @@ mod tests {
                     Limit::ProviderRetriesMax => limits.provider_retries_max = value as u32,
                 }
                 assert_eq!(limit.of(&limits), value, "{name}");
+                assert_eq!(limit.range().name, name);
                 limits
             };
             for value in [low, high] {
