@@ -15,6 +15,7 @@ use crate::redact::keys;
 use crate::redact::span::Span;
 use crate::redact::text::starts_with;
 use crate::redact::tokens::{self, PemEnds, RunCache};
+use crate::redact::window::Resume;
 use crate::redact::work::Work;
 
 /// The state of the pattern rules during one scan.
@@ -119,9 +120,9 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
     }
 
     /// Window mode: carries on the spans still growing where the window's candidates start.
-    pub(super) fn resume(&mut self, resumes: &[(Rule, Tail)], work: &mut Work) {
+    pub(super) fn resume(&mut self, resumes: &[Resume], work: &mut Work) {
         let from = self.from;
-        for &(rule, tail) in resumes {
+        for &Resume { rule, tail } in resumes {
             let verdict = tail.resume(self.context.text, from, rule);
             work.verified_bytes += verdict.span.map_or(0, |span| span.len() as u64).max(1);
             // A home taken at the end was no span while whole text was read: the anchors

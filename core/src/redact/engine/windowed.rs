@@ -7,7 +7,7 @@ use crate::redact::growth::{Growth, Tail, Verdict};
 use crate::redact::invisible::View;
 use crate::redact::span::Span;
 use crate::redact::text::char_start;
-use crate::redact::window::{Frame, span_back_max};
+use crate::redact::window::{Frame, Resume, span_back_max};
 
 /// A window pass's bookkeeping (window mode only).
 pub(super) struct Window {
@@ -135,7 +135,7 @@ impl Window {
     }
 
     /// The growing spans the next window resumes at the cut `until`.
-    pub(super) fn resumes_from(&self, until: usize) -> Vec<(Rule, Tail)> {
+    pub(super) fn resumes_from(&self, until: usize) -> Vec<Resume> {
         self.growing
             .iter()
             .filter_map(|growing| {
@@ -147,7 +147,10 @@ impl Window {
                     Origin::Resumed(tail) if growing.growth.run_start > until => tail,
                     _ => growing.growth.tail,
                 };
-                Some((growing.rule, tail))
+                Some(Resume {
+                    rule: growing.rule,
+                    tail,
+                })
             })
             .collect()
     }
