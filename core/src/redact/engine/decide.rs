@@ -3,7 +3,7 @@
 //! left to right, nameless roots (R27), then uncertain authorization values (R25), which
 //! read everything.
 
-use super::homes::{AfterColon, UrlHome, candidate_start, later_root};
+use super::homes::{AfterColon, NamelessRoot, UrlHome, candidate_start, later_root};
 use super::pass::PatternPass;
 use super::windowed::{Decision, Deferred};
 use crate::redact::Rule;
@@ -62,7 +62,7 @@ impl PatternPass<'_, '_, '_> {
             self.decide_homes_left_to_right(&mut decisions, &immediate, work);
         decisions.take_all(homes, Rule::HomePath, counts);
         if let Some(window) = self.window.as_deref_mut() {
-            for (anchor, growth) in std::mem::take(&mut decisions.growing) {
+            for TakenGrowth { anchor, growth } in std::mem::take(&mut decisions.growing) {
                 window.grow_taken(anchor, Rule::HomePath, growth);
             }
         }
@@ -100,7 +100,7 @@ impl PatternPass<'_, '_, '_> {
         decisions: &mut Decisions,
         immediate: &[Span],
         work: &mut Work,
-    ) -> (Vec<Span>, Vec<(usize, usize, usize)>) {
+    ) -> (Vec<Span>, Vec<NamelessRoot>) {
         // In order of the candidates' starts; candidates sharing a start keep their order.
         let mut order: Vec<(usize, LeftToRight)> = self
             .url_homes
@@ -157,7 +157,11 @@ impl PatternPass<'_, '_, '_> {
                             decisions.grows(anchor, growth);
                         }
                         HomeCandidate::Nameless { start, name_start } => {
-                            nameless.push((start, name_start, anchor));
+                            nameless.push(NamelessRoot {
+                                start,
+                                name_start,
+                                anchor,
+                            });
                         }
                     }
                 }
@@ -197,7 +201,10 @@ impl PatternPass<'_, '_, '_> {
                 later_root(&nameless, index)
                     .is_some_and(|later| ended || later < self.context.text.len())
             })
-            .map(|index| Span::new(nameless[index].0, nameless[index].1, Rule::HomePath))
+            .map(|index| {
+                let root = nameless[index];
+                Span::new(root.start, root.name_start, Rule::HomePath)
+            })
             .collect()
     }
 
@@ -210,14 +217,19 @@ impl PatternPass<'_, '_, '_> {
     fn decide_nameless_homes(
         &self,
         decisions: &mut Decisions,
-        more: Vec<(usize, usize, usize)>,
+        more: Vec<NamelessRoot>,
         work: &mut Work,
     ) -> Vec<Span> {
         let mut nameless = more;
         nameless.extend_from_slice(&self.nameless_homes);
         nameless.sort_unstable();
         let mut taken: Vec<Span> = Vec::new();
-        for (index, &(start, name_start, anchor)) in nameless.iter().enumerate() {
+        for (index, root) in nameless.iter().enumerate() {
+            let NamelessRoot {
+                start,
+                name_start,
+                anchor,
+            } = *root;
             work.verified_bytes += 1;
             let later_root = later_root(&nameless, index);
             let depends_until = match later_root {
@@ -330,8 +342,8 @@ struct Decisions {
     decided: Vec<Decision>,
     /// Window mode: every candidate decided, taken or not.
     deferred: Vec<Deferred>,
-    /// Window mode: the spans taken whose name runs past the window, by their anchor.
-    growing: Vec<(usize, Growth)>,
+    /// Window mode: the spans taken whose name runs past the window.
+    growing: Vec<TakenGrowth>,
     windowed: bool,
 }
 
@@ -371,7 +383,7 @@ impl Decisions {
     /// A home taken from `anchor` grows as `growth` says, if it does.
     fn grows(&mut self, anchor: usize, growth: Option<Growth>) {
         if let Some(growth) = growth.filter(|_| self.windowed) {
-            self.growing.push((anchor, growth));
+            self.growing.push(TakenGrowth { anchor, growth });
         }
     }
 
@@ -384,4 +396,11 @@ impl Decisions {
         let merged = std::mem::take(&mut self.merged);
         self.merged = merge(merged.into_iter().chain(taken).collect());
     }
+}
+
+/// A span taken at the end whose name runs past the window: how it grows from its anchor.
+struct TakenGrowth {
+    /// Where the home anchor was found.
+    anchor: usize,
+    growth: Growth,
 }

@@ -16,6 +16,18 @@ pub(super) struct AfterColon {
     pub(super) growth: Option<Growth>,
 }
 
+/// A home root without a user name (R27), decided at the end. Ordered by its start, then
+/// its name's start, then its anchor.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct NamelessRoot {
+    /// The root's first byte.
+    pub(super) start: usize,
+    /// Where a user name would start: the root's end.
+    pub(super) name_start: usize,
+    /// Where the home anchor was found.
+    pub(super) anchor: usize,
+}
+
 /// A home path in a URL's path (R27), taken only if a span covers part of that URL's
 /// `scheme://`.
 pub(super) struct UrlHome {
@@ -53,12 +65,12 @@ pub(super) fn taken_at_the_end(growth: Growth) -> Growth {
 
 /// For the nameless root at `index` of `nameless` (sorted), the name start of a later root
 /// whose own root covers its name start, if there is one.
-pub(super) fn later_root(nameless: &[(usize, usize, usize)], index: usize) -> Option<usize> {
-    let name_start = nameless[index].1;
+pub(super) fn later_root(nameless: &[NamelessRoot], index: usize) -> Option<usize> {
+    let name_start = nameless[index].name_start;
     nameless[index + 1..]
         .iter()
-        .take_while(|&&(later_start, ..)| later_start <= name_start)
-        .map(|&(_, later_name_start, _)| later_name_start)
+        .take_while(|later| later.start <= name_start)
+        .map(|later| later.name_start)
         .find(|&later_name_start| name_start < later_name_start)
 }
 

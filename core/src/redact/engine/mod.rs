@@ -170,10 +170,10 @@ pub(crate) fn find_window(
         [0; Rule::COUNT]
     };
     let mut covered_until = covered_from;
-    for &(anchor, rule, span_end) in &window.ends {
-        if anchor < bound {
-            let covered = &mut covered_until[rule.index()];
-            *covered = (*covered).max(span_end);
+    for span_end in &window.ends {
+        if span_end.anchor < bound {
+            let covered = &mut covered_until[span_end.rule.index()];
+            *covered = (*covered).max(span_end.end);
         }
     }
     let open = spans

@@ -2,8 +2,8 @@
 //! each anchor goes to its rule, which verifies it on the view; a rule skips anchors inside
 //! its own previous span; candidates that depend on other spans are kept for the end.
 
-use super::homes::{AfterColon, UrlHome, home_growth, home_reach, taken_at_the_end};
-use super::windowed::{Growing, Origin, Standing, Window};
+use super::homes::{AfterColon, NamelessRoot, UrlHome, home_growth, home_reach, taken_at_the_end};
+use super::windowed::{Growing, LateStart, Origin, SpanEnd, Standing, Tally, Window};
 use crate::redact::Rule;
 use crate::redact::anchors::{Anchor, AnchorScanner};
 use crate::redact::auth::{self, AuthCandidate};
@@ -34,7 +34,7 @@ pub(super) struct PatternPass<'s, 't, 'w> {
     pub(super) values: Vec<Span>,
     /// Candidates decided at the end, with the anchor each was found at.
     pub(super) authorizations: Vec<AuthCandidate>,
-    pub(super) nameless_homes: Vec<(usize, usize, usize)>,
+    pub(super) nameless_homes: Vec<NamelessRoot>,
     /// Home candidates whose `//` root follows a `:`: taken if another span covers it.
     pub(super) after_colon_homes: Vec<AfterColon>,
     /// Where each rule's last span ends: anchors before it are inside it.
@@ -147,7 +147,11 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
                     }
                     _ => {
                         if let Some(span) = verdict.span.filter(|_| skips) {
-                            window.ends.push((from.saturating_sub(1), rule, span.end));
+                            window.ends.push(SpanEnd {
+                                anchor: from.saturating_sub(1),
+                                rule,
+                                end: span.end,
+                            });
                         }
                     }
                 }
@@ -237,13 +241,24 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         self.spans.push(span);
         if let Some(window) = self.window.as_deref_mut() {
             if window.count {
-                window.tallies.push((position, rule));
+                window.tallies.push(Tally {
+                    anchor: position,
+                    rule,
+                });
             }
             if span.start > position {
-                window.late.push((position, span.start, rule));
+                window.late.push(LateStart {
+                    anchor: position,
+                    start: span.start,
+                    rule,
+                });
             }
             if standing == Standing::Settled {
-                window.ends.push((position, rule, span.end));
+                window.ends.push(SpanEnd {
+                    anchor: position,
+                    rule,
+                    end: span.end,
+                });
             }
         }
     }
@@ -328,7 +343,11 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
                 }
             }
             Some(HomeCandidate::Nameless { start, name_start }) => {
-                self.nameless_homes.push((start, name_start, position));
+                self.nameless_homes.push(NamelessRoot {
+                    start,
+                    name_start,
+                    anchor: position,
+                });
                 Verdict::none((name_start + 1).max(after_colon_reach))
             }
             None => Verdict::none((position + home::FAILED_REACH_MAX).max(after_colon_reach)),

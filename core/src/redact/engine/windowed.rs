@@ -24,14 +24,41 @@ pub(super) struct Window {
     /// reach into the look-behind, in view positions (see [`Frame::carried`]).
     pub(super) carried: Vec<Span>,
     pub(super) growing: Vec<Growing>,
-    /// The settled spans of pattern rules: anchor, rule, end (for `covered_until`).
-    pub(super) ends: Vec<(usize, Rule, usize)>,
-    /// The anchors of counted pattern candidates.
-    pub(super) tallies: Vec<(usize, Rule)>,
-    /// Spans that start after their anchor (a URL's password, after its `://`): anchor,
-    /// span start, rule.
-    pub(super) late: Vec<(usize, usize, Rule)>,
+    /// The settled spans of pattern rules (for `covered_until`).
+    pub(super) ends: Vec<SpanEnd>,
+    /// The counted pattern candidates.
+    pub(super) tallies: Vec<Tally>,
+    /// Spans that start after their anchor (a URL's password, after its `://`).
+    pub(super) late: Vec<LateStart>,
     pub(super) count: bool,
+}
+
+/// Where the settled span of a pattern rule ends.
+#[derive(Clone, Copy)]
+pub(super) struct SpanEnd {
+    /// Where its candidate was found.
+    pub(super) anchor: usize,
+    pub(super) rule: Rule,
+    /// The span's end.
+    pub(super) end: usize,
+}
+
+/// A counted pattern candidate.
+#[derive(Clone, Copy)]
+pub(super) struct Tally {
+    /// Where it was found.
+    pub(super) anchor: usize,
+    pub(super) rule: Rule,
+}
+
+/// A span that starts after the anchor its candidate was found at.
+#[derive(Clone, Copy)]
+pub(super) struct LateStart {
+    /// Where its candidate was found.
+    pub(super) anchor: usize,
+    /// The span's start.
+    pub(super) start: usize,
+    pub(super) rule: Rule,
 }
 
 /// A span that exists whatever follows but may grow.
@@ -121,7 +148,7 @@ impl Window {
     /// (configured values apart).
     pub(super) fn counts_before(&self, bound: usize, decided: &[Decision]) -> [u64; Rule::COUNT] {
         let mut counts = [0u64; Rule::COUNT];
-        for &(anchor, rule) in &self.tallies {
+        for &Tally { anchor, rule } in &self.tallies {
             if anchor < bound {
                 counts[rule.index()] += 1;
             }
@@ -237,7 +264,12 @@ impl Window {
             }
             // A candidate found before the cut whose span starts after it is found again
             // by the next window, which writes that span.
-            for &(anchor, start, rule) in &self.late {
+            for &LateStart {
+                anchor,
+                start,
+                rule,
+            } in &self.late
+            {
                 if anchor < self.settled && start >= self.settled {
                     self.settled = anchor.saturating_sub(span_back_max(rule));
                 }
