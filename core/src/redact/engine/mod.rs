@@ -34,7 +34,7 @@ mod pass;
 mod windowed;
 
 use pass::PatternPass;
-use windowed::Window;
+use windowed::{Decision, Deferred, Window};
 
 use super::Rule;
 use super::anchors::AnchorScanner;
@@ -104,63 +104,33 @@ pub(crate) fn find_window(
     let text = view.text();
     let mut window = Window::new(frame, &view, TAIL_PATTERNS.max(values.longest()));
     let mut pass_counts = [0u64; Rule::COUNT];
-    let (immediate, decided, deferred, covered_from) = match anchors {
-        Some(anchors) => {
-            let mut pass = PatternPass::new(text, anchors, values, Some(&mut window), &mut work);
-            for (index, until) in frame.covered_until.iter().enumerate() {
-                pass.covered_until[index] = view.to_view_position(*until);
-            }
-            pass.resume(&frame.resumes, &mut work);
-            anchors.scan(text, &mut work, |position, anchor, work| {
-                pass.on_anchor(anchor, position, work)
-            });
-            let finished = pass.finish(&mut pass_counts, &mut work);
-            (
-                finished.immediate,
-                finished.decided,
-                finished.deferred,
-                frame
-                    .covered_until
-                    .map(|until| view.to_view_position(until)),
-            )
-        }
-        None => {
-            let found = values.find(text, &mut work);
-            (found, Vec::new(), Vec::new(), [0; Rule::COUNT])
-        }
+    let Scanned {
+        immediate,
+        decided,
+        deferred,
+        covered_from,
+    } = match anchors {
+        Some(anchors) => scan_window(
+            anchors,
+            values,
+            &view,
+            frame,
+            &mut window,
+            &mut pass_counts,
+            &mut work,
+        ),
+        None => Scanned::values_only(values.find(text, &mut work)),
     };
     let until = window.settle(text, deferred);
     if until <= frame.from && !frame.last {
         return Settled::no_progress(frame, work);
     }
     let context_start = until.saturating_sub(frame.context_len);
-    // What R27's URL check reads in the next look-behind: the spans that need nothing else
-    // to decide, and the homes the left-to-right sweep took (a home's name may run into a
-    // URL's scheme).
-    let roots = decided
-        .iter()
-        .filter(|decision| decision.swept && decision.settled_by(until) && decision.anchor < until);
-    let read_by_urls: Vec<Span> = immediate
-        .iter()
-        .copied()
-        .chain(roots.map(|decision| decision.span))
-        .collect();
+    let read_by_urls = read_by_urls(&immediate, &decided, until);
     let carried = carried_to_next(&window, &read_by_urls, &view, until, context_start);
     // In the last window everything is final, spans reaching the end included.
     let bound = if frame.last { usize::MAX } else { until };
-    let spans = merge(
-        immediate
-            .into_iter()
-            .chain(window.open)
-            .chain(
-                decided
-                    .iter()
-                    .filter(|decision| decision.settled_by(bound))
-                    .map(|decision| decision.span),
-            )
-            .filter(|span| span.start < bound)
-            .collect(),
-    );
+    let spans = spans_before(immediate, window.open, &decided, bound);
     work.candidates += pass_counts.iter().sum::<u64>();
     let counts = if frame.count {
         let mut counts = window.counts_before(bound, &decided);
@@ -169,13 +139,7 @@ pub(crate) fn find_window(
     } else {
         [0; Rule::COUNT]
     };
-    let mut covered_until = covered_from;
-    for span_end in &window.ends {
-        if span_end.anchor < bound {
-            let covered = &mut covered_until[span_end.rule.index()];
-            *covered = (*covered).max(span_end.end);
-        }
-    }
+    let covered_until = window.covered_before(bound, covered_from);
     let open = spans
         .iter()
         .find(|span| span.start < until && until <= span.end)
@@ -192,6 +156,98 @@ pub(crate) fn find_window(
         progress: true,
         work,
     }
+}
+
+/// What the scan of a window found, in view positions, before the window is cut.
+struct Scanned {
+    /// The spans of rules that need nothing else to decide, merged.
+    immediate: Vec<Span>,
+    /// The candidates decided at the end and taken.
+    decided: Vec<Decision>,
+    /// Every candidate decided at the end, taken or not.
+    deferred: Vec<Deferred>,
+    /// Per rule, where the last span of a candidate found before the window's `from` ends.
+    covered_from: [usize; Rule::COUNT],
+}
+
+impl Scanned {
+    /// A window without pattern rules: the configured values' spans (`found`) alone.
+    fn values_only(found: Vec<Span>) -> Scanned {
+        Scanned {
+            immediate: found,
+            decided: Vec::new(),
+            deferred: Vec::new(),
+            covered_from: [0; Rule::COUNT],
+        }
+    }
+}
+
+/// Scans a window with the pattern rules, from where earlier windows left them: the
+/// anchors inside each rule's last span are skipped, and the spans still growing go on.
+fn scan_window(
+    anchors: &AnchorScanner,
+    values: &ExactValues,
+    view: &View<'_>,
+    frame: &Frame,
+    window: &mut Window,
+    pass_counts: &mut [u64; Rule::COUNT],
+    work: &mut Work,
+) -> Scanned {
+    let text = view.text();
+    let mut pass = PatternPass::new(text, anchors, values, Some(window), work);
+    for (index, until) in frame.covered_until.iter().enumerate() {
+        pass.covered_until[index] = view.to_view_position(*until);
+    }
+    pass.resume(&frame.resumes, work);
+    anchors.scan(text, work, |position, anchor, work| {
+        pass.on_anchor(anchor, position, work)
+    });
+    let finished = pass.finish(pass_counts, work);
+    Scanned {
+        immediate: finished.immediate,
+        decided: finished.decided,
+        deferred: finished.deferred,
+        covered_from: frame
+            .covered_until
+            .map(|until| view.to_view_position(until)),
+    }
+}
+
+/// What R27's URL check reads in the next look-behind: the spans that need nothing else
+/// to decide, and the homes the left-to-right sweep took (a home's name may run into a
+/// URL's scheme).
+fn read_by_urls(immediate: &[Span], decided: &[Decision], until: usize) -> Vec<Span> {
+    let roots = decided
+        .iter()
+        .filter(|decision| decision.swept && decision.settled_by(until) && decision.anchor < until);
+    immediate
+        .iter()
+        .copied()
+        .chain(roots.map(|decision| decision.span))
+        .collect()
+}
+
+/// The window's spans that start before `bound`, merged: those that need nothing else to
+/// decide, the span open at the window's start and the decisions settled by `bound`.
+fn spans_before(
+    immediate: Vec<Span>,
+    open: Option<Span>,
+    decided: &[Decision],
+    bound: usize,
+) -> Vec<Span> {
+    merge(
+        immediate
+            .into_iter()
+            .chain(open)
+            .chain(
+                decided
+                    .iter()
+                    .filter(|decision| decision.settled_by(bound))
+                    .map(|decision| decision.span),
+            )
+            .filter(|span| span.start < bound)
+            .collect(),
+    )
 }
 
 /// The spans that need nothing else to decide and reach into the next look-behind

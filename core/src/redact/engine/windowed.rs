@@ -161,6 +161,23 @@ impl Window {
         counts
     }
 
+    /// Per rule, where its last span ends: the farthest of `covered_from` and the ends of
+    /// the settled spans of candidates found before `bound`.
+    pub(super) fn covered_before(
+        &self,
+        bound: usize,
+        covered_from: [usize; Rule::COUNT],
+    ) -> [usize; Rule::COUNT] {
+        let mut covered_until = covered_from;
+        for span_end in &self.ends {
+            if span_end.anchor < bound {
+                let covered = &mut covered_until[span_end.rule.index()];
+                *covered = (*covered).max(span_end.end);
+            }
+        }
+        covered_until
+    }
+
     /// The growing spans the next window resumes at the cut `until`.
     pub(super) fn resumes_from(&self, until: usize) -> Vec<Resume> {
         self.growing
