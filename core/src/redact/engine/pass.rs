@@ -3,7 +3,7 @@
 //! its own previous span; candidates that depend on other spans are kept for the end.
 
 use super::homes::{AfterColon, NamelessRoot, UrlHome, home_growth, home_reach, taken_at_the_end};
-use super::windowed::{Growing, LateStart, Origin, SpanEnd, Standing, Tally, Window};
+use super::windowed::{Growing, Origin, SpanEnd, Standing, Window};
 use crate::redact::Rule;
 use crate::redact::anchors::{Anchor, AnchorScanner};
 use crate::redact::auth::{self, AuthCandidate};
@@ -159,17 +159,12 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         }
     }
 
+    /// An anchor the scan found at `position`: a configured value's, or the start of a
+    /// pattern rule's candidate, verified from the window's `from` on.
     pub(super) fn on_anchor(&mut self, anchor: Anchor, position: usize, work: &mut Work) {
         self.push_values_before(position);
         if let Anchor::Value(index) = anchor {
-            let value = self.anchors.value(index);
-            work.verified_bytes += value.len() as u64;
-            if starts_with(self.context.text, position, value) {
-                self.push_value(
-                    Span::new(position, position + value.len(), Rule::ExactValue),
-                    true,
-                );
-            }
+            self.on_value(index, position, work);
             return;
         }
         // Every `://` counts for R27, those before the window's new bytes too: a home root
@@ -189,8 +184,27 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         if rule != Rule::AuthValue && position < self.covered_until[rule.index()] {
             return;
         }
+        let verdict = self.verify(anchor, position, work);
+        self.on_verdict(rule, position, verdict, work);
+    }
+
+    /// The anchor of the configured value `index` at `position`: its span if the whole
+    /// value is there.
+    fn on_value(&mut self, index: usize, position: usize, work: &mut Work) {
+        let value = self.anchors.value(index);
+        work.verified_bytes += value.len() as u64;
+        if starts_with(self.context.text, position, value) {
+            self.push_value(
+                Span::new(position, position + value.len(), Rule::ExactValue),
+                true,
+            );
+        }
+    }
+
+    /// The verdict of the rule that `anchor`, found at `position`, starts.
+    fn verify(&mut self, anchor: Anchor, position: usize, work: &mut Work) -> Verdict {
         let context = &self.context;
-        let verdict = match anchor {
+        match anchor {
             Anchor::Bearer | Anchor::Basic => self.authorization(anchor, position, work),
             Anchor::Sk => keys::sk_key(context, work, position),
             Anchor::GithubShort => keys::github_short(context, work, position),
@@ -203,9 +217,15 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
             }
             Anchor::SchemeSeparator => tokens::url_password(context, work, position),
             Anchor::UsersSegment | Anchor::Home => self.home_path(anchor, position, work),
-            // Handled above.
+            // Handled by `on_anchor`.
             Anchor::Value(_) => Verdict::none(position),
-        };
+        }
+    }
+
+    /// Keeps the span of a `rule` candidate found at `position` as its verdict stands in
+    /// the window: a home inside a URL's path for the decisions at the end, any other span
+    /// at once.
+    fn on_verdict(&mut self, rule: Rule, position: usize, verdict: Verdict, work: &mut Work) {
         // A home inside a URL's path is decided at the end (R27), from what precedes it: its
         // span, if taken, grows from then on.
         let in_url = match verdict.span {
@@ -240,26 +260,7 @@ impl<'s, 't, 'w> PatternPass<'s, 't, 'w> {
         self.counts[rule.index()] += 1;
         self.spans.push(span);
         if let Some(window) = self.window.as_deref_mut() {
-            if window.count {
-                window.tallies.push(Tally {
-                    anchor: position,
-                    rule,
-                });
-            }
-            if span.start > position {
-                window.late.push(LateStart {
-                    anchor: position,
-                    start: span.start,
-                    rule,
-                });
-            }
-            if standing == Standing::Settled {
-                window.ends.push(SpanEnd {
-                    anchor: position,
-                    rule,
-                    end: span.end,
-                });
-            }
+            window.found(position, rule, span, standing);
         }
     }
 

@@ -220,6 +220,29 @@ impl Window {
         }
     }
 
+    /// A span of `rule` found at `anchor` that needs nothing else to decide, standing as
+    /// `standing`: counted, and kept for the cut when it starts after its anchor or is
+    /// settled.
+    pub(super) fn found(&mut self, anchor: usize, rule: Rule, span: Span, standing: Standing) {
+        if self.count {
+            self.tallies.push(Tally { anchor, rule });
+        }
+        if span.start > anchor {
+            self.late.push(LateStart {
+                anchor,
+                start: span.start,
+                rule,
+            });
+        }
+        if standing == Standing::Settled {
+            self.ends.push(SpanEnd {
+                anchor,
+                rule,
+                end: span.end,
+            });
+        }
+    }
+
     /// [`Window::stand`] for a candidate decided at the end: a span that may grow is kept
     /// for that decision, and its growth counts only if it is taken.
     pub(super) fn stand_deferred(
