@@ -1,15 +1,14 @@
-//! The candidates decided once every other span is known, in the order their rules read
-//! one another: homes in a URL's path and `//` roots after a `:` (R27) in one sweep from
-//! left to right, nameless roots (R27), then uncertain authorization values (R25), which
-//! read everything.
+//! The end of a pass: the candidates decided once every other span is known, in the order
+//! their rules read one another: homes in a URL's path and `//` roots after a `:` (R27) in
+//! one sweep from left to right (`super::sweep`), nameless roots (R27), then uncertain
+//! authorization values (R25), which read everything.
 
-use super::homes::{AfterColon, NamelessRoot, UrlHome, candidate_start, later_root};
+use super::decisions::{Decisions, TakenGrowth};
+use super::homes::{NamelessRoot, later_root};
 use super::pass::PatternPass;
 use super::windowed::{Decision, Deferred};
 use crate::redact::Rule;
 use crate::redact::auth;
-use crate::redact::growth::Growth;
-use crate::redact::home::HomeCandidate;
 use crate::redact::span::{Span, covers, first_ending_after, merge};
 use crate::redact::work::Work;
 
@@ -51,22 +50,15 @@ impl PatternPass<'_, '_, '_> {
             }
             None => (immediate, Vec::new()),
         };
-        let mut decisions = Decisions {
-            merged,
-            decided: Vec::new(),
-            deferred: Vec::new(),
-            growing: Vec::new(),
-            windowed: self.window.is_some(),
-        };
-        let (homes, nameless_after_colon) =
-            self.decide_homes_left_to_right(&mut decisions, &immediate, work);
-        decisions.take_all(homes, Rule::HomePath, counts);
+        let mut decisions = Decisions::new(merged, self.window.is_some());
+        let swept = self.decide_homes_left_to_right(&mut decisions, &immediate, work);
+        decisions.take_all(swept.homes, Rule::HomePath, counts);
         if let Some(window) = self.window.as_deref_mut() {
             for TakenGrowth { anchor, growth } in std::mem::take(&mut decisions.growing) {
                 window.grow_taken(anchor, Rule::HomePath, growth);
             }
         }
-        let nameless = self.decide_nameless_homes(&mut decisions, nameless_after_colon, work);
+        let nameless = self.decide_nameless_homes(&mut decisions, swept.nameless, work);
         decisions.take_all(nameless, Rule::HomePath, counts);
         let accepted = self.decide_authorizations(&mut decisions, work);
         decisions.take_all(accepted, Rule::AuthValue, counts);
@@ -76,118 +68,6 @@ impl PatternPass<'_, '_, '_> {
             decided: decisions.decided,
             deferred: decisions.deferred,
         }
-    }
-
-    /// Homes in a URL's path and `//` roots after a `:` (R27), from left to right; each
-    /// reads the spans before it, those it takes included.
-    ///
-    /// - A home in a URL's path stays unless a span covers part of that URL's `scheme://`:
-    ///   the output would then show no URL around it, and a second pass would take it for
-    ///   a local path (R29 (d)). That span may be another home decided here, whose name runs
-    ///   into the scheme (`/Users/hs://\\s\users\is:///Users/x`: the home in the first URL
-    ///   has the name `is:`). A window reads the spans in the look-behind from what earlier
-    ///   windows carried.
-    /// - A `//` root refused for the `:` before it stands if that `:` is replaced, by a span
-    ///   or by the root before it (`/Users/://h\Users\://k\Users\x`). Several anchors may
-    ///   share one root (`//h\Users\Users\x`), and so one `:`. A nameless root taken here
-    ///   is returned apart, to be decided with the other nameless roots.
-    ///
-    /// Both read only spans that start before their own candidate (a scheme precedes its
-    /// path, a `:` its root), so one sweep in order of the candidates' starts decides them
-    /// as the whole text reads.
-    fn decide_homes_left_to_right(
-        &self,
-        decisions: &mut Decisions,
-        immediate: &[Span],
-        work: &mut Work,
-    ) -> (Vec<Span>, Vec<NamelessRoot>) {
-        // In order of the candidates' starts; candidates sharing a start keep their order.
-        let mut order: Vec<(usize, LeftToRight)> = self
-            .url_homes
-            .iter()
-            .enumerate()
-            .map(|(index, home)| (home.span.start, LeftToRight::UrlHome(index)))
-            .chain(
-                self.after_colon_homes
-                    .iter()
-                    .enumerate()
-                    .map(|(index, after_colon)| {
-                        (
-                            candidate_start(&after_colon.candidate),
-                            LeftToRight::AfterColon(index),
-                        )
-                    }),
-            )
-            .collect();
-        order.sort_by_key(|&(start, _)| start);
-        let mut taken = TakenSoFar::default();
-        let mut nameless = Vec::new();
-        let mut last_taken_colon = None;
-        for (_, candidate) in order {
-            work.verified_bytes += 1;
-            match candidate {
-                LeftToRight::UrlHome(index) => {
-                    let home = &self.url_homes[index];
-                    decisions.defer(home.span.start, home.separator_end);
-                    if self.scheme_covered(home, &taken, immediate, &decisions.merged) {
-                        taken.push(home.span);
-                        decisions.decide_swept(home.span, home.anchor, home.separator_end);
-                        decisions.grows(home.anchor, home.growth);
-                    }
-                }
-                LeftToRight::AfterColon(index) => {
-                    let AfterColon {
-                        colon,
-                        candidate,
-                        anchor,
-                        growth,
-                    } = self.after_colon_homes[index];
-                    decisions.defer(candidate_start(&candidate), colon);
-                    let replaced = last_taken_colon == Some(colon)
-                        || taken.overlaps(colon, colon + 1)
-                        || covers(&decisions.merged, colon);
-                    if !replaced {
-                        continue;
-                    }
-                    last_taken_colon = Some(colon);
-                    match candidate {
-                        HomeCandidate::Found { span, .. } => {
-                            taken.push(span);
-                            decisions.decide_swept(span, anchor, colon);
-                            decisions.grows(anchor, growth);
-                        }
-                        HomeCandidate::Nameless { start, name_start } => {
-                            nameless.push(NamelessRoot {
-                                start,
-                                name_start,
-                                anchor,
-                            });
-                        }
-                    }
-                }
-            }
-        }
-        (taken.spans, nameless)
-    }
-
-    /// Whether a span covers part of `home`'s `scheme://`: a home the sweep `taken` before
-    /// it, or a span that needs nothing else to decide (`merged` in whole text; in a window,
-    /// `immediate` and what earlier windows carried into the look-behind).
-    fn scheme_covered(
-        &self,
-        home: &UrlHome,
-        taken: &TakenSoFar,
-        immediate: &[Span],
-        merged: &[Span],
-    ) -> bool {
-        taken.overlaps(home.scheme_start, home.separator_end)
-            || match self.window.as_deref() {
-                Some(window) => {
-                    home.scheme_overlapped_by(immediate)
-                        || home.scheme_overlapped_by(&window.carried)
-                }
-                None => home.scheme_overlapped_by(merged),
-            }
     }
 
     /// The nameless roots that another root follows, found whatever follows that root (or
@@ -291,116 +171,4 @@ impl PatternPass<'_, '_, '_> {
         }
         accepted
     }
-}
-
-/// A candidate of [`PatternPass::decide_homes_left_to_right`], by its index in its list.
-#[derive(Clone, Copy)]
-enum LeftToRight {
-    UrlHome(usize),
-    AfterColon(usize),
-}
-
-/// The spans taken so far by a sweep from left to right, in order of their start, with
-/// the farthest end among each prefix, so that whether one of them overlaps a range is a
-/// binary search.
-#[derive(Default)]
-struct TakenSoFar {
-    spans: Vec<Span>,
-    /// `ends_max[i]`: the farthest end among `spans[..=i]`.
-    ends_max: Vec<usize>,
-}
-
-impl TakenSoFar {
-    /// Adds a span starting at or after every span added before.
-    fn push(&mut self, span: Span) {
-        debug_assert!(
-            self.spans
-                .last()
-                .is_none_or(|last| last.start <= span.start)
-        );
-        let end_max = self
-            .ends_max
-            .last()
-            .map_or(span.end, |&end| end.max(span.end));
-        self.spans.push(span);
-        self.ends_max.push(end_max);
-    }
-
-    /// Whether a span taken so far overlaps `start..end`.
-    fn overlaps(&self, start: usize, end: usize) -> bool {
-        let before_end = self.spans.partition_point(|span| span.start < end);
-        before_end > 0 && self.ends_max[before_end - 1] > start
-    }
-}
-
-/// The candidates decided at the end, as [`PatternPass::finish`] goes: the spans so far,
-/// and in window mode what each decision depended on.
-struct Decisions {
-    /// Every span taken so far, merged.
-    merged: Vec<Span>,
-    /// Window mode: the candidates taken.
-    decided: Vec<Decision>,
-    /// Window mode: every candidate decided, taken or not.
-    deferred: Vec<Deferred>,
-    /// Window mode: the spans taken whose name runs past the window.
-    growing: Vec<TakenGrowth>,
-    windowed: bool,
-}
-
-impl Decisions {
-    /// A candidate starting at `start` was decided from the spans before `depends_until`.
-    fn defer(&mut self, start: usize, depends_until: usize) {
-        if self.windowed {
-            self.deferred.push(Deferred {
-                start,
-                depends_until,
-            });
-        }
-    }
-
-    /// A candidate of `rule` found at `anchor` was taken with `span`.
-    fn decide(&mut self, span: Span, anchor: usize, rule: Rule, depends_until: usize) {
-        self.push(span, anchor, rule, depends_until, false);
-    }
-
-    /// A home of the left-to-right sweep found at `anchor` was taken with `span`.
-    fn decide_swept(&mut self, span: Span, anchor: usize, depends_until: usize) {
-        self.push(span, anchor, Rule::HomePath, depends_until, true);
-    }
-
-    fn push(&mut self, span: Span, anchor: usize, rule: Rule, depends_until: usize, swept: bool) {
-        if self.windowed {
-            self.decided.push(Decision {
-                span,
-                anchor,
-                rule,
-                depends_until,
-                swept,
-            });
-        }
-    }
-
-    /// A home taken from `anchor` grows as `growth` says, if it does.
-    fn grows(&mut self, anchor: usize, growth: Option<Growth>) {
-        if let Some(growth) = growth.filter(|_| self.windowed) {
-            self.growing.push(TakenGrowth { anchor, growth });
-        }
-    }
-
-    /// Counts the spans taken for `rule` and merges them in.
-    fn take_all(&mut self, taken: Vec<Span>, rule: Rule, counts: &mut [u64; Rule::COUNT]) {
-        if taken.is_empty() {
-            return;
-        }
-        counts[rule.index()] += taken.len() as u64;
-        let merged = std::mem::take(&mut self.merged);
-        self.merged = merge(merged.into_iter().chain(taken).collect());
-    }
-}
-
-/// A span taken at the end whose name runs past the window: how it grows from its anchor.
-struct TakenGrowth {
-    /// Where the home anchor was found.
-    anchor: usize,
-    growth: Growth,
 }

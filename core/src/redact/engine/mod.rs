@@ -22,15 +22,18 @@
 //! everything is final (`window` describes the contract).
 //!
 //! The pass's parts: [`pass`] scans the anchors and verifies each with its rule (steps 2
-//! and 3), [`decide`] decides the candidates that depend on other spans (step 4),
-//! [`homes`] holds the home candidates those decisions read, and [`windowed`] the
+//! and 3), [`decide`] decides the candidates that depend on other spans (step 4), the
+//! homes of R27 first in the left-to-right [`sweep`]; [`decisions`] records what those
+//! decisions took, [`homes`] holds the home candidates they read, and [`windowed`] the
 //! bookkeeping of a window.
 //!
 //! [`Verdict`]: super::growth::Verdict
 
 mod decide;
+mod decisions;
 mod homes;
 mod pass;
+mod sweep;
 mod windowed;
 
 use pass::PatternPass;
