@@ -1,8 +1,6 @@
 //! What the decisions at the end record (R25, R27): every span taken so far, merged, and
 //! in window mode what each decision depended on, so that the window knows how far it is
 //! final.
-//!
-//! [`PatternPass::finish`]: super::pass::PatternPass::finish
 
 use super::windowed::{Decision, Deferred};
 use crate::redact::Rule;
@@ -11,6 +9,8 @@ use crate::redact::span::{Span, merge};
 
 /// The candidates decided at the end, as [`PatternPass::finish`] goes: the spans so far,
 /// and in window mode what each decision depended on.
+///
+/// [`PatternPass::finish`]: super::pass::PatternPass::finish
 pub(super) struct Decisions {
     /// Every span taken so far, merged.
     pub(super) merged: Vec<Span>,
