@@ -21,12 +21,11 @@ use crate::redact::work::Work;
 /// The state of the pattern rules during one scan.
 pub(super) struct PatternPass<'s, 't, 'w> {
     pub(super) context: Context<'t>,
-    pub(super) anchors: &'s AnchorScanner,
-    /// The seeded bugs of SPEC §11; empty outside the simulator.
+    anchors: &'s AnchorScanner,
     /// The configured values' spans when they were found before the scan (sorted, merged).
-    pub(super) upfront: Vec<Span>,
+    upfront: Vec<Span>,
     /// How many of `upfront` are in `spans`.
-    pub(super) upfront_pushed: usize,
+    upfront_pushed: usize,
     /// The spans of every pattern rule that needs nothing else to decide, about in order.
     pub(super) spans: Vec<Span>,
     /// The configured values' spans, merged as they arrive (in order of their start), so
@@ -41,14 +40,14 @@ pub(super) struct PatternPass<'s, 't, 'w> {
     pub(super) covered_until: [usize; Rule::COUNT],
     /// Spans found per rule.
     pub(super) counts: [u64; Rule::COUNT],
-    pub(super) runs: RunCache,
-    pub(super) pem_ends: PemEnds,
+    runs: RunCache,
+    pem_ends: PemEnds,
     /// Window mode only.
     pub(super) window: Option<&'w mut Window>,
     /// Candidates found before this position were decided by earlier windows.
-    pub(super) from: usize,
+    from: usize,
     /// The URL a home root may lie in (R27).
-    pub(super) url: home::UrlRun,
+    url: home::UrlRun,
     /// Home paths in a URL's path, kept only if a span covers part of that URL's
     /// `scheme://`.
     pub(super) url_homes: Vec<UrlHome>,

@@ -15,7 +15,7 @@ pub(super) struct Window {
     pub(super) from: usize,
     pub(super) last: bool,
     /// The view's length.
-    pub(super) end: usize,
+    end: usize,
     /// Everything that may still change starts at or after this view position.
     pub(super) settled: usize,
     /// The span open at `from`, in view positions.
@@ -27,10 +27,10 @@ pub(super) struct Window {
     /// The settled spans of pattern rules (for `covered_until`).
     pub(super) ends: Vec<SpanEnd>,
     /// The counted pattern candidates.
-    pub(super) tallies: Vec<Tally>,
+    tallies: Vec<Tally>,
     /// Spans that start after their anchor (a URL's password, after its `://`).
-    pub(super) late: Vec<LateStart>,
-    pub(super) count: bool,
+    late: Vec<LateStart>,
+    count: bool,
 }
 
 /// Where the settled span of a pattern rule ends.
@@ -45,20 +45,20 @@ pub(super) struct SpanEnd {
 
 /// A counted pattern candidate.
 #[derive(Clone, Copy)]
-pub(super) struct Tally {
+struct Tally {
     /// Where it was found.
-    pub(super) anchor: usize,
-    pub(super) rule: Rule,
+    anchor: usize,
+    rule: Rule,
 }
 
 /// A span that starts after the anchor its candidate was found at.
 #[derive(Clone, Copy)]
-pub(super) struct LateStart {
+struct LateStart {
     /// Where its candidate was found.
-    pub(super) anchor: usize,
+    anchor: usize,
     /// The span's start.
-    pub(super) start: usize,
-    pub(super) rule: Rule,
+    start: usize,
+    rule: Rule,
 }
 
 /// A span that exists whatever follows but may grow.
@@ -271,7 +271,7 @@ impl Window {
         });
     }
 
-    pub(super) fn unsettle(&mut self, position: usize) {
+    fn unsettle(&mut self, position: usize) {
         self.settled = self.settled.min(position);
     }
 
