@@ -131,9 +131,9 @@
 //!   `Bearer x=bearer x=bearer …` is decided link by link;
 //! - a user name's further words add at most 64 bytes; a home in a URL's path or after a
 //!   `:` is decided from what precedes it, never from where its name ends, and its span
-//!   grows with the name when taken (`engine::PatternPass::home_path`); a root followed by
-//!   another root is taken whatever that root's decision, so `/home//home//home/…` is
-//!   decided root by root;
+//!   grows with the name when taken (`engine::pass::PatternPass::home_path`); a root
+//!   followed by another root is taken whatever that root's decision, so
+//!   `/home//home//home/…` is decided root by root;
 //! - a run of more than 16 invisible characters stays in the R28 view
 //!   (`invisible::INVISIBLE_RUN_MAX`), so the view of a window is known once the run ends
 //!   or passes the bound (a window never ends inside a run whose fate is open:

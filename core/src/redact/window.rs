@@ -133,11 +133,20 @@ pub(crate) struct Frame {
     /// look-behind.
     pub(crate) carried: Vec<Span>,
     /// The spans still growing at `from`, each to be read on from there.
-    pub(crate) resumes: Vec<(Rule, Tail)>,
+    pub(crate) resumes: Vec<Resume>,
     /// How many bytes of look-behind the next window needs.
     pub(crate) context_len: usize,
     /// Whether to count the candidates per rule.
     pub(crate) count: bool,
+}
+
+/// A span still growing where a window starts: read on from there by [`Tail::resume`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Resume {
+    /// The rule of the span.
+    pub(crate) rule: Rule,
+    /// How the span goes on.
+    pub(crate) tail: Tail,
 }
 
 /// What one window settled, in buffer positions.
@@ -151,7 +160,7 @@ pub(crate) struct Settled {
     /// Per rule, where the last span of a candidate found before `until` ends.
     pub(crate) covered_until: [usize; Rule::COUNT],
     /// The spans still growing at `until`.
-    pub(crate) resumes: Vec<(Rule, Tail)>,
+    pub(crate) resumes: Vec<Resume>,
     /// The candidates found in `from..until`, per rule (when counting).
     pub(crate) counts: [u64; Rule::COUNT],
     /// The view of the last `context_len` bytes (at most) before `until`: the next window's
