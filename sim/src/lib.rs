@@ -23,6 +23,7 @@ pub mod catalogue;
 pub mod cli;
 pub mod generate;
 pub mod oracle;
+pub mod protocol;
 pub mod rng;
 pub mod scenario;
 pub mod schema;
