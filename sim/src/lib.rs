@@ -22,6 +22,7 @@ pub mod campaign;
 pub mod catalogue;
 pub mod cli;
 pub mod generate;
+pub mod host;
 pub mod oracle;
 pub mod protocol;
 pub mod rng;

@@ -1,0 +1,646 @@
+//! ward's own core behind the protocol (SPEC §15 P5): the runtime `ward serve` speaks for.
+//!
+//! The core runs unchanged on a current-thread tokio runtime whose clock is paused and moves
+//! only on `advance`. Everything ward plays reaches it through proxies that report to ward
+//! and wait for its answer:
+//!
+//! - the provider ([`HostProvider`]): each request is a `modelRequest`, answered by
+//!   `modelReply` or `modelError`;
+//! - every tool body ([`ProxyBody`]): a `bodyStart`, answered by `bodyResult` or `bodyPanic`.
+//!   `ask_user` keeps the core's own body, whose question goes to the user ([`HostUser`]) as a
+//!   `question`, answered by `answer`: waiting for the user is the runtime's to pause its
+//!   deadline for (R19);
+//! - the chart. ward's chart is the state, so the core's chart is a mirror whose only use is
+//!   the core's own transaction around a write (R9): a body ward reports `changed` changes the
+//!   mirror, so the core's commit reports `stateChanged` and its rollback undoes the mark; a
+//!   failed write whose mark the core rolled back is reported to ward as a `rollback` before
+//!   the call's `tool.finished`.
+//!
+//! "Nothing more can run" is found by polling the run with a waker that notes every wake: the
+//! run is polled, the runtime's driver is turned once at the same instant (firing the timers
+//! due now), and the run is polled again while anything woke it. `advance` lets the paused
+//! clock jump to the earliest of the core's timers and the target instant, as tokio's
+//! auto-advance does when every task waits.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::task::AtomicWaker;
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+use ward_core::chart::tools::{CatalogueOptions, register_tools};
+use ward_core::chart::{ChartState, SharedChart};
+use ward_core::deadline::CancelToken;
+use ward_core::driver::{
+    Limits, RunOptions, RunOutcome, RunReport, Session, StartError, StartRunInput,
+};
+use ward_core::envelope::ToolError;
+use ward_core::events::{Event, EventKind, EventSink};
+use ward_core::fault::FaultSet;
+use ward_core::provider::{
+    Provider, ProviderError, ProviderErrorKind, ProviderReply, ProviderRequest,
+};
+use ward_core::registry::{Registry, RegistryBuilder};
+use ward_core::session::{Message, SessionStore};
+use ward_core::tool::{ToolBody, ToolContext, ToolMeta, UserResponder};
+
+use crate::protocol::{
+    BodyOutcome, FromAdapter, ProviderFailure, RunEndOutcome, RuntimeId, StartRun, ToAdapter,
+    ToolDescription, VERSION, WireLimits,
+};
+
+/// The rules ward's core claims: every rule of the SPEC a runtime keeps (P2).
+pub const CLAIMS: &[&str] = &[
+    "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15",
+    "R16", "R17", "R18", "R19", "R20", "R21", "R22", "R23", "R24", "R25", "R26", "R27", "R28",
+    "R29",
+];
+
+/// A misuse of the protocol by ward's side, as the host reports it (the adapter's side of P6).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct HostError(pub String);
+
+/// ward's core as a runtime behind the protocol.
+pub struct CoreHost {
+    runtime: tokio::runtime::Runtime,
+    faults: FaultSet,
+    shared: Arc<Mutex<Shared>>,
+    registry: Option<Registry>,
+    sessions: BTreeMap<String, Session<HostStore>>,
+    run: Option<RunFuture>,
+    cancel: Option<CancelToken>,
+    origin: Instant,
+    wake: Arc<WakeFlag>,
+}
+
+type RunFuture = Pin<Box<dyn Future<Output = (String, Session<HostStore>, RunResult)>>>;
+type RunResult = Result<RunReport, StartError>;
+
+/// What the proxies and the host share: the messages to report, and the answers awaited.
+#[derive(Default)]
+struct Shared {
+    outbox: Vec<FromAdapter>,
+    requests: BTreeMap<String, oneshot::Sender<Result<ProviderReply, ProviderError>>>,
+    bodies: BTreeMap<String, oneshot::Sender<BodyReply>>,
+    questions: BTreeMap<String, oneshot::Sender<Option<String>>>,
+    /// `ask_user` bodies waiting to ask, oldest first.
+    asking: VecDeque<String>,
+    /// Failed writes ward reported `changed`, by (index, call id): the body and the mirror's
+    /// state before it, to tell whether the core rolled the write back.
+    failed_writes: BTreeMap<(usize, String), (String, Arc<ChartState>)>,
+    next_request: u64,
+    next_body: u64,
+    next_question: u64,
+}
+
+enum BodyReply {
+    Result { result: BodyOutcome, changed: bool },
+    Panic,
+}
+
+/// The payload of a body ward made panic.
+#[derive(Debug)]
+struct ProxiedPanic;
+
+#[cfg(test)]
+mod tests;
+
+fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
+    shared
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl CoreHost {
+    /// A host with `faults` on in every run (a seeded bug for the conformance of the bug
+    /// catalogue through the protocol).
+    pub fn new(faults: FaultSet) -> Result<CoreHost, HostError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .map_err(|error| HostError(format!("no tokio runtime: {error}")))?;
+        let origin = runtime.block_on(async { Instant::now() });
+        Ok(CoreHost {
+            runtime,
+            faults,
+            shared: Arc::default(),
+            registry: None,
+            sessions: BTreeMap::new(),
+            run: None,
+            cancel: None,
+            origin,
+            wake: Arc::new(WakeFlag::default()),
+        })
+    }
+
+    /// Handles one message from ward: everything the core did in answer, ending with `idle`.
+    pub fn handle(&mut self, message: ToAdapter) -> Result<Vec<FromAdapter>, HostError> {
+        match message {
+            ToAdapter::Hello { protocol } => {
+                if protocol != VERSION {
+                    return Err(HostError(format!("protocol {protocol} is not {VERSION}")));
+                }
+                return Ok(vec![FromAdapter::Ready {
+                    protocol: VERSION,
+                    runtime: RuntimeId {
+                        name: "ward-core".to_owned(),
+                        version: env!("CARGO_PKG_VERSION").to_owned(),
+                    },
+                    claims: CLAIMS.iter().map(|&rule| rule.to_owned()).collect(),
+                    notes: BTreeMap::new(),
+                }]);
+            }
+            ToAdapter::Reset { seed: _, tools } => self.reset(&tools)?,
+            ToAdapter::StartRun(start) => self.start_run(start)?,
+            ToAdapter::Advance { to_ms } => self.advance(to_ms)?,
+            ToAdapter::ModelReply {
+                request_id,
+                text,
+                calls,
+            } => {
+                let reply = ProviderReply {
+                    text,
+                    calls: calls.into(),
+                };
+                self.answer_request(&request_id, Ok(reply))?;
+            }
+            ToAdapter::ModelError {
+                request_id,
+                kind,
+                message,
+                retry_after_ms,
+            } => {
+                let error = ProviderError {
+                    kind: provider_kind(kind),
+                    message,
+                    retry_after_ms,
+                };
+                self.answer_request(&request_id, Err(error))?;
+            }
+            ToAdapter::BodyResult {
+                body_id,
+                result,
+                changed,
+            } => self.answer_body(&body_id, BodyReply::Result { result, changed })?,
+            ToAdapter::BodyPanic { body_id } => self.answer_body(&body_id, BodyReply::Panic)?,
+            ToAdapter::Answer { question_id, text } => {
+                let sender = lock(&self.shared).questions.remove(&question_id);
+                let sender =
+                    sender.ok_or_else(|| HostError(format!("no question {question_id}")))?;
+                let _ = sender.send(text);
+            }
+            ToAdapter::Cancel => {
+                if let Some(cancel) = &self.cancel {
+                    cancel.cancel();
+                }
+            }
+        }
+        self.settle();
+        let mut out = std::mem::take(&mut lock(&self.shared).outbox);
+        out.push(FromAdapter::Idle {
+            at_ms: self.now_ms(),
+            next_timer_ms: None,
+        });
+        Ok(out)
+    }
+
+    fn now_ms(&self) -> u64 {
+        let now = self.runtime.block_on(async { Instant::now() });
+        u64::try_from((now - self.origin).as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn reset(&mut self, tools: &[ToolDescription]) -> Result<(), HostError> {
+        self.run = None;
+        self.cancel = None;
+        self.sessions.clear();
+        *lock(&self.shared) = Shared::default();
+        self.origin = self.runtime.block_on(async { Instant::now() });
+        let code_interpreter = tools.iter().any(|tool| tool.name == "code_interpreter");
+        let registry = proxied_registry(code_interpreter, &self.shared);
+        let registered: Vec<ToolDescription> =
+            registry.tools().map(|tool| describe(tool.meta())).collect();
+        if registered != tools {
+            return Err(HostError(
+                "the catalogue differs from the chart catalogue ward's core registers".to_owned(),
+            ));
+        }
+        self.registry = Some(registry);
+        Ok(())
+    }
+
+    fn start_run(&mut self, start: StartRun) -> Result<(), HostError> {
+        if self.run.is_some() {
+            return Err(HostError("a run is already going".to_owned()));
+        }
+        let registry = self
+            .registry
+            .clone()
+            .ok_or_else(|| HostError("no reset".to_owned()))?;
+        let name = start.session.clone();
+        let mut session = self.sessions.remove(&name).unwrap_or_else(|| {
+            Session::new(
+                name.clone(),
+                registry,
+                SharedChart::new(0),
+                HostStore {
+                    messages: Vec::new(),
+                    shared: Arc::clone(&self.shared),
+                },
+            )
+        });
+        let cancel = CancelToken::new();
+        self.cancel = Some(cancel.clone());
+        let options = RunOptions {
+            faults: self.faults,
+            cancel: Some(cancel),
+            user: Arc::new(HostUser {
+                shared: Arc::clone(&self.shared),
+            }),
+            extension: None,
+        };
+        let input = start_input(start);
+        let shared = Arc::clone(&self.shared);
+        self.run = Some(Box::pin(async move {
+            let mut provider = HostProvider {
+                shared: Arc::clone(&shared),
+            };
+            let mut events = HostEvents {
+                shared,
+                chart: session.chart().clone(),
+            };
+            let result = session
+                .run(input, &mut provider, &mut events, options)
+                .await;
+            (name, session, result)
+        }));
+        Ok(())
+    }
+
+    fn answer_request(
+        &mut self,
+        id: &str,
+        answer: Result<ProviderReply, ProviderError>,
+    ) -> Result<(), HostError> {
+        let sender = lock(&self.shared).requests.remove(id);
+        let sender = sender.ok_or_else(|| HostError(format!("no request {id}")))?;
+        // A request the core gave up on (a timeout, a stop) has dropped its receiver.
+        let _ = sender.send(answer);
+        Ok(())
+    }
+
+    fn answer_body(&mut self, id: &str, reply: BodyReply) -> Result<(), HostError> {
+        let sender = lock(&self.shared).bodies.remove(id);
+        let sender = sender.ok_or_else(|| HostError(format!("no body {id}")))?;
+        let _ = sender.send(reply);
+        Ok(())
+    }
+
+    /// Moves the clock to the earliest of the core's next timer and `to_ms`.
+    fn advance(&mut self, to_ms: u64) -> Result<(), HostError> {
+        let now = self.now_ms();
+        if to_ms < now {
+            return Err(HostError(format!("advance to {to_ms} ms, before {now} ms")));
+        }
+        let target = self.origin + Duration::from_millis(to_ms);
+        let wake = Arc::clone(&self.wake);
+        self.runtime.block_on(async move {
+            let deadline = tokio::time::sleep_until(target);
+            tokio::pin!(deadline);
+            std::future::poll_fn(|cx| {
+                wake.outer.register(cx.waker());
+                if wake.woken.load(Ordering::SeqCst) || deadline.as_mut().poll(cx).is_ready() {
+                    Poll::Ready(())
+                } else {
+                    Poll::Pending
+                }
+            })
+            .await;
+        });
+        Ok(())
+    }
+
+    /// Runs the core until nothing more can run at this instant.
+    fn settle(&mut self) {
+        let Some(mut run) = self.run.take() else {
+            return;
+        };
+        let waker = Waker::from(Arc::clone(&self.wake));
+        let wake = Arc::clone(&self.wake);
+        let finished = self.runtime.block_on(async {
+            loop {
+                wake.woken.store(false, Ordering::SeqCst);
+                let mut context = Context::from_waker(&waker);
+                if let Poll::Ready(done) = run.as_mut().poll(&mut context) {
+                    return Some(done);
+                }
+                tokio::task::yield_now().await;
+                if !wake.woken.load(Ordering::SeqCst) {
+                    return None;
+                }
+            }
+        });
+        match finished {
+            None => self.run = Some(run),
+            Some((name, session, result)) => {
+                self.cancel = None;
+                self.sessions.insert(name, session);
+                lock(&self.shared).outbox.push(run_end(result));
+            }
+        }
+    }
+}
+
+/// Notes that the run was woken, and wakes the host's own task.
+#[derive(Default)]
+struct WakeFlag {
+    woken: AtomicBool,
+    outer: AtomicWaker,
+}
+
+impl Wake for WakeFlag {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::SeqCst);
+        self.outer.wake();
+    }
+}
+
+fn provider_kind(kind: ProviderFailure) -> ProviderErrorKind {
+    match kind {
+        ProviderFailure::Authentication => ProviderErrorKind::Authentication,
+        ProviderFailure::Permission => ProviderErrorKind::Permission,
+        ProviderFailure::ModelNotFound => ProviderErrorKind::ModelNotFound,
+        ProviderFailure::RateLimited => ProviderErrorKind::RateLimited,
+        ProviderFailure::Unavailable => ProviderErrorKind::Unavailable,
+        ProviderFailure::Timeout => ProviderErrorKind::Timeout,
+        ProviderFailure::MalformedResponse => ProviderErrorKind::MalformedResponse,
+    }
+}
+
+/// A tool as `reset` describes it.
+pub fn describe(meta: &ToolMeta) -> ToolDescription {
+    ToolDescription {
+        name: meta.name().to_owned(),
+        label: meta.label().to_owned(),
+        description: meta.description().to_owned(),
+        parameters: meta.parameters().clone(),
+        safety: meta.safety(),
+        execution_mode: meta.execution_mode(),
+    }
+}
+
+fn limit_u32(value: u64) -> u32 {
+    u32::try_from(value).unwrap_or(u32::MAX)
+}
+
+fn start_input(start: StartRun) -> StartRunInput {
+    let WireLimits {
+        turns_max,
+        calls_per_batch_max,
+        provider_timeout_ms,
+        inactivity_timeout_ms,
+        provider_retries_max,
+    } = start.limits;
+    StartRunInput {
+        prompt: start.prompt,
+        read_only: start.read_only,
+        disabled_tools: start.disabled_tools.into_iter().collect(),
+        secrets: start.secrets,
+        limits: Limits {
+            turns_max: limit_u32(turns_max),
+            calls_per_batch_max: limit_u32(calls_per_batch_max),
+            provider_timeout_ms,
+            inactivity_timeout_ms,
+            provider_retries_max: limit_u32(provider_retries_max),
+        },
+    }
+}
+
+fn run_end(result: RunResult) -> FromAdapter {
+    match result {
+        Ok(report) => {
+            let (outcome, code) = match report.outcome {
+                RunOutcome::Completed { .. } => (RunEndOutcome::Completed, None),
+                RunOutcome::Failed { error } => (RunEndOutcome::Failed, Some(error.code)),
+                RunOutcome::Cancelled => (RunEndOutcome::Cancelled, None),
+            };
+            FromAdapter::RunEnd {
+                outcome,
+                code,
+                batches: u64::from(report.batches),
+                calls: u64::from(report.calls),
+            }
+        }
+        Err(error) => FromAdapter::StartError {
+            message: error.to_string(),
+        },
+    }
+}
+
+/// The chart catalogue with every body but `ask_user`'s replaced by a proxy to ward.
+fn proxied_registry(code_interpreter: bool, shared: &Arc<Mutex<Shared>>) -> Registry {
+    let mut builder = RegistryBuilder::new();
+    register_tools(&mut builder, CatalogueOptions { code_interpreter })
+        .expect("the built-in catalogue registers");
+    builder.wrap_bodies(|meta: &ToolMeta, inner| {
+        Arc::new(ProxyBody {
+            asks: (meta.name() == "ask_user").then_some(inner),
+            shared: Arc::clone(shared),
+        })
+    });
+    builder.build()
+}
+
+/// A tool body ward plays (or, for `ask_user`, the core's own body, reported).
+struct ProxyBody {
+    asks: Option<Arc<dyn ToolBody>>,
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl ToolBody for ProxyBody {
+    fn call<'a>(
+        &'a self,
+        context: &'a ToolContext,
+        input: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let (body_id, receiver) = {
+                let mut shared = lock(&self.shared);
+                let body_id = format!("b{}", shared.next_body);
+                shared.next_body += 1;
+                shared.outbox.push(FromAdapter::BodyStart {
+                    body_id: body_id.clone(),
+                    call_id: context.call_id().to_owned(),
+                    index: context.call_index() as u64,
+                    tool: context.tool_name().to_owned(),
+                    input: input.clone(),
+                });
+                if self.asks.is_some() {
+                    shared.asking.push_back(body_id.clone());
+                    (body_id, None)
+                } else {
+                    let (sender, receiver) = oneshot::channel();
+                    shared.bodies.insert(body_id.clone(), sender);
+                    (body_id, Some(receiver))
+                }
+            };
+            if let Some(inner) = &self.asks {
+                return inner.call(context, input).await;
+            }
+            let reply = match receiver {
+                Some(receiver) => receiver.await.ok(),
+                None => None,
+            };
+            match reply {
+                None | Some(BodyReply::Panic) => std::panic::resume_unwind(Box::new(ProxiedPanic)),
+                Some(BodyReply::Result { result, changed }) => {
+                    let chart = context.chart();
+                    let before = chart.snapshot_shared();
+                    if changed {
+                        chart.update(|state| state.next_id += 1);
+                    }
+                    match result {
+                        BodyOutcome::Data(data) => Ok(data),
+                        BodyOutcome::Error(error) => {
+                            if changed {
+                                let key = (context.call_index(), context.call_id().to_owned());
+                                lock(&self.shared)
+                                    .failed_writes
+                                    .insert(key, (body_id, before));
+                            }
+                            Err(error)
+                        }
+                    }
+                }
+            }
+        })
+    }
+}
+
+/// The provider ward plays.
+struct HostProvider {
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl Provider for HostProvider {
+    fn complete<'a>(
+        &'a mut self,
+        request: ProviderRequest<'a>,
+    ) -> BoxFuture<'a, Result<ProviderReply, ProviderError>> {
+        let receiver = {
+            let mut shared = lock(&self.shared);
+            let request_id = format!("r{}", shared.next_request);
+            shared.next_request += 1;
+            shared.outbox.push(FromAdapter::ModelRequest {
+                request_id: request_id.clone(),
+                system_prompt: request.system_prompt.to_owned(),
+                transcript: request
+                    .transcript
+                    .iter()
+                    .map(|message| (**message).clone())
+                    .collect(),
+                tools: request
+                    .tools
+                    .iter()
+                    .map(|meta| meta.name().to_owned())
+                    .collect(),
+            });
+            let (sender, receiver) = oneshot::channel();
+            shared.requests.insert(request_id, sender);
+            receiver
+        };
+        Box::pin(async move {
+            // ward never drops a request while the run waits on it; if the host is reset, the
+            // run is dropped with it.
+            receiver.await.unwrap_or_else(|_| {
+                Err(ProviderError::new(
+                    ProviderErrorKind::Unavailable,
+                    "the host was reset",
+                ))
+            })
+        })
+    }
+}
+
+/// The user ward plays.
+struct HostUser {
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl UserResponder for HostUser {
+    fn answer<'a>(
+        &'a self,
+        question: &'a str,
+        options: &'a [String],
+    ) -> BoxFuture<'a, Option<String>> {
+        let receiver = {
+            let mut shared = lock(&self.shared);
+            let question_id = format!("q{}", shared.next_question);
+            shared.next_question += 1;
+            let body_id = shared.asking.pop_front().unwrap_or_default();
+            shared.outbox.push(FromAdapter::Question {
+                question_id: question_id.clone(),
+                body_id,
+                question: question.to_owned(),
+                options: options.to_vec(),
+            });
+            let (sender, receiver) = oneshot::channel();
+            shared.questions.insert(question_id, sender);
+            receiver
+        };
+        Box::pin(async move { receiver.await.ok().flatten() })
+    }
+}
+
+/// The events, reported as they are emitted; a failed write the core rolled back is reported
+/// as a `rollback` before its `tool.finished`.
+struct HostEvents {
+    shared: Arc<Mutex<Shared>>,
+    chart: SharedChart,
+}
+
+impl EventSink for HostEvents {
+    fn emit(&mut self, event: Event) {
+        let mut shared = lock(&self.shared);
+        if let EventKind::ToolFinished { index, call_id, .. } = &event.kind {
+            let key = (*index, call_id.to_string());
+            if let Some((body_id, before)) = shared.failed_writes.remove(&key) {
+                if *self.chart.snapshot_shared() == *before {
+                    shared.outbox.push(FromAdapter::Rollback { body_id });
+                }
+            }
+        }
+        shared.outbox.push(FromAdapter::Event { event });
+    }
+}
+
+/// The session store: keeps its messages and reports every append.
+struct HostStore {
+    messages: Vec<Arc<Message>>,
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl SessionStore for HostStore {
+    fn load(&self, _session_id: &str) -> Vec<Arc<Message>> {
+        self.messages.clone()
+    }
+
+    fn append(&mut self, _session_id: &str, message: &Arc<Message>) {
+        lock(&self.shared).outbox.push(FromAdapter::Append {
+            message: (**message).clone(),
+        });
+        self.messages.push(Arc::clone(message));
+    }
+}

@@ -1,0 +1,222 @@
+//! ward's core driven message by message: what it reports, and when time moves.
+
+use serde_json::json;
+use ward_core::tool::ToolCall;
+
+use super::*;
+
+fn catalogue() -> Vec<ToolDescription> {
+    let mut builder = RegistryBuilder::new();
+    register_tools(&mut builder, CatalogueOptions::default()).unwrap();
+    builder
+        .build()
+        .tools()
+        .map(|tool| describe(tool.meta()))
+        .collect()
+}
+
+fn limits() -> WireLimits {
+    WireLimits {
+        turns_max: 8,
+        calls_per_batch_max: 32,
+        provider_timeout_ms: 60_000,
+        inactivity_timeout_ms: 120_000,
+        provider_retries_max: 2,
+    }
+}
+
+fn started(host: &mut CoreHost, prompt: &str) -> Vec<FromAdapter> {
+    host.handle(ToAdapter::Hello { protocol: VERSION }).unwrap();
+    let reset = host
+        .handle(ToAdapter::Reset {
+            seed: 3,
+            tools: catalogue(),
+        })
+        .unwrap();
+    assert_eq!(
+        reset,
+        [FromAdapter::Idle {
+            at_ms: 0,
+            next_timer_ms: None
+        }]
+    );
+    host.handle(ToAdapter::StartRun(StartRun {
+        session: "s".to_owned(),
+        prompt: prompt.to_owned(),
+        read_only: false,
+        disabled_tools: Vec::new(),
+        secrets: Vec::new(),
+        limits: limits(),
+    }))
+    .unwrap()
+}
+
+/// The message types of `messages`, events by their own type.
+fn kinds(messages: &[FromAdapter]) -> Vec<String> {
+    messages
+        .iter()
+        .map(|message| match message {
+            FromAdapter::Event { event } => serde_json::to_value(event).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+            other => serde_json::to_value(other).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        })
+        .collect()
+}
+
+fn idle_at(messages: &[FromAdapter]) -> u64 {
+    match messages.last() {
+        Some(FromAdapter::Idle { at_ms, .. }) => *at_ms,
+        other => panic!("no idle at the end: {other:?}"),
+    }
+}
+
+#[test]
+fn a_run_goes_step_by_step_and_every_answer_ends_idle() {
+    let mut host = CoreHost::new(FaultSet::EMPTY).unwrap();
+    let ready = host.handle(ToAdapter::Hello { protocol: VERSION }).unwrap();
+    assert!(
+        matches!(&ready[..], [FromAdapter::Ready { claims, .. }] if claims.len() == CLAIMS.len())
+    );
+    let start = started(&mut host, "List the drawings.");
+    assert_eq!(
+        kinds(&start),
+        [
+            "run.started",
+            "append",
+            "user.message.created",
+            "modelRequest",
+            "idle"
+        ]
+    );
+    let moved = host.handle(ToAdapter::Advance { to_ms: 100 }).unwrap();
+    assert_eq!(kinds(&moved), ["idle"]);
+    assert_eq!(
+        idle_at(&moved),
+        100,
+        "no timer of the core is due before 100 ms"
+    );
+    let batch = host
+        .handle(ToAdapter::ModelReply {
+            request_id: "r0".to_owned(),
+            text: String::new(),
+            calls: vec![ToolCall {
+                id: "call_9".to_owned(),
+                name: "drawings_list".to_owned(),
+                arguments: r#"{"paneId":"main"}"#.to_owned(),
+            }],
+        })
+        .unwrap();
+    assert_eq!(
+        kinds(&batch),
+        [
+            "append",
+            "assistant.message.completed",
+            "tool.started",
+            "bodyStart",
+            "idle"
+        ]
+    );
+    let FromAdapter::BodyStart { body_id, input, .. } = &batch[3] else {
+        panic!("{batch:?}")
+    };
+    assert_eq!(input, &json!({"paneId": "main"}));
+    let result = host
+        .handle(ToAdapter::BodyResult {
+            body_id: body_id.clone(),
+            result: BodyOutcome::Data(json!({"drawings": []})),
+            changed: false,
+        })
+        .unwrap();
+    assert_eq!(
+        kinds(&result),
+        ["tool.finished", "append", "modelRequest", "idle"]
+    );
+    let end = host
+        .handle(ToAdapter::ModelReply {
+            request_id: "r1".to_owned(),
+            text: "Done.".to_owned(),
+            calls: Vec::new(),
+        })
+        .unwrap();
+    assert_eq!(
+        kinds(&end),
+        [
+            "append",
+            "assistant.message.completed",
+            "run.completed",
+            "runEnd",
+            "idle"
+        ]
+    );
+    assert_eq!(idle_at(&end), 100);
+}
+
+#[test]
+fn advance_stops_at_the_cores_own_timers() {
+    let mut host = CoreHost::new(FaultSet::EMPTY).unwrap();
+    started(&mut host, "Hello.");
+    // The request timed out after 60 s: the core's timer fires before the target.
+    let timeout = host.handle(ToAdapter::Advance { to_ms: 500_000 }).unwrap();
+    assert_eq!(idle_at(&timeout), 60_000, "{timeout:?}");
+    // Then the backoff of R18 (1 s), and the retry.
+    let retry = host.handle(ToAdapter::Advance { to_ms: 500_000 }).unwrap();
+    assert_eq!(idle_at(&retry), 61_000, "{retry:?}");
+    assert_eq!(kinds(&retry), ["modelRequest", "idle"]);
+}
+
+#[test]
+fn a_failed_write_the_core_rolls_back_is_reported_before_its_result() {
+    let mut host = CoreHost::new(FaultSet::EMPTY).unwrap();
+    started(&mut host, "Clear the drawings.");
+    let batch = host
+        .handle(ToAdapter::ModelReply {
+            request_id: "r0".to_owned(),
+            text: String::new(),
+            calls: vec![ToolCall {
+                id: "call_9".to_owned(),
+                name: "drawings_clear".to_owned(),
+                arguments: r#"{"paneId":"main"}"#.to_owned(),
+            }],
+        })
+        .unwrap();
+    let Some(FromAdapter::BodyStart { body_id, .. }) = batch
+        .iter()
+        .find(|message| matches!(message, FromAdapter::BodyStart { .. }))
+    else {
+        panic!("{batch:?}")
+    };
+    let failed = host
+        .handle(ToAdapter::BodyResult {
+            body_id: body_id.clone(),
+            result: BodyOutcome::Error(ToolError::domain("TOOL_FAILED", "It failed.", "Retry.")),
+            changed: true,
+        })
+        .unwrap();
+    assert_eq!(kinds(&failed)[..2], ["rollback", "tool.finished"]);
+    let FromAdapter::Event { event } = &failed[1] else {
+        panic!()
+    };
+    let EventKind::ToolFinished { result, .. } = &event.kind else {
+        panic!()
+    };
+    assert!(!result.state_changed);
+}
+
+#[test]
+fn an_answer_to_nothing_is_refused() {
+    let mut host = CoreHost::new(FaultSet::EMPTY).unwrap();
+    started(&mut host, "Hello.");
+    let error = host
+        .handle(ToAdapter::BodyResult {
+            body_id: "b7".to_owned(),
+            result: BodyOutcome::Data(json!(null)),
+            changed: false,
+        })
+        .unwrap_err();
+    assert_eq!(error.0, "no body b7");
+}
