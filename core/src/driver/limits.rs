@@ -100,26 +100,6 @@ impl Default for Limits {
     }
 }
 
-const _: () = {
-    let ranges = [
-        Limits::TURNS_MAX,
-        Limits::CALLS_PER_BATCH_MAX,
-        Limits::PROVIDER_TIMEOUT_MS,
-        Limits::INACTIVITY_TIMEOUT_MS,
-        Limits::PROVIDER_RETRIES_MAX,
-    ];
-    let mut index = 0;
-    while index < ranges.len() {
-        let range = ranges[index];
-        assert!(
-            range.contains(range.default),
-            "a default is inside its range"
-        );
-        assert!(range.max <= u32::MAX as u64, "every range fits a u32 field");
-        index += 1;
-    }
-};
-
 /// A limit outside its range.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{name} is {value}; it must be between {min} and {max}")]
@@ -173,5 +153,18 @@ impl Limits {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_is_inside_its_range_and_every_range_fits_its_field() {
+        for (range, _) in Limits::default().ranges() {
+            assert!(range.contains(range.default), "{}", range.name);
+            assert!(range.max <= u64::from(u32::MAX), "{}", range.name);
+        }
     }
 }
