@@ -108,7 +108,12 @@ impl Engine {
 
     /// Executes and checks `scenario` with `faults` on.
     pub fn check(&self, scenario: &Scenario, faults: FaultSet) -> Checked {
-        let trace = world::execute(&self.world, scenario, faults);
+        self.judge(scenario, world::execute(&self.world, scenario, faults))
+    }
+
+    /// Checks every invariant on a trace of `scenario` however it was executed (in process
+    /// or behind the protocol), and digests it.
+    pub fn judge(&self, scenario: &Scenario, trace: Trace) -> Checked {
         let verdict = self.oracle.check(scenario, &trace);
         let digest = trace::digest(&trace);
         Checked {

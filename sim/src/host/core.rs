@@ -20,7 +20,9 @@
 //! run is polled, the runtime's driver is turned once at the same instant (firing the timers
 //! due now), and the run is polled again while anything woke it. `advance` lets the paused
 //! clock jump to the earliest of the core's timers and the target instant, as tokio's
-//! auto-advance does when every task waits.
+//! auto-advance does when every task waits. When it reaches the target itself, the core is
+//! not polled until ward's next message is handed over: a reply due at the instant of the
+//! core's timeout is then taken, as when both fall due at once in one process.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
@@ -161,7 +163,14 @@ impl CoreHost {
             }
             ToAdapter::Reset { seed: _, tools } => self.reset(&tools)?,
             ToAdapter::StartRun(start) => self.start_run(start)?,
-            ToAdapter::Advance { to_ms } => self.advance(to_ms)?,
+            ToAdapter::Advance { to_ms } => {
+                // Whatever the last advance left due runs first; then, when the clock reaches
+                // the target itself, the timers due there wait for ward's next message.
+                self.settle();
+                if self.advance(to_ms)? {
+                    return Ok(self.report());
+                }
+            }
             ToAdapter::ModelReply {
                 request_id,
                 text,
@@ -205,12 +214,17 @@ impl CoreHost {
             }
         }
         self.settle();
+        Ok(self.report())
+    }
+
+    /// What the core did since the last report, ending with `idle`.
+    fn report(&mut self) -> Vec<FromAdapter> {
         let mut out = std::mem::take(&mut lock(&self.shared).outbox);
         out.push(FromAdapter::Idle {
             at_ms: self.now_ms(),
             next_timer_ms: None,
         });
-        Ok(out)
+        out
     }
 
     fn now_ms(&self) -> u64 {
@@ -304,8 +318,9 @@ impl CoreHost {
         Ok(())
     }
 
-    /// Moves the clock to the earliest of the core's next timer and `to_ms`.
-    fn advance(&mut self, to_ms: u64) -> Result<(), HostError> {
+    /// Moves the clock to the earliest of the core's next timer and `to_ms`; whether it
+    /// reached `to_ms`.
+    fn advance(&mut self, to_ms: u64) -> Result<bool, HostError> {
         let now = self.now_ms();
         if to_ms < now {
             return Err(HostError(format!("advance to {to_ms} ms, before {now} ms")));
@@ -325,7 +340,7 @@ impl CoreHost {
             })
             .await;
         });
-        Ok(())
+        Ok(self.now_ms() == to_ms)
     }
 
     /// Runs the core until nothing more can run at this instant.
@@ -496,13 +511,17 @@ impl ToolBody for ProxyBody {
                     (body_id, Some(receiver))
                 }
             };
+            let abandon = Abandon::new(&self.shared, Waiting::Body(body_id.clone()));
             if let Some(inner) = &self.asks {
-                return inner.call(context, input).await;
+                let result = inner.call(context, input).await;
+                abandon.disarm();
+                return result;
             }
             let reply = match receiver {
                 Some(receiver) => receiver.await.ok(),
                 None => None,
             };
+            abandon.disarm();
             match reply {
                 None | Some(BodyReply::Panic) => std::panic::resume_unwind(Box::new(ProxiedPanic)),
                 Some(BodyReply::Result { result, changed }) => {
@@ -526,6 +545,52 @@ impl ToolBody for ProxyBody {
                 }
             }
         })
+    }
+}
+
+/// What a proxy waits on.
+enum Waiting {
+    Request(String),
+    Body(String),
+}
+
+/// Reports, when dropped before it is disarmed, that the core gave up waiting: the request
+/// or body is abandoned (`modelCancel`, `bodyCancel`) and ward's answer is no longer awaited.
+struct Abandon {
+    shared: Arc<Mutex<Shared>>,
+    waiting: Option<Waiting>,
+}
+
+impl Abandon {
+    fn new(shared: &Arc<Mutex<Shared>>, waiting: Waiting) -> Abandon {
+        Abandon {
+            shared: Arc::clone(shared),
+            waiting: Some(waiting),
+        }
+    }
+
+    fn disarm(mut self) {
+        self.waiting = None;
+    }
+}
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        let Some(waiting) = self.waiting.take() else {
+            return;
+        };
+        let mut shared = lock(&self.shared);
+        let message = match waiting {
+            Waiting::Request(request_id) => {
+                shared.requests.remove(&request_id);
+                FromAdapter::ModelCancel { request_id }
+            }
+            Waiting::Body(body_id) => {
+                shared.bodies.remove(&body_id);
+                FromAdapter::BodyCancel { body_id }
+            }
+        };
+        shared.outbox.push(message);
     }
 }
 
@@ -558,18 +623,24 @@ impl Provider for HostProvider {
                     .collect(),
             });
             let (sender, receiver) = oneshot::channel();
-            shared.requests.insert(request_id, sender);
-            receiver
+            shared.requests.insert(request_id.clone(), sender);
+            (
+                receiver,
+                Abandon::new(&self.shared, Waiting::Request(request_id)),
+            )
         };
         Box::pin(async move {
-            // ward never drops a request while the run waits on it; if the host is reset, the
-            // run is dropped with it.
-            receiver.await.unwrap_or_else(|_| {
+            let (receiver, abandon) = receiver;
+            // ward answers every request it was not told was given up; if the host is reset,
+            // the run is dropped with it.
+            let answer = receiver.await.unwrap_or_else(|_| {
                 Err(ProviderError::new(
                     ProviderErrorKind::Unavailable,
                     "the host was reset",
                 ))
-            })
+            });
+            abandon.disarm();
+            answer
         })
     }
 }

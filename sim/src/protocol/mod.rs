@@ -220,6 +220,11 @@ pub enum FromAdapter {
         /// The offered tools, by name, in the order offered.
         tools: Vec<String>,
     },
+    /// The runtime gives up on a request (its timeout, a stop).
+    ModelCancel {
+        /// The request.
+        request_id: String,
+    },
     /// A tool body starts.
     BodyStart {
         /// Unique within the run.
@@ -232,6 +237,11 @@ pub enum FromAdapter {
         tool: String,
         /// The parsed input the body receives.
         input: Value,
+    },
+    /// The runtime abandons a body (a stop).
+    BodyCancel {
+        /// The body.
+        body_id: String,
     },
     /// The runtime undoes what a failed body changed.
     Rollback {

@@ -156,6 +156,12 @@ fn from_adapter() -> Vec<FromAdapter> {
             tool: "drawing_create".to_owned(),
             input: json!({"paneId": "main"}),
         },
+        FromAdapter::ModelCancel {
+            request_id: "r0".to_owned(),
+        },
+        FromAdapter::BodyCancel {
+            body_id: "b1".to_owned(),
+        },
         FromAdapter::Rollback {
             body_id: "b0".to_owned(),
         },

@@ -36,7 +36,7 @@ pub(super) struct ObservedBody {
 }
 
 /// The behaviour of a tool the run's script says nothing about.
-const PLAIN: ToolBehaviour = ToolBehaviour {
+pub(super) const PLAIN: ToolBehaviour = ToolBehaviour {
     latency_ms: 0,
     effect: Effect::None,
 };

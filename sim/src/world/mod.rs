@@ -20,6 +20,7 @@
 //! All of it lands in one [`Trace`] per run, in the order it happened (`records`).
 
 mod body;
+pub mod lockstep;
 mod provider;
 mod records;
 

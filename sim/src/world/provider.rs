@@ -32,13 +32,13 @@ pub(super) struct SimProvider<'s> {
 }
 
 /// What the provider remembers of a batch it sent: the calls and the fix of each.
-struct Sent {
-    calls: Arc<[ToolCall]>,
-    fixes: Vec<Option<String>>,
+pub(super) struct Sent {
+    pub(super) calls: Arc<[ToolCall]>,
+    pub(super) fixes: Vec<Option<String>>,
 }
 
 /// What the provider says once its script runs out.
-static DONE: LazyLock<Turn> = LazyLock::new(|| Turn {
+pub(super) static DONE: LazyLock<Turn> = LazyLock::new(|| Turn {
     text: "Done.".to_owned(),
     ..Turn::default()
 });
@@ -173,7 +173,11 @@ impl Provider for SimProvider<'_> {
 }
 
 /// The calls a reaction adds, decided only by what the provider received.
-fn react(reaction: Reaction, transcript: &[Arc<Message>], sent: &[Sent]) -> Vec<CallScript> {
+pub(super) fn react(
+    reaction: Reaction,
+    transcript: &[Arc<Message>],
+    sent: &[Sent],
+) -> Vec<CallScript> {
     let last_results = transcript
         .iter()
         .map(|message| &**message)

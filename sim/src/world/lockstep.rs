@@ -1,0 +1,858 @@
+//! Running a scenario against a runtime behind the protocol (SPEC §15, P3): ward plays the
+//! provider, the tool bodies over its own chart, the user, cancellation and time, and records
+//! the same boundary records as in process ([`Record`]).
+//!
+//! ward keeps an agenda of what it has to deliver and when: a reply `delay_ms` after its
+//! request, a body's result `latency_ms` after its start, an answer `delay_ms` after its
+//! question, the cancel at `cancel_at_ms`. Between deliveries it moves the runtime's clock
+//! with `advance`, which stops early at each of the runtime's own timers. Deliveries due at
+//! the same instant go in the order they were scheduled, after the runtime's timers of that
+//! instant.
+//!
+//! A body's work is done when its result is delivered, on ward's chart, inside a checkpoint
+//! that the runtime's `rollback` restores and its `tool.finished` commits (R9: the runtime
+//! undoes a failed write). A request the runtime gave up on (it asked again, or the run
+//! ended) gets no reply, and a body whose call already has its result gets no end: the
+//! runtime dropped them, as a body abandoned by a stop is dropped in process.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use futures::FutureExt;
+use serde_json::{Value, json};
+use ward_core::chart::tools::{CatalogueOptions, register_tools};
+use ward_core::chart::{ChartState, Checkpoint, SharedChart};
+use ward_core::driver::Limits;
+use ward_core::envelope::ToolError;
+use ward_core::events::{Event, EventKind};
+use ward_core::registry::RegistryBuilder;
+use ward_core::session::Message;
+use ward_core::tool::{ToolBody, ToolCall, ToolContext};
+
+use super::body::{PLAIN, injection};
+use super::provider::{DONE, Sent, react};
+use super::records::{Record, RunTrace, Trace};
+use crate::host::core::{CoreHost, describe};
+use crate::protocol::{
+    BodyOutcome, FromAdapter, ProviderFailure, StartRun, ToAdapter, ToolDescription, WireLimits,
+};
+use crate::scenario::{Answer, CallScript, Effect, FailureKind, RunScript, Scenario, Turn};
+
+/// How long ward lets a run go without anything to deliver before it stops moving time:
+/// past every limit a run may be given (R19's longest inactivity timeout, an hour).
+pub const IDLE_HORIZON_MS: u64 = 3_600_000 + 1;
+
+/// A runtime behind the protocol: one message in, everything it did in answer out.
+pub trait Runtime {
+    /// Sends `message` and returns the runtime's answer, ending with `idle`.
+    fn exchange(&mut self, message: ToAdapter) -> Result<Vec<FromAdapter>, Violation>;
+}
+
+/// A breach of the protocol (P6): what was sent and what came back.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("protocol violation: {message}")]
+pub struct Violation {
+    /// What went wrong.
+    pub message: String,
+}
+
+impl Violation {
+    fn new(message: impl Into<String>) -> Violation {
+        Violation {
+            message: message.into(),
+        }
+    }
+}
+
+impl Runtime for CoreHost {
+    fn exchange(&mut self, message: ToAdapter) -> Result<Vec<FromAdapter>, Violation> {
+        self.handle(message)
+            .map_err(|error| Violation::new(error.0))
+    }
+}
+
+/// The chart catalogue's bodies, which ward runs on its own chart, and its descriptions.
+pub struct Bodies {
+    plain: Catalogue,
+    with_code_interpreter: Catalogue,
+}
+
+struct Catalogue {
+    tools: Vec<ToolDescription>,
+    bodies: BTreeMap<String, Arc<dyn ToolBody>>,
+}
+
+impl Catalogue {
+    fn new(code_interpreter: bool) -> Catalogue {
+        let mut builder = RegistryBuilder::new();
+        register_tools(&mut builder, CatalogueOptions { code_interpreter })
+            .expect("the built-in catalogue registers");
+        let mut bodies = BTreeMap::new();
+        builder.wrap_bodies(|meta, inner| {
+            bodies.insert(meta.name().to_owned(), Arc::clone(&inner));
+            inner
+        });
+        let registry = builder.build();
+        Catalogue {
+            tools: registry.tools().map(|tool| describe(tool.meta())).collect(),
+            bodies,
+        }
+    }
+}
+
+impl Bodies {
+    /// The catalogue with and without `code_interpreter`.
+    pub fn new() -> Bodies {
+        Bodies {
+            plain: Catalogue::new(false),
+            with_code_interpreter: Catalogue::new(true),
+        }
+    }
+
+    fn catalogue(&self, code_interpreter: bool) -> &Catalogue {
+        if code_interpreter {
+            &self.with_code_interpreter
+        } else {
+            &self.plain
+        }
+    }
+}
+
+impl Default for Bodies {
+    fn default() -> Self {
+        Bodies::new()
+    }
+}
+
+/// Runs `scenario` against `runtime`.
+pub fn execute(
+    runtime: &mut dyn Runtime,
+    bodies: &Bodies,
+    scenario: &Scenario,
+) -> Result<Trace, Violation> {
+    let catalogue = bodies.catalogue(scenario.code_interpreter);
+    let reset = runtime.exchange(ToAdapter::Reset {
+        seed: scenario.seed.unwrap_or(scenario.chart_seed),
+        tools: catalogue.tools.clone(),
+    })?;
+    let mut now = idle(&reset)?;
+    let secrets: BTreeMap<String, String> = scenario
+        .secrets
+        .iter()
+        .map(|secret| (secret.label.clone(), secret.value.clone()))
+        .collect();
+    let mut trace = Trace::default();
+    for (session_index, session) in scenario.sessions.iter().enumerate() {
+        let chart = SharedChart::new(scenario.chart_seed);
+        for (run_index, script) in session.runs.iter().enumerate() {
+            let mut run = RunDriver {
+                runtime: &mut *runtime,
+                catalogue,
+                secrets: &secrets,
+                script,
+                chart: chart.clone(),
+                trace: RunTrace {
+                    session: session_index,
+                    run: run_index,
+                    ..RunTrace::default()
+                },
+                start_ms: now,
+                now_ms: now,
+                agenda: BTreeMap::new(),
+                scheduled: 0,
+                steps: script.turns.iter(),
+                sent: Vec::new(),
+                last_request: LastRequest::default(),
+                answers: script.answers.iter().cloned().collect(),
+                bodies: BTreeMap::new(),
+                last_state: None,
+                ended: false,
+            };
+            run.run(session_index)?;
+            now = run.now_ms;
+            trace.runs.push(run.trace);
+        }
+        if let Some(last) = trace.runs.last_mut() {
+            while chart.undo() {
+                last.records.push(Record::Undo {
+                    state: chart.snapshot_shared(),
+                });
+            }
+        }
+    }
+    Ok(trace)
+}
+
+fn idle(messages: &[FromAdapter]) -> Result<u64, Violation> {
+    match messages.last() {
+        Some(FromAdapter::Idle { at_ms, .. }) => Ok(*at_ms),
+        _ => Err(Violation::new("an answer that does not end with idle")),
+    }
+}
+
+/// Something ward delivers at an instant.
+enum Delivery {
+    Reply {
+        request_id: String,
+        turn: u32,
+        attempt: u32,
+        step: Turn,
+        calls: Arc<[ToolCall]>,
+    },
+    Body {
+        body_id: String,
+    },
+    Answer {
+        question_id: String,
+        body_id: String,
+        answer: Option<Answer>,
+    },
+    Cancel,
+}
+
+/// The request ward last received, to record the next as a change of it, and the turn and
+/// attempt it was.
+#[derive(Default)]
+struct LastRequest {
+    system_prompt: String,
+    tools: Vec<Arc<str>>,
+    transcript: Vec<Arc<Message>>,
+    turn: Option<(u32, u32)>,
+    /// Whether the last request got a reply (not an error, not dropped).
+    replied: bool,
+    pending: Option<String>,
+}
+
+/// A body ward is playing.
+struct BodyState {
+    call_id: String,
+    index: u64,
+    tool: String,
+    input: Value,
+    /// Set when the body's work is done, until its call's result commits or rolls it back.
+    checkpoint: Option<Checkpoint>,
+    /// Delivered: its end is recorded.
+    ended: bool,
+    /// `ask_user`'s: the runtime's own body, which ward does not play.
+    asks: bool,
+}
+
+struct RunDriver<'r, 'w> {
+    runtime: &'r mut dyn Runtime,
+    catalogue: &'w Catalogue,
+    secrets: &'w BTreeMap<String, String>,
+    script: &'w RunScript,
+    chart: SharedChart,
+    trace: RunTrace,
+    start_ms: u64,
+    now_ms: u64,
+    agenda: BTreeMap<(u64, u64), Delivery>,
+    scheduled: u64,
+    steps: std::slice::Iter<'w, Turn>,
+    sent: Vec<Sent>,
+    last_request: LastRequest,
+    answers: VecDeque<Answer>,
+    bodies: BTreeMap<String, BodyState>,
+    last_state: Option<Arc<ChartState>>,
+    ended: bool,
+}
+
+impl RunDriver<'_, '_> {
+    fn at_ms(&self) -> u64 {
+        self.now_ms - self.start_ms
+    }
+
+    fn record(&mut self, record: Record) {
+        self.trace.records.push(record);
+    }
+
+    fn schedule(&mut self, after_ms: u64, delivery: Delivery) {
+        let key = (self.now_ms.saturating_add(after_ms), self.scheduled);
+        self.scheduled += 1;
+        self.agenda.insert(key, delivery);
+    }
+
+    fn run(&mut self, session_index: usize) -> Result<(), Violation> {
+        let script = self.script;
+        let limits = script.limits.resolve(Limits::default());
+        let start = StartRun {
+            session: format!("session-{session_index}"),
+            prompt: script.prompt.clone(),
+            read_only: script.read_only,
+            disabled_tools: script.disabled_tools.clone(),
+            secrets: script
+                .secrets
+                .iter()
+                .filter_map(|label| self.secrets.get(label).cloned())
+                .collect(),
+            limits: WireLimits {
+                turns_max: u64::from(limits.turns_max),
+                calls_per_batch_max: u64::from(limits.calls_per_batch_max),
+                provider_timeout_ms: limits.provider_timeout_ms,
+                inactivity_timeout_ms: limits.inactivity_timeout_ms,
+                provider_retries_max: u64::from(limits.provider_retries_max),
+            },
+        };
+        if let Some(cancel_at_ms) = script.cancel_at_ms {
+            self.schedule(cancel_at_ms, Delivery::Cancel);
+        }
+        self.send(ToAdapter::StartRun(start))?;
+        while !self.ended {
+            let next = self.agenda.first_key_value().map(|(&(at, _), _)| at);
+            match next {
+                Some(at) if at <= self.now_ms => {
+                    let (_, delivery) = self.agenda.pop_first().expect("a first entry");
+                    self.deliver(delivery)?;
+                }
+                _ => {
+                    let to_ms = next.unwrap_or(self.now_ms + IDLE_HORIZON_MS);
+                    self.send(ToAdapter::Advance { to_ms })?;
+                    if next.is_none() && self.now_ms == to_ms && !self.ended {
+                        // Nothing to deliver, and no timer of the runtime fired in an hour:
+                        // the run never ends (I10 reports it).
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn send(&mut self, message: ToAdapter) -> Result<(), Violation> {
+        let answer = self.runtime.exchange(message)?;
+        let at = idle(&answer)?;
+        if at < self.now_ms {
+            return Err(Violation::new(format!(
+                "idle at {at} ms, before {} ms",
+                self.now_ms
+            )));
+        }
+        self.now_ms = at;
+        for message in answer {
+            self.observe(message)?;
+        }
+        Ok(())
+    }
+
+    fn observe(&mut self, message: FromAdapter) -> Result<(), Violation> {
+        match message {
+            FromAdapter::Idle { .. } => {}
+            FromAdapter::Ready { .. } => return Err(Violation::new("ready out of turn")),
+            FromAdapter::ModelRequest {
+                request_id,
+                system_prompt,
+                transcript,
+                tools,
+            } => self.on_request(request_id, system_prompt, transcript, tools),
+            FromAdapter::BodyStart {
+                body_id,
+                call_id,
+                index,
+                tool,
+                input,
+            } => self.on_body_start(body_id, call_id, index, tool, input)?,
+            FromAdapter::ModelCancel { request_id } => {
+                if self.last_request.pending.as_deref() == Some(request_id.as_str()) {
+                    self.last_request.pending = None;
+                }
+                self.agenda.retain(|_, delivery| {
+                    !matches!(delivery, Delivery::Reply { request_id: id, .. } if *id == request_id)
+                });
+            }
+            FromAdapter::BodyCancel { body_id } => {
+                if let Some(state) = self.bodies.get_mut(&body_id) {
+                    state.ended = true;
+                }
+                self.agenda.retain(|_, delivery| match delivery {
+                    Delivery::Body { body_id: id } | Delivery::Answer { body_id: id, .. } => {
+                        *id != body_id
+                    }
+                    _ => true,
+                });
+            }
+            FromAdapter::Rollback { body_id } => {
+                let state = self.bodies.get_mut(&body_id);
+                let checkpoint = state.and_then(|state| state.checkpoint.take());
+                match checkpoint {
+                    Some(checkpoint) => self.chart.rollback(checkpoint),
+                    None => {
+                        return Err(Violation::new(format!(
+                            "rollback of {body_id}, which changed nothing"
+                        )));
+                    }
+                }
+            }
+            FromAdapter::Question {
+                question_id,
+                body_id,
+                ..
+            } => {
+                // The asking body's latency, then the user's own delay.
+                let latency = self
+                    .bodies
+                    .get(&body_id)
+                    .and_then(|state| self.script.tools.get(state.tool.as_str()))
+                    .map_or(0, |behaviour| behaviour.latency_ms);
+                let answer = self.answers.pop_front();
+                let delay = latency + answer.as_ref().map_or(0, |answer| answer.delay_ms);
+                self.schedule(
+                    delay,
+                    Delivery::Answer {
+                        question_id,
+                        body_id,
+                        answer,
+                    },
+                );
+            }
+            FromAdapter::Event { event } => self.on_event(event),
+            FromAdapter::Append { message } => self.record(Record::Append {
+                message: Arc::new(message),
+            }),
+            FromAdapter::RunEnd {
+                outcome,
+                code,
+                batches,
+                calls,
+            } => {
+                let outcome = match outcome {
+                    crate::protocol::RunEndOutcome::Completed => "run.completed",
+                    crate::protocol::RunEndOutcome::Failed => "run.failed",
+                    crate::protocol::RunEndOutcome::Cancelled => "run.cancelled",
+                };
+                self.record(Record::Report {
+                    outcome,
+                    code,
+                    batches: u32::try_from(batches).unwrap_or(u32::MAX),
+                    calls: u32::try_from(calls).unwrap_or(u32::MAX),
+                });
+                self.end();
+            }
+            FromAdapter::StartError { message } => {
+                self.trace.start_error = Some(message);
+                self.end();
+            }
+        }
+        Ok(())
+    }
+
+    /// The run is over: what ward still had to deliver is dropped, and every write still
+    /// open commits.
+    fn end(&mut self) {
+        self.ended = true;
+        self.agenda.clear();
+        for state in self.bodies.values_mut() {
+            if let Some(checkpoint) = state.checkpoint.take() {
+                self.chart.commit(checkpoint);
+            }
+        }
+    }
+
+    fn on_request(
+        &mut self,
+        request_id: String,
+        system_prompt: String,
+        transcript: Vec<Message>,
+        tools: Vec<String>,
+    ) {
+        // A new request means the runtime gave up on an earlier one still unanswered.
+        if let Some(pending) = self.last_request.pending.take() {
+            self.agenda.retain(|_, delivery| {
+                !matches!(delivery, Delivery::Reply { request_id, .. } if *request_id == pending)
+            });
+        }
+        let (turn, attempt) = match self.last_request.turn {
+            None => (0, 0),
+            Some((turn, _)) if self.last_request.replied => (turn + 1, 0),
+            Some((turn, attempt)) => (turn, attempt + 1),
+        };
+        self.last_request.turn = Some((turn, attempt));
+        self.last_request.replied = false;
+        self.last_request.pending = Some(request_id.clone());
+        let transcript: Vec<Arc<Message>> = transcript.into_iter().map(Arc::new).collect();
+        self.record_request(&system_prompt, &tools, &transcript, turn, attempt);
+        let step = self.steps.next().unwrap_or(&DONE).clone();
+        let reacted: Vec<CallScript> = step
+            .react
+            .iter()
+            .flat_map(|reaction| react(*reaction, &transcript, &self.sent))
+            .collect();
+        let mut fixes = Vec::with_capacity(step.calls.len() + reacted.len());
+        let calls: Arc<[ToolCall]> = step
+            .calls
+            .iter()
+            .chain(&reacted)
+            .map(|call| {
+                fixes.push(call.fix.clone());
+                ToolCall {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                }
+            })
+            .collect();
+        self.sent.push(Sent {
+            calls: Arc::clone(&calls),
+            fixes,
+        });
+        let delay = step.delay_ms;
+        self.schedule(
+            delay,
+            Delivery::Reply {
+                request_id,
+                turn,
+                attempt,
+                step,
+                calls,
+            },
+        );
+    }
+
+    fn record_request(
+        &mut self,
+        system_prompt: &str,
+        tools: &[String],
+        transcript: &[Arc<Message>],
+        turn: u32,
+        attempt: u32,
+    ) {
+        let last = &mut self.last_request;
+        let system_prompt = (system_prompt != last.system_prompt).then(|| system_prompt.to_owned());
+        if let Some(text) = &system_prompt {
+            text.clone_into(&mut last.system_prompt);
+        }
+        let same_tools = tools.len() == last.tools.len()
+            && tools
+                .iter()
+                .zip(&last.tools)
+                .all(|(name, last)| **name == **last);
+        let tools = (!same_tools).then(|| {
+            tools
+                .iter()
+                .map(|name| Arc::from(name.as_str()))
+                .collect::<Vec<Arc<str>>>()
+        });
+        if let Some(names) = &tools {
+            names.clone_into(&mut last.tools);
+        }
+        let kept = transcript
+            .iter()
+            .zip(&last.transcript)
+            .take_while(|(sent, previous)| sent == previous)
+            .count();
+        let appended: Vec<Arc<Message>> = transcript[kept..].to_vec();
+        last.transcript.truncate(kept);
+        last.transcript.extend(appended.iter().cloned());
+        let at_ms = self.at_ms();
+        self.record(Record::Request {
+            at_ms,
+            turn,
+            attempt,
+            system_prompt,
+            tools,
+            kept,
+            appended,
+        });
+    }
+
+    fn on_body_start(
+        &mut self,
+        body_id: String,
+        call_id: String,
+        index: u64,
+        tool: String,
+        input: Value,
+    ) -> Result<(), Violation> {
+        if self.bodies.contains_key(&body_id) {
+            return Err(Violation::new(format!("a second body named {body_id}")));
+        }
+        let at_ms = self.at_ms();
+        self.record(Record::BodyStart {
+            at_ms,
+            index: usize::try_from(index).unwrap_or(usize::MAX),
+            call_id: Arc::from(call_id.as_str()),
+            tool: Arc::from(tool.as_str()),
+            input: input.clone(),
+        });
+        let asks = tool == "ask_user";
+        let latency = self
+            .script
+            .tools
+            .get(tool.as_str())
+            .unwrap_or(&PLAIN)
+            .latency_ms;
+        self.bodies.insert(
+            body_id.clone(),
+            BodyState {
+                call_id,
+                index,
+                tool,
+                input,
+                checkpoint: None,
+                ended: false,
+                asks,
+            },
+        );
+        // `ask_user` is the runtime's own body: it ends when the user answers.
+        if !asks {
+            self.schedule(latency, Delivery::Body { body_id });
+        }
+        Ok(())
+    }
+
+    fn on_event(&mut self, event: Event) {
+        let snapshot = matches!(
+            event.kind,
+            EventKind::ToolStarted { .. } | EventKind::ToolFinished { .. }
+        );
+        if let EventKind::ToolFinished {
+            index,
+            call_id,
+            result,
+            ..
+        } = &event.kind
+        {
+            self.end_asking_body(*index as u64, call_id, result.error_code());
+            self.finish_call(*index as u64, call_id);
+        }
+        let seq = event.seq;
+        self.record(Record::Event(event));
+        if snapshot {
+            let state = self.chart.snapshot_shared();
+            let changed = self.last_state.as_deref() != Some(&*state);
+            if changed {
+                self.last_state = Some(Arc::clone(&state));
+            }
+            self.record(Record::Snapshot {
+                seq,
+                state: changed.then_some(state),
+            });
+        }
+    }
+
+    /// `ask_user`'s body is the runtime's own: it ends with the result its call gets.
+    fn end_asking_body(&mut self, index: u64, call_id: &str, code: Option<&str>) {
+        let asking = self.bodies.iter().find(|(_, state)| {
+            state.index == index && state.call_id == call_id && state.asks && !state.ended
+        });
+        let Some((body_id, _)) = asking else {
+            return;
+        };
+        let body_id = body_id.clone();
+        let outcome = code.map_or(Cow::Borrowed("ok"), |code| Cow::Owned(code.to_owned()));
+        self.end_body(&body_id, outcome);
+    }
+
+    /// A call has its result: its body's write commits, and a body still running for it was
+    /// dropped by the runtime.
+    fn finish_call(&mut self, index: u64, call_id: &str) {
+        let mut dropped = Vec::new();
+        for (body_id, state) in &mut self.bodies {
+            if state.index != index || state.call_id != call_id {
+                continue;
+            }
+            if let Some(checkpoint) = state.checkpoint.take() {
+                self.chart.commit(checkpoint);
+            }
+            if !state.ended {
+                state.ended = true;
+                dropped.push(body_id.clone());
+            }
+        }
+        self.agenda.retain(|_, delivery| {
+            !matches!(delivery, Delivery::Body { body_id } if dropped.contains(body_id))
+        });
+    }
+
+    fn deliver(&mut self, delivery: Delivery) -> Result<(), Violation> {
+        match delivery {
+            Delivery::Cancel => {
+                let at_ms = self.at_ms();
+                self.record(Record::Cancel { at_ms });
+                self.send(ToAdapter::Cancel)
+            }
+            Delivery::Reply {
+                request_id,
+                turn,
+                attempt,
+                step,
+                calls,
+            } => self.deliver_reply(request_id, turn, attempt, &step, calls),
+            Delivery::Answer {
+                question_id,
+                answer,
+                ..
+            } => {
+                let text = answer.and_then(|answer| {
+                    let at_ms = self.at_ms();
+                    self.record(Record::Answer {
+                        at_ms,
+                        answer: answer.text.clone(),
+                    });
+                    Some(answer.text).flatten()
+                });
+                self.send(ToAdapter::Answer { question_id, text })
+            }
+            Delivery::Body { body_id } => self.deliver_body(&body_id),
+        }
+    }
+
+    fn deliver_reply(
+        &mut self,
+        request_id: String,
+        turn: u32,
+        attempt: u32,
+        step: &Turn,
+        calls: Arc<[ToolCall]>,
+    ) -> Result<(), Violation> {
+        self.last_request.pending = None;
+        let at_ms = self.at_ms();
+        if let Some(failure) = &step.error {
+            self.record(Record::Reply {
+                at_ms,
+                turn,
+                attempt,
+                text: String::new(),
+                calls: Arc::default(),
+                error: Some(failure.kind.to_core().code().to_owned()),
+            });
+            let message = match failure
+                .leak
+                .as_ref()
+                .and_then(|label| self.secrets.get(label))
+            {
+                Some(secret) => format!("The provider refused the key {secret}."),
+                None => "The provider refused the request.".to_owned(),
+            };
+            return self.send(ToAdapter::ModelError {
+                request_id,
+                kind: wire_kind(failure.kind),
+                message,
+                retry_after_ms: failure.retry_after_ms,
+            });
+        }
+        self.last_request.replied = true;
+        self.record(Record::Reply {
+            at_ms,
+            turn,
+            attempt,
+            text: step.text.clone(),
+            calls: Arc::clone(&calls),
+            error: None,
+        });
+        self.send(ToAdapter::ModelReply {
+            request_id,
+            text: step.text.clone(),
+            calls: calls.to_vec(),
+        })
+    }
+
+    fn end_body(&mut self, body_id: &str, outcome: Cow<'static, str>) {
+        let Some(state) = self.bodies.get_mut(body_id) else {
+            return;
+        };
+        state.ended = true;
+        let record = Record::BodyEnd {
+            at_ms: self.now_ms - self.start_ms,
+            index: usize::try_from(state.index).unwrap_or(usize::MAX),
+            call_id: Arc::from(state.call_id.as_str()),
+            tool: Arc::from(state.tool.as_str()),
+            outcome,
+        };
+        self.record(record);
+    }
+
+    /// Does a body's work on ward's chart, with the scenario's behaviour, and delivers it.
+    fn deliver_body(&mut self, body_id: &str) -> Result<(), Violation> {
+        let Some(state) = self.bodies.get(body_id) else {
+            return Ok(());
+        };
+        let (script, catalogue) = (self.script, self.catalogue);
+        let (call_id, tool, input) = (
+            state.call_id.clone(),
+            state.tool.clone(),
+            state.input.clone(),
+        );
+        let behaviour = script.tools.get(tool.as_str()).unwrap_or(&PLAIN);
+        if matches!(behaviour.effect, Effect::Panic) {
+            self.end_body(body_id, Cow::Borrowed("panic"));
+            return self.send(ToAdapter::BodyPanic {
+                body_id: body_id.to_owned(),
+            });
+        }
+        let checkpoint = self.chart.begin();
+        let before = self.chart.snapshot_shared();
+        let call = ToolCall {
+            id: call_id,
+            name: tool.clone(),
+            arguments: String::new(),
+        };
+        let context = ToolContext::standalone(self.chart.clone(), &call);
+        let work = || -> Result<Value, ToolError> {
+            let Some(body) = catalogue.bodies.get(tool.as_str()) else {
+                return Err(ToolError::internal());
+            };
+            body.call(&context, input.clone())
+                .now_or_never()
+                .unwrap_or_else(|| Err(ToolError::internal()))
+        };
+        let result = match &behaviour.effect {
+            Effect::Panic => unreachable!("handled above"),
+            Effect::Fail => {
+                let _ = work();
+                Err(failed("The tool failed while running."))
+            }
+            Effect::None => work(),
+            Effect::LeakSecret { label, fail } => {
+                let result = work();
+                let secret = self.secrets.get(label).cloned().unwrap_or_default();
+                if *fail {
+                    Err(failed(&format!(
+                        "The tool failed while connecting with key {secret}."
+                    )))
+                } else {
+                    result.map(|data| json!({"result": data, "debug": format!("connected with key {secret}")}))
+                }
+            }
+            Effect::Inject { tool, arguments } => {
+                work().map(|data| json!({"result": data, "note": injection(tool, arguments)}))
+            }
+        };
+        let changed = *self.chart.snapshot_shared() != *before;
+        if let Some(state) = self.bodies.get_mut(body_id) {
+            state.checkpoint = Some(checkpoint);
+        }
+        self.end_body(
+            body_id,
+            match &result {
+                Ok(_) => Cow::Borrowed("ok"),
+                Err(error) => Cow::Owned(error.code.clone()),
+            },
+        );
+        let result = match result {
+            Ok(data) => BodyOutcome::Data(data),
+            Err(error) => BodyOutcome::Error(error),
+        };
+        self.send(ToAdapter::BodyResult {
+            body_id: body_id.to_owned(),
+            result,
+            changed,
+        })
+    }
+}
+
+fn failed(message: &str) -> ToolError {
+    ToolError::domain("TOOL_FAILED", message, "Retry the call.")
+}
+
+fn wire_kind(kind: FailureKind) -> ProviderFailure {
+    match kind {
+        FailureKind::Authentication => ProviderFailure::Authentication,
+        FailureKind::Permission => ProviderFailure::Permission,
+        FailureKind::ModelNotFound => ProviderFailure::ModelNotFound,
+        FailureKind::RateLimited => ProviderFailure::RateLimited,
+        FailureKind::Unavailable => ProviderFailure::Unavailable,
+        FailureKind::Timeout => ProviderFailure::Timeout,
+        FailureKind::MalformedResponse => ProviderFailure::MalformedResponse,
+    }
+}
