@@ -548,7 +548,10 @@ impl Builder<'_> {
                 FuzzDelay::Long => limits.resolve(DEFAULT_LIMITS).inactivity_timeout_ms + 1,
                 latency => latency.ms(),
             };
-            tools.insert(Arc::from(pick.name()), ToolBehaviour { latency_ms, effect });
+            // `ask_user`'s body is the runtime's own: ward gives it no behaviour.
+            if pick.name() != "ask_user" {
+                tools.insert(Arc::from(pick.name()), ToolBehaviour { latency_ms, effect });
+            }
         }
         let answers = run
             .answers

@@ -4,22 +4,21 @@ use ward_sim::simulate::Engine;
 use ward_sim::world::lockstep::{Bodies, execute};
 
 fn main() {
-    let args: Vec<u64> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().unwrap())
-        .collect();
-    let (from, to) = (args[0], args[1]);
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let (from, to): (u64, u64) = (argv[0].parse().unwrap(), argv[1].parse().unwrap());
+    let bug: Option<ward_core::fault::Fault> = argv.get(2).map(|name| name.parse().unwrap());
+    let faults: FaultSet = bug.into_iter().collect();
     let engine = Engine::new();
     let bodies = Bodies::new();
-    let mut host = CoreHost::new(FaultSet::EMPTY).unwrap();
+    let mut host = CoreHost::new(faults).unwrap();
     let mut failed = 0;
     for seed in from..to {
-        let generated = engine.generate(seed, None);
+        let generated = engine.generate(seed, bug);
         match execute(&mut host, &bodies, &generated.scenario) {
             Err(v) => {
                 println!("seed {seed}: {v}");
                 failed += 1;
-                host = CoreHost::new(FaultSet::EMPTY).unwrap();
+                host = CoreHost::new(faults).unwrap();
             }
             Ok(trace) => {
                 let checked = engine.judge(&generated.scenario, trace);
@@ -28,7 +27,8 @@ fn main() {
                 }
                 if let Some(first) = checked.verdict.violations.first() {
                     failed += 1;
-                    if failed < 15 {
+                    if bug.is_some() { println!("first: seed {seed}: {:?} {:?}", first.invariant, first.breach); return; }
+                    if failed < 40 {
                         println!("seed {seed}: {first:?}");
                     }
                 }

@@ -537,7 +537,7 @@ fn a_bad_scenario_file_is_refused_with_the_pointer_of_the_fault() {
 
 /// Seeds each bug may take before its invariant fires: the default campaign's mix arms every
 /// invariant often enough that this budget is ample (`ward run` prints how often each is armed).
-const SEEDS_PER_BUG_MAX: u64 = 600;
+const SEEDS_PER_BUG_MAX: u64 = 1_000;
 
 #[test]
 fn every_seeded_bug_is_caught_by_its_invariant() {

@@ -32,7 +32,7 @@ impl<'p> Generator<'p> {
                     latency_ms: self.rng.range(1, 40),
                     effect: Effect::None,
                 })?;
-                Some((Arc::clone(&tool.name), behaviour))
+                played(&tool.name).then(|| (Arc::clone(&tool.name), behaviour))
             })
             .collect();
         if self.fire(Misbehaviour::ToolFaults) {
@@ -44,7 +44,10 @@ impl<'p> Generator<'p> {
             let timeout = self.rng.range(1_000, 3_000);
             plan.limits.inactivity_timeout_ms = Some(timeout);
             let slow = Arc::clone(self.rng.pick(&self.catalogue.reads));
-            plan.tools.entry(slow).or_default().latency_ms = timeout + self.rng.range(1, 2_000);
+            let latency_ms = timeout + self.rng.range(1, 2_000);
+            if played(&slow) {
+                plan.tools.entry(slow).or_default().latency_ms = latency_ms;
+            }
         }
         if self.fire(Misbehaviour::FollowInjection) {
             self.injection(plan);
@@ -67,7 +70,9 @@ impl<'p> Generator<'p> {
                     None => Effect::Fail,
                 },
             };
-            plan.tools.entry(name).or_default().effect = effect;
+            if played(&name) {
+                plan.tools.entry(name).or_default().effect = effect;
+            }
         }
         if !plan.read_only {
             let write = self.rng.pick(&[
@@ -114,7 +119,9 @@ impl<'p> Generator<'p> {
         let slow = match self.rng.below(3) {
             0 => {
                 let slow = Arc::clone(&self.rng.pick(&self.catalogue.registered).name);
-                plan.tools.entry(slow).or_default().latency_ms = latency;
+                if played(&slow) {
+                    plan.tools.entry(slow).or_default().latency_ms = latency;
+                }
                 return;
             }
             1 => {
@@ -143,4 +150,11 @@ impl<'p> Generator<'p> {
         // The slow body must do no other work the scenario drew for it.
         plan.tools.entry(slow).or_default().effect = Effect::None;
     }
+}
+
+/// Whether ward plays `tool`'s body, and so gives it a behaviour: every tool's but
+/// `ask_user`'s, which is the runtime's own (it asks the user, and the user's delay is the
+/// answer's).
+fn played(tool: &str) -> bool {
+    tool != "ask_user"
 }

@@ -81,6 +81,9 @@ pub struct CoreHost {
     cancel: Option<CancelToken>,
     origin: Instant,
     wake: Arc<WakeFlag>,
+    /// The proxied catalogue without and with `code_interpreter`, and how `reset` describes
+    /// each, built on first use.
+    registries: [Option<(Registry, Vec<ToolDescription>)>; 2],
 }
 
 type RunFuture = Pin<Box<dyn Future<Output = (String, Session<HostStore>, RunResult)>>>;
@@ -141,6 +144,7 @@ impl CoreHost {
             cancel: None,
             origin,
             wake: Arc::new(WakeFlag::default()),
+            registries: [None, None],
         })
     }
 
@@ -236,12 +240,18 @@ impl CoreHost {
         self.run = None;
         self.cancel = None;
         self.sessions.clear();
+        // The proxies keep their handle on the shared state: it is emptied, not replaced.
         *lock(&self.shared) = Shared::default();
         self.origin = self.runtime.block_on(async { Instant::now() });
         let code_interpreter = tools.iter().any(|tool| tool.name == "code_interpreter");
-        let registry = proxied_registry(code_interpreter, &self.shared);
-        let registered: Vec<ToolDescription> =
-            registry.tools().map(|tool| describe(tool.meta())).collect();
+        let shared = &self.shared;
+        let (registry, registered) = self.registries[usize::from(code_interpreter)]
+            .get_or_insert_with(|| {
+                let registry = proxied_registry(code_interpreter, shared);
+                let registered = registry.tools().map(|tool| describe(tool.meta())).collect();
+                (registry, registered)
+            });
+        let registry = registry.clone();
         if registered != tools {
             return Err(HostError(
                 "the catalogue differs from the chart catalogue ward's core registers".to_owned(),

@@ -168,6 +168,7 @@ pub fn execute(
                 bodies: BTreeMap::new(),
                 last_state: None,
                 ended: false,
+                delivering: None,
             };
             run.run(session_index)?;
             now = run.now_ms;
@@ -256,6 +257,11 @@ struct RunDriver<'r, 'w> {
     bodies: BTreeMap<String, BodyState>,
     last_state: Option<Arc<ChartState>>,
     ended: bool,
+    /// The reply or body end ward recorded for the delivery it is making, by request or
+    /// body id: withdrawn if the runtime answers that delivery by giving up on it (the
+    /// timer of a stop fell due at the same instant and won), as in process a reply or end
+    /// that is never taken is never recorded.
+    delivering: Option<(String, usize)>,
 }
 
 impl RunDriver<'_, '_> {
@@ -353,6 +359,7 @@ impl RunDriver<'_, '_> {
                 input,
             } => self.on_body_start(body_id, call_id, index, tool, input)?,
             FromAdapter::ModelCancel { request_id } => {
+                self.withdraw(&request_id);
                 if self.last_request.pending.as_deref() == Some(request_id.as_str()) {
                     self.last_request.pending = None;
                 }
@@ -361,6 +368,7 @@ impl RunDriver<'_, '_> {
                 });
             }
             FromAdapter::BodyCancel { body_id } => {
+                self.withdraw(&body_id);
                 if let Some(state) = self.bodies.get_mut(&body_id) {
                     state.ended = true;
                 }
@@ -388,14 +396,8 @@ impl RunDriver<'_, '_> {
                 body_id,
                 ..
             } => {
-                // The asking body's latency, then the user's own delay.
-                let latency = self
-                    .bodies
-                    .get(&body_id)
-                    .and_then(|state| self.script.tools.get(state.tool.as_str()))
-                    .map_or(0, |behaviour| behaviour.latency_ms);
                 let answer = self.answers.pop_front();
-                let delay = latency + answer.as_ref().map_or(0, |answer| answer.delay_ms);
+                let delay = answer.as_ref().map_or(0, |answer| answer.delay_ms);
                 self.schedule(
                     delay,
                     Delivery::Answer {
@@ -434,6 +436,30 @@ impl RunDriver<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// Withdraws the record of the delivery being made to `id`, which the runtime gave up.
+    fn withdraw(&mut self, id: &str) {
+        if let Some((delivering, index)) = self.delivering.take() {
+            if delivering == id {
+                self.trace.records.remove(index);
+            } else {
+                self.delivering = Some((delivering, index));
+            }
+        }
+    }
+
+    /// Sends a delivery whose record ward just made (at `index`) for request or body `id`.
+    fn send_delivery(
+        &mut self,
+        id: &str,
+        index: usize,
+        message: ToAdapter,
+    ) -> Result<(), Violation> {
+        self.delivering = Some((id.to_owned(), index));
+        let sent = self.send(message);
+        self.delivering = None;
+        sent
     }
 
     /// The run is over: what ward still had to deliver is dropped, and every write still
@@ -724,12 +750,17 @@ impl RunDriver<'_, '_> {
                 Some(secret) => format!("The provider refused the key {secret}."),
                 None => "The provider refused the request.".to_owned(),
             };
-            return self.send(ToAdapter::ModelError {
-                request_id,
-                kind: wire_kind(failure.kind),
-                message,
-                retry_after_ms: failure.retry_after_ms,
-            });
+            let index = self.trace.records.len() - 1;
+            return self.send_delivery(
+                &request_id.clone(),
+                index,
+                ToAdapter::ModelError {
+                    request_id,
+                    kind: wire_kind(failure.kind),
+                    message,
+                    retry_after_ms: failure.retry_after_ms,
+                },
+            );
         }
         self.last_request.replied = true;
         self.record(Record::Reply {
@@ -740,11 +771,16 @@ impl RunDriver<'_, '_> {
             calls: Arc::clone(&calls),
             error: None,
         });
-        self.send(ToAdapter::ModelReply {
-            request_id,
-            text: step.text.clone(),
-            calls: calls.to_vec(),
-        })
+        let index = self.trace.records.len() - 1;
+        self.send_delivery(
+            &request_id.clone(),
+            index,
+            ToAdapter::ModelReply {
+                request_id,
+                text: step.text.clone(),
+                calls: calls.to_vec(),
+            },
+        )
     }
 
     fn end_body(&mut self, body_id: &str, outcome: Cow<'static, str>) {
@@ -776,9 +812,14 @@ impl RunDriver<'_, '_> {
         let behaviour = script.tools.get(tool.as_str()).unwrap_or(&PLAIN);
         if matches!(behaviour.effect, Effect::Panic) {
             self.end_body(body_id, Cow::Borrowed("panic"));
-            return self.send(ToAdapter::BodyPanic {
-                body_id: body_id.to_owned(),
-            });
+            let index = self.trace.records.len() - 1;
+            return self.send_delivery(
+                body_id,
+                index,
+                ToAdapter::BodyPanic {
+                    body_id: body_id.to_owned(),
+                },
+            );
         }
         let checkpoint = self.chart.begin();
         let before = self.chart.snapshot_shared();
@@ -833,11 +874,16 @@ impl RunDriver<'_, '_> {
             Ok(data) => BodyOutcome::Data(data),
             Err(error) => BodyOutcome::Error(error),
         };
-        self.send(ToAdapter::BodyResult {
-            body_id: body_id.to_owned(),
-            result,
-            changed,
-        })
+        let index = self.trace.records.len() - 1;
+        self.send_delivery(
+            body_id,
+            index,
+            ToAdapter::BodyResult {
+                body_id: body_id.to_owned(),
+                result,
+                changed,
+            },
+        )
     }
 }
 
