@@ -185,6 +185,17 @@ pub fn execute(
     Ok(trace)
 }
 
+/// The trace of a scenario whose runtime broke the protocol: one run that did not start,
+/// named by the violation.
+pub fn violated(_scenario: &Scenario, message: &str) -> Trace {
+    Trace {
+        runs: vec![RunTrace {
+            start_error: Some(message.to_owned()),
+            ..RunTrace::default()
+        }],
+    }
+}
+
 fn idle(messages: &[FromAdapter]) -> Result<u64, Violation> {
     match messages.last() {
         Some(FromAdapter::Idle { at_ms, .. }) => Ok(*at_ms),

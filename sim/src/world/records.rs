@@ -7,11 +7,10 @@
 //! one that sends equal copies leave the same trace.
 
 use std::borrow::Cow;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
-use tokio::time::Instant;
 use ward_core::chart::ChartState;
 use ward_core::events::Event;
 use ward_core::session::Message;
@@ -158,50 +157,4 @@ pub struct RunTrace {
 pub struct Trace {
     /// The runs, in order.
     pub runs: Vec<RunTrace>,
-}
-
-/// The recording state of one run, shared by everything that observes it.
-#[derive(Clone)]
-pub(super) struct Recorder {
-    inner: Arc<Mutex<RunTrace>>,
-    epoch: Instant,
-}
-
-/// Room for the records of a typical run (the default profile averages about 50).
-const RECORDS_EXPECTED: usize = 64;
-
-impl Recorder {
-    pub(super) fn new(session: usize, run: usize) -> Recorder {
-        Recorder {
-            inner: Arc::new(Mutex::new(RunTrace {
-                session,
-                run,
-                records: Vec::with_capacity(RECORDS_EXPECTED),
-                start_error: None,
-            })),
-            epoch: Instant::now(),
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, RunTrace> {
-        lock(&self.inner)
-    }
-
-    pub(super) fn record(&self, record: Record) {
-        self.lock().records.push(record);
-    }
-
-    /// Virtual milliseconds since the run started.
-    pub(super) fn now_ms(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
-    }
-
-    pub(super) fn take(&self) -> RunTrace {
-        std::mem::take(&mut *self.lock())
-    }
-}
-
-/// Locks `mutex`, whether or not a panicking holder poisoned it.
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
