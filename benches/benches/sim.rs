@@ -23,6 +23,7 @@ fn config(jobs: usize) -> CampaignConfig {
         bug: None,
         shard: None,
         rerun_every: 20,
+        runtime: None,
     }
 }
 

@@ -38,9 +38,19 @@ pub struct CampaignConfig {
     pub shard: Option<(u64, u64)>,
     /// Rerun one seed in this many to check determinism (0: never).
     pub rerun_every: u64,
+    /// The adapter command of the runtime under test (`None`: ward's own core in process).
+    pub runtime: Option<String>,
 }
 
 impl CampaignConfig {
+    /// A worker's engine: one adapter process per worker, reused for every scenario.
+    pub fn engine(&self) -> Engine {
+        match &self.runtime {
+            Some(command) => Engine::with_runtime(command),
+            None => Engine::new(),
+        }
+    }
+
     /// The shard run: `--shard K/N`, or the whole range.
     pub fn shard(&self) -> Shard {
         self.shard.map_or(Shard::WHOLE, Shard::from)
@@ -167,7 +177,7 @@ pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> Campaign
     std::thread::scope(|scope| {
         for _ in 0..config.jobs.max(1) {
             scope.spawn(|| {
-                let engine = Engine::new();
+                let engine = config.engine();
                 let mut local = Vec::new();
                 loop {
                     let from = next.fetch_add(CHUNK_SEEDS, Ordering::Relaxed);

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use ward_sim::cli::{bugs, call, merge, redact, replay, run, tools};
+use ward_sim::cli::{bugs, call, merge, redact, replay, run, serve, tools};
 
 /// mimalloc, not the system allocator: a campaign allocates and frees millions of small
 /// blocks (JSON values, strings, records). Measured side by side (2026-12-01, `campaign`
@@ -37,6 +37,8 @@ enum Command {
     Redact(redact::RedactArgs),
     /// Lists the tool catalogue.
     Tools(tools::ToolsArgs),
+    /// Serves ward's own core behind the protocol on standard input and output (PROTOCOL.md).
+    Serve(serve::ServeArgs),
     /// Runs one tool call on a fresh default chart; standard input is the raw argument text.
     Call(call::CallArgs),
 }
@@ -45,6 +47,7 @@ fn main() -> ExitCode {
     let ward = Ward::parse();
     match ward.command {
         Some(Command::Tools(args)) => tools::run(&args),
+        Some(Command::Serve(args)) => serve::run(&args),
         Some(Command::Call(args)) => call::run(&args),
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Replay(args)) => replay::run(&args),

@@ -1,23 +1,43 @@
 //! One scenario or one seed, end to end: generate (for a seed), execute, check every
 //! invariant, digest the trace. Generated and scripted scenarios take the same path.
 
+use std::cell::RefCell;
+
 use ward_core::events::EventKind;
 use ward_core::fault::{Fault, FaultSet};
 
 use crate::catalogue::Schemas;
 use crate::generate::{self, Misbehaviour};
+use crate::host::process::{ProcessHost, Ready};
 use crate::oracle::{Invariant, Oracle, Verdict, i11_same_scenario_same_trace};
 use crate::scenario::Scenario;
 use crate::trace;
-use crate::world::{self, Record, Trace, World};
+use crate::world::{self, Record, Trace, World, lockstep};
 
-/// What a worker keeps between scenarios: the wrapped registries, the oracle's schemas and
-/// the generation plan.
+/// What a worker keeps between scenarios: the registries and the bodies ward plays, the
+/// oracle's schemas, the generation plan, and the runtime's adapter process when the runtime
+/// is not ward's own core in process.
 #[derive(Debug)]
 pub struct Engine {
     world: World,
     oracle: Oracle,
     plan: generate::Plan,
+    remote: Option<RefCell<Remote>>,
+}
+
+/// A runtime behind its adapter process.
+struct Remote {
+    command: String,
+    host: Option<ProcessHost>,
+    ready: Option<Ready>,
+}
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote")
+            .field("command", &self.command)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for Engine {
@@ -98,6 +118,55 @@ impl Engine {
             world,
             oracle,
             plan,
+            remote: None,
+        }
+    }
+
+    /// An engine whose runtime is the adapter `command` starts (`ward run --runtime`): one
+    /// process, started on first use and again after a violation.
+    pub fn with_runtime(command: &str) -> Engine {
+        Engine {
+            remote: Some(RefCell::new(Remote {
+                command: command.to_owned(),
+                host: None,
+                ready: None,
+            })),
+            ..Engine::new()
+        }
+    }
+
+    /// What the runtime's adapter said of it, once it has started (`None` in process).
+    pub fn ready(&self) -> Option<Ready> {
+        let remote = self.remote.as_ref()?.borrow();
+        remote.ready.clone()
+    }
+
+    /// Runs `scenario` on the engine's runtime.
+    fn execute(&self, scenario: &Scenario, faults: FaultSet) -> Trace {
+        let Some(remote) = &self.remote else {
+            return world::execute(&self.world, scenario, faults);
+        };
+        let mut remote = remote.borrow_mut();
+        let remote = &mut *remote;
+        if remote.host.is_none() {
+            match ProcessHost::spawn(&remote.command) {
+                Ok(host) => {
+                    remote.ready = Some(host.ready().clone());
+                    remote.host = Some(host);
+                }
+                Err(violation) => return lockstep::violated(scenario, &violation.to_string()),
+            }
+        }
+        let Some(host) = remote.host.as_mut() else {
+            return Trace::default();
+        };
+        match lockstep::execute(host, self.world.bodies(), scenario) {
+            Ok(trace) => trace,
+            Err(violation) => {
+                // A fresh process for the next scenario (P6).
+                remote.host = None;
+                lockstep::violated(scenario, &violation.to_string())
+            }
         }
     }
 
@@ -108,7 +177,7 @@ impl Engine {
 
     /// Executes and checks `scenario` with `faults` on.
     pub fn check(&self, scenario: &Scenario, faults: FaultSet) -> Checked {
-        self.judge(scenario, world::execute(&self.world, scenario, faults))
+        self.judge(scenario, self.execute(scenario, faults))
     }
 
     /// Checks every invariant on a trace of `scenario` however it was executed (in process
@@ -148,7 +217,7 @@ impl Engine {
     /// differs from the first. Only the second digest matters: equal digests mean equal
     /// traces, hence the same verdict.
     pub fn rerun(&self, scenario: &Scenario, faults: FaultSet, checked: &mut Checked) {
-        let again = trace::digest(&world::execute(&self.world, scenario, faults));
+        let again = trace::digest(&self.execute(scenario, faults));
         checked
             .verdict
             .violations

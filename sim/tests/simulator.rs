@@ -29,6 +29,7 @@ fn config(seeds: std::ops::Range<u64>, jobs: usize) -> CampaignConfig {
         bug: None,
         shard: None,
         rerun_every: 10,
+        runtime: None,
     }
 }
 

@@ -30,6 +30,7 @@ pub mod pipe;
 pub mod redact;
 pub mod replay;
 pub mod run;
+pub mod serve;
 pub mod tools;
 
 use std::process::ExitCode;

@@ -32,11 +32,17 @@ pub struct ReplayArgs {
     /// Write a Trace Event Format file (open it in Perfetto).
     #[arg(long, value_name = "F.json")]
     pub chrome_trace: Option<PathBuf>,
+    /// Replay against the runtime behind this adapter command (as `ward run --runtime`).
+    #[arg(long)]
+    pub runtime: Option<String>,
 }
 
 /// Replays.
 pub fn run(args: &ReplayArgs) -> ExitCode {
-    let engine = Engine::new();
+    let engine = match &args.runtime {
+        Some(command) => Engine::with_runtime(command),
+        None => Engine::new(),
+    };
     let scenario = match load(&engine, args) {
         Ok(scenario) => scenario,
         Err(message) => return super::usage_error(message),

@@ -19,7 +19,6 @@ use ward_core::fault::Fault;
 use crate::campaign::{self, CampaignConfig};
 use crate::oracle::Invariant;
 use crate::shrink;
-use crate::simulate::Engine;
 use crate::summary::{SeedRange, Summary};
 
 /// The default campaign's seeds.
@@ -49,6 +48,11 @@ pub struct RunArgs {
     /// Rerun one seed in this many to check determinism (0: never).
     #[arg(long, default_value_t = 20)]
     pub rerun_every: u64,
+    /// Check the runtime behind this adapter command (run with `sh -c`; PROTOCOL.md) instead
+    /// of ward's own core in process; e.g. `--runtime 'ward serve'`. A seeded bug given with
+    /// `--bug` only steers generation: the adapter must switch it on itself.
+    #[arg(long)]
+    pub runtime: Option<String>,
 }
 
 impl Default for RunArgs {
@@ -61,6 +65,7 @@ impl Default for RunArgs {
             json: false,
             out: PathBuf::from("target/ward/failures"),
             rerun_every: 20,
+            runtime: None,
         }
     }
 }
@@ -115,6 +120,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
         bug: args.bug,
         shard: args.shard,
         rerun_every: args.rerun_every,
+        runtime: args.runtime.clone(),
     };
     let total = config.shard().seeds_in(SeedRange::from(&config.seeds));
     let progress = Progress::new(total);
@@ -123,7 +129,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
 
     let mut replay = None;
     if let Some(failure) = &report.first_failure {
-        let engine = Engine::new();
+        let engine = config.engine();
         let shrunk = shrink::shrink(
             &engine,
             &failure.scenario,

@@ -3,3 +3,4 @@
 //! - [`core`]: ward's own core, in process, the runtime `ward serve` speaks for (P5).
 
 pub mod core;
+pub mod process;

@@ -58,7 +58,8 @@ pub struct Violation {
 }
 
 impl Violation {
-    fn new(message: impl Into<String>) -> Violation {
+    /// A violation saying `message`.
+    pub fn new(message: impl Into<String>) -> Violation {
         Violation {
             message: message.into(),
         }

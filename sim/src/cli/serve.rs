@@ -1,0 +1,76 @@
+//! `ward serve [--bug NAME]`: ward's own core behind the protocol, on standard input and
+//! output (SPEC §15 P5; `PROTOCOL.md`). `ward run --runtime 'ward serve'` checks it as it
+//! would check any runtime's adapter.
+//!
+//! A line that is not a message of the protocol, or a message out of turn, ends the process
+//! with exit code 2 and the reason on standard error: ward's side reports it as a violation.
+
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+
+use clap::Args;
+use ward_core::fault::{Fault, FaultSet};
+
+use crate::host::core::CoreHost;
+use crate::protocol::ToAdapter;
+
+/// Arguments of `ward serve`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ServeArgs {
+    /// Switch on a seeded bug of the catalogue in every run (`ward bugs` lists them).
+    #[arg(long, value_parser = super::run::parse_bug)]
+    pub bug: Option<Fault>,
+}
+
+/// Serves until standard input ends.
+pub fn run(args: &ServeArgs) -> ExitCode {
+    let faults: FaultSet = args.bug.into_iter().collect();
+    let mut host = match CoreHost::new(faults) {
+        Ok(host) => host,
+        Err(error) => {
+            eprintln!("ward serve: {error}");
+            return ExitCode::from(1);
+        }
+    };
+    let stdin = std::io::stdin().lock();
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    for (number, line) in stdin.lines().enumerate() {
+        let line = match line {
+            Ok(line) => line,
+            Err(error) => {
+                eprintln!("ward serve: line {}: {error}", number + 1);
+                return ExitCode::from(2);
+            }
+        };
+        let message: ToAdapter = match serde_json::from_str(&line) {
+            Ok(message) => message,
+            Err(error) => {
+                eprintln!(
+                    "ward serve: line {}: not a message of the protocol: {error}",
+                    number + 1
+                );
+                return ExitCode::from(2);
+            }
+        };
+        let answer = match host.handle(message) {
+            Ok(answer) => answer,
+            Err(error) => {
+                eprintln!("ward serve: line {}: {error}", number + 1);
+                return ExitCode::from(2);
+            }
+        };
+        for message in answer {
+            // Every message of the protocol serialises; a failure here is the pipe's.
+            let written = serde_json::to_writer(&mut stdout, &message)
+                .map_err(std::io::Error::other)
+                .and_then(|()| stdout.write_all(b"\n"));
+            if written.is_err() {
+                return ExitCode::from(1);
+            }
+        }
+        if stdout.flush().is_err() {
+            return ExitCode::from(1);
+        }
+    }
+    ExitCode::SUCCESS
+}

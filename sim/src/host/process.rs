@@ -1,0 +1,268 @@
+//! A runtime in another process, behind its adapter (SPEC §15, P1, P6).
+//!
+//! The adapter is started with `sh -c COMMAND`; ward writes one message per line on its
+//! standard input and reads its answers from its standard output, each line checked against
+//! the protocol's schema before it is read as a message. Its standard error is its log: ward
+//! keeps the last lines for the report of a violation.
+//!
+//! A misbehaving adapter is a [`Violation`], never a hang or a panic of ward: it exited or
+//! closed its output, wrote a line that is not JSON or not a message of the protocol, or sent
+//! no `idle` within the watchdog ([`WATCHDOG`], real time: the one place real time enters,
+//! outside every trace and digest). After a violation the process is killed; the caller starts
+//! a fresh one for the next scenario.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::protocol::{FromAdapter, LINE_BYTES_MAX, RuntimeId, ToAdapter, VERSION, schema};
+use crate::world::lockstep::{Runtime, Violation};
+
+/// How long ward waits for the adapter's next line before it calls the adapter hung.
+pub const WATCHDOG: Duration = Duration::from_secs(10);
+
+/// How many lines of the adapter's standard error a violation quotes.
+const STDERR_LINES_KEPT: usize = 8;
+
+/// What the adapter said of its runtime in `ready` (P2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ready {
+    /// The runtime, by name and exact version.
+    pub runtime: RuntimeId,
+    /// The rules it claims.
+    pub claims: Vec<String>,
+    /// Why each unclaimed rule is not claimed.
+    pub notes: std::collections::BTreeMap<String, String>,
+}
+
+/// An adapter process.
+pub struct ProcessHost {
+    command: String,
+    child: Child,
+    input: BufWriter<ChildStdin>,
+    lines: Receiver<Result<String, String>>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    ready: Ready,
+}
+
+impl ProcessHost {
+    /// Starts `command` and shakes hands with it.
+    pub fn spawn(command: &str) -> Result<ProcessHost, Violation> {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|error| Violation::new(format!("cannot start `{command}`: {error}")))?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            let _ = child.kill();
+            return Err(Violation::new(format!("`{command}` has no pipes")));
+        };
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || read_lines(stdout, &sender));
+        let kept = Arc::new(Mutex::new(VecDeque::new()));
+        let tail = Arc::clone(&kept);
+        std::thread::spawn(move || keep_tail(stderr, &tail));
+        let mut host = ProcessHost {
+            command: command.to_owned(),
+            child,
+            input: BufWriter::new(stdin),
+            lines,
+            stderr: kept,
+            ready: Ready {
+                runtime: RuntimeId {
+                    name: String::new(),
+                    version: String::new(),
+                },
+                claims: Vec::new(),
+                notes: std::collections::BTreeMap::new(),
+            },
+        };
+        host.write(&ToAdapter::Hello { protocol: VERSION })?;
+        match host.read()? {
+            FromAdapter::Ready {
+                protocol,
+                runtime,
+                claims,
+                notes,
+            } if protocol == VERSION => {
+                host.ready = Ready {
+                    runtime,
+                    claims,
+                    notes,
+                };
+                Ok(host)
+            }
+            FromAdapter::Ready { protocol, .. } => Err(host.violation(
+                format!("the adapter speaks protocol {protocol}, not {VERSION}"),
+                None,
+            )),
+            other => Err(host.violation(
+                format!("the first answer is {}, not ready", kind(&other)),
+                None,
+            )),
+        }
+    }
+
+    /// What the adapter said of its runtime.
+    pub fn ready(&self) -> &Ready {
+        &self.ready
+    }
+
+    fn write(&mut self, message: &ToAdapter) -> Result<(), Violation> {
+        let line =
+            serde_json::to_string(message).map_err(|error| Violation::new(error.to_string()))?;
+        let written = writeln!(self.input, "{line}").and_then(|()| self.input.flush());
+        written
+            .map_err(|error| self.violation(format!("cannot write to the adapter: {error}"), None))
+    }
+
+    fn read(&mut self) -> Result<FromAdapter, Violation> {
+        let line = match self.lines.recv_timeout(WATCHDOG) {
+            Ok(Ok(line)) => line,
+            Ok(Err(reason)) => return Err(self.violation(reason, None)),
+            Err(RecvTimeoutError::Timeout) => {
+                return Err(
+                    self.violation(format!("no answer within {} s", WATCHDOG.as_secs()), None)
+                );
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                let status = self.child.wait().map(|status| status.to_string());
+                let status = status.unwrap_or_else(|error| error.to_string());
+                return Err(self.violation(format!("the adapter exited ({status})"), None));
+            }
+        };
+        let value: Value = match serde_json::from_str(&line) {
+            Ok(value) => value,
+            Err(error) => return Err(self.violation(format!("not JSON: {error}"), Some(&line))),
+        };
+        if let Some(error) = schema().iter_errors(&value).next() {
+            let pointer = error.instance_path().to_string();
+            let at = if pointer.is_empty() {
+                "/".to_owned()
+            } else {
+                pointer
+            };
+            return Err(self.violation(
+                format!("not a message of the protocol: at {at}: {error}"),
+                Some(&line),
+            ));
+        }
+        serde_json::from_value(value).map_err(|error| {
+            self.violation(
+                format!("not a message of the protocol: {error}"),
+                Some(&line),
+            )
+        })
+    }
+
+    /// A violation naming the command, the line and the adapter's last words; the process is
+    /// killed.
+    fn violation(&mut self, message: String, line: Option<&str>) -> Violation {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mut text = format!("{message} (adapter `{}`)", self.command);
+        if let Some(line) = line {
+            let shown: String = line.chars().take(300).collect();
+            text.push_str(&format!("; the line: {shown}"));
+        }
+        let tail = self
+            .stderr
+            .lock()
+            .map(|tail| tail.iter().cloned().collect::<Vec<_>>());
+        if let Ok(tail) = tail {
+            if !tail.is_empty() {
+                text.push_str(&format!("; its standard error ends: {}", tail.join(" | ")));
+            }
+        }
+        Violation::new(text)
+    }
+}
+
+impl Runtime for ProcessHost {
+    fn exchange(&mut self, message: ToAdapter) -> Result<Vec<FromAdapter>, Violation> {
+        self.write(&message)?;
+        let mut answer = Vec::new();
+        loop {
+            let message = self.read()?;
+            if matches!(message, FromAdapter::Ready { .. }) {
+                return Err(self.violation("ready out of turn".to_owned(), None));
+            }
+            let idle = matches!(message, FromAdapter::Idle { .. });
+            answer.push(message);
+            if idle {
+                return Ok(answer);
+            }
+        }
+    }
+}
+
+impl Drop for ProcessHost {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn kind(message: &FromAdapter) -> String {
+    serde_json::to_value(message)
+        .ok()
+        .and_then(|value| value["type"].as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// Reads the adapter's output line by line, refusing a line longer than the protocol allows.
+fn read_lines(stdout: impl Read, sender: &mpsc::Sender<Result<String, String>>) {
+    let mut reader = BufReader::new(stdout);
+    loop {
+        let mut line = Vec::new();
+        let read = (&mut reader)
+            .take(LINE_BYTES_MAX as u64 + 1)
+            .read_until(b'\n', &mut line);
+        match read {
+            Ok(0) => return,
+            Ok(_) if line.len() > LINE_BYTES_MAX => {
+                let _ = sender.send(Err(format!("a line longer than {LINE_BYTES_MAX} bytes")));
+                return;
+            }
+            Ok(_) => {
+                while line
+                    .last()
+                    .is_some_and(|&byte| byte == b'\n' || byte == b'\r')
+                {
+                    line.pop();
+                }
+                let text =
+                    String::from_utf8(line).map_err(|_| "a line that is not UTF-8".to_owned());
+                let failed = text.is_err();
+                if sender.send(text).is_err() || failed {
+                    return;
+                }
+            }
+            Err(error) => {
+                let _ = sender.send(Err(format!("cannot read the adapter's output: {error}")));
+                return;
+            }
+        }
+    }
+}
+
+fn keep_tail(stderr: impl Read, tail: &Mutex<VecDeque<String>>) {
+    for line in BufReader::new(stderr).lines() {
+        let Ok(line) = line else { return };
+        let Ok(mut tail) = tail.lock() else { return };
+        if tail.len() == STDERR_LINES_KEPT {
+            tail.pop_front();
+        }
+        tail.push_back(line);
+    }
+}
