@@ -2,13 +2,14 @@
 //! invariant, digest the trace. Generated and scripted scenarios take the same path.
 
 use std::cell::RefCell;
+use std::time::Duration;
 
 use ward_core::events::EventKind;
 use ward_core::fault::{Fault, FaultSet};
 
 use crate::catalogue::Schemas;
 use crate::generate::{self, Misbehaviour};
-use crate::host::process::{ProcessHost, Ready};
+use crate::host::process::{ProcessHost, Ready, WATCHDOG};
 use crate::oracle::{Invariant, Oracle, Verdict, i11_same_scenario_same_trace};
 use crate::scenario::Scenario;
 use crate::trace;
@@ -28,6 +29,7 @@ pub struct Engine {
 /// A runtime behind its adapter process.
 struct Remote {
     command: String,
+    watchdog: Duration,
     host: Option<ProcessHost>,
     ready: Option<Ready>,
 }
@@ -125,9 +127,15 @@ impl Engine {
     /// An engine whose runtime is the adapter `command` starts (`ward run --runtime`): one
     /// process, started on first use and again after a violation.
     pub fn with_runtime(command: &str) -> Engine {
+        Engine::with_runtime_watchdog(command, WATCHDOG)
+    }
+
+    /// As [`with_runtime`](Engine::with_runtime), waiting at most `watchdog` for each line.
+    pub fn with_runtime_watchdog(command: &str, watchdog: Duration) -> Engine {
         Engine {
             remote: Some(RefCell::new(Remote {
                 command: command.to_owned(),
+                watchdog,
                 host: None,
                 ready: None,
             })),
@@ -149,7 +157,7 @@ impl Engine {
         let mut remote = remote.borrow_mut();
         let remote = &mut *remote;
         if remote.host.is_none() {
-            match ProcessHost::spawn(&remote.command) {
+            match ProcessHost::spawn_with(&remote.command, remote.watchdog) {
                 Ok(host) => {
                     remote.ready = Some(host.ready().clone());
                     remote.host = Some(host);

@@ -152,7 +152,14 @@ pub fn run(args: &RunArgs) -> ExitCode {
                     shrunk.executions,
                     path.display()
                 );
-                let command = format!("ward replay {}", path.display());
+                let command = match &args.runtime {
+                    Some(runtime) => format!(
+                        "ward replay --runtime '{}' {}",
+                        runtime.replace('\'', "'\\''"),
+                        path.display()
+                    ),
+                    None => format!("ward replay {}", path.display()),
+                };
                 tell!("replay: {command}");
                 replay = Some(command);
             }

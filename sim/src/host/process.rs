@@ -48,11 +48,20 @@ pub struct ProcessHost {
     lines: Receiver<Result<String, String>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     ready: Ready,
+    /// The type of the message ward sent last, which the answer being read is to.
+    sent: &'static str,
+    watchdog: Duration,
 }
 
 impl ProcessHost {
-    /// Starts `command` and shakes hands with it.
+    /// Starts `command` and shakes hands with it, with the default [`WATCHDOG`].
     pub fn spawn(command: &str) -> Result<ProcessHost, Violation> {
+        ProcessHost::spawn_with(command, WATCHDOG)
+    }
+
+    /// Starts `command` and shakes hands with it; `watchdog` is how long ward waits for each
+    /// line.
+    pub fn spawn_with(command: &str, watchdog: Duration) -> Result<ProcessHost, Violation> {
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(command)
@@ -86,6 +95,8 @@ impl ProcessHost {
                 claims: Vec::new(),
                 notes: std::collections::BTreeMap::new(),
             },
+            sent: "hello",
+            watchdog,
         };
         host.write(&ToAdapter::Hello { protocol: VERSION })?;
         match host.read()? {
@@ -119,21 +130,30 @@ impl ProcessHost {
     }
 
     fn write(&mut self, message: &ToAdapter) -> Result<(), Violation> {
+        self.sent = message_type(message);
         let line =
             serde_json::to_string(message).map_err(|error| Violation::new(error.to_string()))?;
         let written = writeln!(self.input, "{line}").and_then(|()| self.input.flush());
-        written
-            .map_err(|error| self.violation(format!("cannot write to the adapter: {error}"), None))
+        written.map_err(|error| {
+            // A closed input is, most often, an adapter that exited: wait a moment for it.
+            std::thread::sleep(Duration::from_millis(20));
+            let reason = match self.child.try_wait() {
+                Ok(Some(status)) => format!("the adapter exited ({status})"),
+                _ => format!("cannot write to the adapter: {error}"),
+            };
+            self.violation(reason, None)
+        })
     }
 
     fn read(&mut self) -> Result<FromAdapter, Violation> {
-        let line = match self.lines.recv_timeout(WATCHDOG) {
+        let line = match self.lines.recv_timeout(self.watchdog) {
             Ok(Ok(line)) => line,
             Ok(Err(reason)) => return Err(self.violation(reason, None)),
             Err(RecvTimeoutError::Timeout) => {
-                return Err(
-                    self.violation(format!("no answer within {} s", WATCHDOG.as_secs()), None)
-                );
+                return Err(self.violation(
+                    format!("no answer within {} ms", self.watchdog.as_millis()),
+                    None,
+                ));
             }
             Err(RecvTimeoutError::Disconnected) => {
                 let status = self.child.wait().map(|status| status.to_string());
@@ -170,7 +190,10 @@ impl ProcessHost {
     fn violation(&mut self, message: String, line: Option<&str>) -> Violation {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let mut text = format!("{message} (adapter `{}`)", self.command);
+        let mut text = format!(
+            "{message}, in answer to {} (adapter `{}`)",
+            self.sent, self.command
+        );
         if let Some(line) = line {
             let shown: String = line.chars().take(300).collect();
             text.push_str(&format!("; the line: {shown}"));
@@ -210,6 +233,21 @@ impl Drop for ProcessHost {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+fn message_type(message: &ToAdapter) -> &'static str {
+    match message {
+        ToAdapter::Hello { .. } => "hello",
+        ToAdapter::Reset { .. } => "reset",
+        ToAdapter::StartRun(_) => "startRun",
+        ToAdapter::Advance { .. } => "advance",
+        ToAdapter::ModelReply { .. } => "modelReply",
+        ToAdapter::ModelError { .. } => "modelError",
+        ToAdapter::BodyResult { .. } => "bodyResult",
+        ToAdapter::BodyPanic { .. } => "bodyPanic",
+        ToAdapter::Answer { .. } => "answer",
+        ToAdapter::Cancel => "cancel",
     }
 }
 

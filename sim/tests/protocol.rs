@@ -1,0 +1,148 @@
+//! The protocol end to end (SPEC §15): ward's own core behind `ward serve` leaves the same
+//! trace as in process (P5), a seeded bug is caught through it, and a misbehaving adapter is
+//! a violation that names what went wrong, never a hang or a panic, after which the campaign
+//! goes on with a fresh process (P6).
+
+use std::time::Duration;
+
+use ward_core::fault::Fault;
+use ward_sim::campaign::{self, CampaignConfig};
+use ward_sim::oracle::Invariant;
+use ward_sim::simulate::Engine;
+
+/// `ward serve`, from the binary cargo built for these tests.
+fn serve(arguments: &str) -> String {
+    format!("'{}' serve {arguments}", env!("CARGO_BIN_EXE_ward"))
+}
+
+/// What every broken adapter says first: a valid `ready`.
+const READY: &str =
+    r#"{"type":"ready","protocol":1,"runtime":{"name":"broken","version":"0"},"claims":[]}"#;
+const IDLE: &str = r#"{"type":"idle","atMs":0}"#;
+
+/// The explanation of the first violation of `seed` against `command`.
+fn first_violation(command: &str, seed: u64) -> String {
+    let engine = Engine::with_runtime_watchdog(command, Duration::from_millis(500));
+    let outcome = engine.run_seed(seed, None, false);
+    let violation = outcome.checked.verdict.violations.first().cloned();
+    violation
+        .map(|violation| violation.explanation)
+        .unwrap_or_default()
+}
+
+#[test]
+fn ward_serve_leaves_the_same_trace_as_the_core_in_process() {
+    let in_process = Engine::new();
+    let served = Engine::with_runtime(&serve(""));
+    for seed in 0..150 {
+        let here = in_process.run_seed(seed, None, false).checked;
+        let there = served.run_seed(seed, None, false).checked;
+        assert_eq!(here.verdict.violations, [], "seed {seed} in process");
+        assert_eq!(
+            there.verdict.violations,
+            [],
+            "seed {seed} through ward serve"
+        );
+        assert_eq!(
+            here.digest, there.digest,
+            "seed {seed}: the wire lost something"
+        );
+    }
+    let ready = served.ready().expect("the adapter said ready");
+    assert_eq!(ready.runtime.name, "ward-core");
+    assert!(ready.claims.iter().any(|rule| rule == "R3"));
+}
+
+#[test]
+fn a_seeded_bug_is_caught_through_the_protocol() {
+    let engine = Engine::with_runtime(&serve("--bug no-turn-limit"));
+    let caught = (0..200).find(|&seed| {
+        let outcome = engine.run_seed(seed, Some(Fault::NoTurnLimit), false);
+        outcome.checked.verdict.first(Invariant::I10).is_some()
+    });
+    assert!(
+        caught.is_some(),
+        "no-turn-limit through ward serve was not caught"
+    );
+}
+
+#[test]
+fn a_line_that_is_not_json_is_a_violation_naming_the_line() {
+    let explanation = first_violation("echo hello", 0);
+    assert!(
+        explanation.contains("protocol violation: not JSON"),
+        "{explanation}"
+    );
+    assert!(explanation.contains("in answer to hello"), "{explanation}");
+    assert!(explanation.contains("the line: hello"), "{explanation}");
+}
+
+#[test]
+fn an_adapter_that_exits_is_a_violation_with_its_status() {
+    let explanation = first_violation("exit 3", 0);
+    assert!(explanation.contains("the adapter exited"), "{explanation}");
+    assert!(explanation.contains('3'), "{explanation}");
+}
+
+#[test]
+fn a_message_the_protocol_does_not_know_is_a_violation_at_its_pointer() {
+    let command = format!("read l; echo '{READY}'; read l; echo '{{\"type\":\"nap\"}}'; sleep 5");
+    let explanation = first_violation(&command, 0);
+    assert!(
+        explanation.contains("not a message of the protocol"),
+        "{explanation}"
+    );
+    assert!(explanation.contains("in answer to reset"), "{explanation}");
+}
+
+#[test]
+fn an_answer_before_ready_is_a_violation() {
+    let command = format!("read l; echo '{IDLE}'; sleep 5");
+    let explanation = first_violation(&command, 0);
+    assert!(explanation.contains("not ready"), "{explanation}");
+}
+
+#[test]
+fn a_rollback_of_a_body_that_does_not_exist_is_a_violation() {
+    let command = format!(
+        "read l; echo '{READY}'; read l; echo '{IDLE}'; read l; echo '{{\"type\":\"rollback\",\"bodyId\":\"b9\"}}'; echo '{IDLE}'; sleep 5"
+    );
+    let explanation = first_violation(&command, 0);
+    assert!(explanation.contains("rollback of b9"), "{explanation}");
+}
+
+#[test]
+fn an_adapter_that_never_answers_is_stopped_by_the_watchdog() {
+    let command = format!("read l; echo '{READY}'; sleep 30");
+    let explanation = first_violation(&command, 0);
+    assert!(
+        explanation.contains("no answer within 500 ms"),
+        "{explanation}"
+    );
+}
+
+#[test]
+fn a_campaign_goes_on_past_an_adapter_killed_mid_run_and_names_it() {
+    // The adapter's input is cut after 60 lines: `ward serve` sees its input end and exits
+    // in the middle of a scenario; every later scenario gets a fresh process and the same fate.
+    let command = format!(
+        "i=0; while [ $i -lt 60 ] && read -r l; do printf '%s\\n' \"$l\"; i=$((i+1)); done | {}",
+        serve("")
+    );
+    let config = CampaignConfig {
+        seeds: 0..6,
+        jobs: 1,
+        bug: None,
+        shard: None,
+        rerun_every: 0,
+        runtime: Some(command),
+    };
+    let report = campaign::run(&config, &|_| {});
+    assert_eq!(report.seeds, 6, "the campaign stopped early");
+    let failure = report.first_failure.expect("the killed adapter is named");
+    assert!(
+        failure.violation.explanation.contains("the adapter exited"),
+        "{}",
+        failure.violation.explanation
+    );
+}
