@@ -627,11 +627,7 @@ impl Provider for HostProvider {
             shared.outbox.push(FromAdapter::ModelRequest {
                 request_id: request_id.clone(),
                 system_prompt: request.system_prompt.to_owned(),
-                transcript: request
-                    .transcript
-                    .iter()
-                    .map(|message| (**message).clone())
-                    .collect(),
+                transcript: request.transcript.iter().map(Arc::clone).collect(),
                 tools: request
                     .tools
                     .iter()
@@ -726,7 +722,7 @@ impl SessionStore for HostStore {
 
     fn append(&mut self, _session_id: &str, message: &Arc<Message>) {
         lock(&self.shared).outbox.push(FromAdapter::Append {
-            message: (**message).clone(),
+            message: Arc::clone(message),
         });
         self.messages.push(Arc::clone(message));
     }

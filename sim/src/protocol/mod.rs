@@ -9,10 +9,12 @@
 //! events of R23, the envelope of SPEC §4), so ward reads them into the very types its trace
 //! holds and a runtime behind the protocol leaves the same trace as one in process (P5).
 //! Unknown fields are refused wherever a message's shape is ward's own, so that a misspelt
-//! field is a violation rather than a default.
+//! field is a violation rather than a default. Messages of the transcript are shared
+//! (`Arc`): on the wire they are plain objects, and in process a runtime hands over the very
+//! messages it keeps, so comparing a resent transcript costs a pointer per message.
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -216,7 +218,7 @@ pub enum FromAdapter {
         /// The system prompt.
         system_prompt: String,
         /// The transcript sent.
-        transcript: Vec<Message>,
+        transcript: Vec<Arc<Message>>,
         /// The offered tools, by name, in the order offered.
         tools: Vec<String>,
     },
@@ -267,7 +269,7 @@ pub enum FromAdapter {
     /// A message appended to the session store.
     Append {
         /// The message.
-        message: Message,
+        message: Arc<Message>,
     },
     /// The run's entry point returned.
     RunEnd {

@@ -420,9 +420,7 @@ impl RunDriver<'_, '_> {
                 );
             }
             FromAdapter::Event { event } => self.on_event(event),
-            FromAdapter::Append { message } => self.record(Record::Append {
-                message: Arc::new(message),
-            }),
+            FromAdapter::Append { message } => self.record(Record::Append { message }),
             FromAdapter::RunEnd {
                 outcome,
                 code,
@@ -490,7 +488,7 @@ impl RunDriver<'_, '_> {
         &mut self,
         request_id: String,
         system_prompt: String,
-        transcript: Vec<Message>,
+        transcript: Vec<Arc<Message>>,
         tools: Vec<String>,
     ) {
         // A new request means the runtime gave up on an earlier one still unanswered.
@@ -507,7 +505,6 @@ impl RunDriver<'_, '_> {
         self.last_request.turn = Some((turn, attempt));
         self.last_request.replied = false;
         self.last_request.pending = Some(request_id.clone());
-        let transcript: Vec<Arc<Message>> = transcript.into_iter().map(Arc::new).collect();
         self.record_request(&system_prompt, &tools, &transcript, turn, attempt);
         let step = self.steps.next().unwrap_or(&DONE).clone();
         let reacted: Vec<CallScript> = step
