@@ -84,6 +84,8 @@ pub struct CoreHost {
     /// The proxied catalogue without and with `code_interpreter`, and how `reset` describes
     /// each, built on first use.
     registries: [Option<(Registry, Vec<ToolDescription>)>; 2],
+    /// The catalogue `reset` last sent that matched each registry.
+    accepted: [Option<Arc<[ToolDescription]>>; 2],
 }
 
 type RunFuture = Pin<Box<dyn Future<Output = (String, Session<HostStore>, RunResult)>>>;
@@ -146,6 +148,7 @@ impl CoreHost {
             origin,
             wake: Arc::new(WakeFlag::default()),
             registries: [None, None],
+            accepted: [None, None],
         })
     }
 
@@ -171,7 +174,7 @@ impl CoreHost {
                     notes: BTreeMap::new(),
                 }]);
             }
-            ToAdapter::Reset { seed: _, tools } => self.reset(&tools)?,
+            ToAdapter::Reset { seed: _, tools } => self.reset(tools)?,
             ToAdapter::StartRun(start) => self.start_run(start)?,
             ToAdapter::Advance { to_ms } => {
                 // Whatever the last advance left due runs first; then, when the clock reaches
@@ -242,7 +245,7 @@ impl CoreHost {
         u64::try_from((now - self.origin).as_millis()).unwrap_or(u64::MAX)
     }
 
-    fn reset(&mut self, tools: &[ToolDescription]) -> Result<(), HostError> {
+    fn reset(&mut self, tools: Arc<[ToolDescription]>) -> Result<(), HostError> {
         self.run = None;
         self.cancel = None;
         self.sessions.clear();
@@ -258,11 +261,17 @@ impl CoreHost {
                 (registry, registered)
             });
         let registry = registry.clone();
-        if registered != tools {
+        // The catalogue last accepted, sent again, is the same one: no need to compare it.
+        let accepted = &mut self.accepted[usize::from(code_interpreter)];
+        let same = accepted
+            .as_ref()
+            .is_some_and(|last| Arc::ptr_eq(last, &tools));
+        if !same && **registered != *tools {
             return Err(HostError(
                 "the catalogue differs from the chart catalogue ward's core registers".to_owned(),
             ));
         }
+        *accepted = Some(tools);
         self.registry = Some(registry);
         Ok(())
     }

@@ -51,8 +51,9 @@ pub enum ToAdapter {
     Reset {
         /// The scenario's seed.
         seed: u64,
-        /// The tool catalogue, in registration order.
-        tools: Vec<ToolDescription>,
+        /// The tool catalogue, in registration order (shared: ward sends the same catalogue
+        /// for every scenario).
+        tools: Arc<[ToolDescription]>,
     },
     /// Start a run of `session` (R14).
     StartRun(StartRun),

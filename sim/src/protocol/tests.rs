@@ -32,14 +32,14 @@ fn to_adapter() -> Vec<ToAdapter> {
         ToAdapter::Hello { protocol: VERSION },
         ToAdapter::Reset {
             seed: 7,
-            tools: vec![ToolDescription {
+            tools: Arc::from([ToolDescription {
                 name: "drawings_list".to_owned(),
                 label: "List drawings".to_owned(),
                 description: "Lists the drawings of a pane.".to_owned(),
                 parameters: json!({"type": "object", "properties": {}}),
                 safety: Safety::ReadOnly,
                 execution_mode: ExecutionMode::Parallel,
-            }],
+            }]),
         },
         ToAdapter::StartRun(StartRun {
             session: "session-0".to_owned(),

@@ -80,7 +80,7 @@ pub struct Bodies {
 }
 
 struct Catalogue {
-    tools: Vec<ToolDescription>,
+    tools: Arc<[ToolDescription]>,
     bodies: BTreeMap<String, Arc<dyn ToolBody>>,
 }
 
@@ -135,7 +135,7 @@ pub fn execute(
     let catalogue = bodies.catalogue(scenario.code_interpreter);
     let reset = runtime.exchange(ToAdapter::Reset {
         seed: scenario.seed.unwrap_or(scenario.chart_seed),
-        tools: catalogue.tools.clone(),
+        tools: Arc::clone(&catalogue.tools),
     })?;
     let mut now = idle(&reset)?;
     let secrets: BTreeMap<String, String> = scenario

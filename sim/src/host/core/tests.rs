@@ -30,7 +30,7 @@ fn started(host: &mut CoreHost, prompt: &str) -> Vec<FromAdapter> {
     let reset = host
         .handle(ToAdapter::Reset {
             seed: 3,
-            tools: catalogue(),
+            tools: catalogue().into(),
         })
         .unwrap();
     assert_eq!(
