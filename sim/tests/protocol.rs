@@ -116,7 +116,7 @@ fn an_adapter_that_never_answers_is_stopped_by_the_watchdog() {
     let command = format!("read l; echo '{READY}'; sleep 30");
     let explanation = first_violation(&command, 0);
     assert!(
-        explanation.contains("no answer within 500 ms"),
+        explanation.contains("no idle within 500 ms"),
         "{explanation}"
     );
 }

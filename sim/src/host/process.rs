@@ -45,7 +45,7 @@ pub struct ProcessHost {
     command: String,
     child: Child,
     input: BufWriter<ChildStdin>,
-    lines: Receiver<Result<String, String>>,
+    answers: Receiver<Result<Vec<FromAdapter>, Broken>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     ready: Ready,
     /// The type of the message ward sent last, which the answer being read is to.
@@ -76,8 +76,8 @@ impl ProcessHost {
             let _ = child.kill();
             return Err(Violation::new(format!("`{command}` has no pipes")));
         };
-        let (sender, lines) = mpsc::channel();
-        std::thread::spawn(move || read_lines(stdout, &sender));
+        let (sender, answers) = mpsc::channel();
+        std::thread::spawn(move || read_answers(stdout, &sender));
         let kept = Arc::new(Mutex::new(VecDeque::new()));
         let tail = Arc::clone(&kept);
         std::thread::spawn(move || keep_tail(stderr, &tail));
@@ -85,7 +85,7 @@ impl ProcessHost {
             command: command.to_owned(),
             child,
             input: BufWriter::new(stdin),
-            lines,
+            answers,
             stderr: kept,
             ready: Ready {
                 runtime: RuntimeId {
@@ -99,13 +99,17 @@ impl ProcessHost {
             watchdog,
         };
         host.write(&ToAdapter::Hello { protocol: VERSION })?;
-        match host.read()? {
-            FromAdapter::Ready {
-                protocol,
-                runtime,
-                claims,
-                notes,
-            } if protocol == VERSION => {
+        let mut answer = host.read_answer()?;
+        match (answer.pop(), answer.is_empty()) {
+            (
+                Some(FromAdapter::Ready {
+                    protocol,
+                    runtime,
+                    claims,
+                    notes,
+                }),
+                true,
+            ) if protocol == VERSION => {
                 host.ready = Ready {
                     runtime,
                     claims,
@@ -113,14 +117,14 @@ impl ProcessHost {
                 };
                 Ok(host)
             }
-            FromAdapter::Ready { protocol, .. } => Err(host.violation(
+            (Some(FromAdapter::Ready { protocol, .. }), true) => Err(host.violation(
                 format!("the adapter speaks protocol {protocol}, not {VERSION}"),
                 None,
             )),
-            other => Err(host.violation(
-                format!("the first answer is {}, not ready", kind(&other)),
-                None,
-            )),
+            _ => {
+                let first = answer.first().map_or_else(|| "idle".to_owned(), kind);
+                Err(host.violation(format!("the first answer is {first}, not ready"), None))
+            }
         }
     }
 
@@ -145,44 +149,22 @@ impl ProcessHost {
         })
     }
 
-    fn read(&mut self) -> Result<FromAdapter, Violation> {
-        let line = match self.lines.recv_timeout(self.watchdog) {
-            Ok(Ok(line)) => line,
-            Ok(Err(reason)) => return Err(self.violation(reason, None)),
-            Err(RecvTimeoutError::Timeout) => {
-                return Err(self.violation(
-                    format!("no answer within {} ms", self.watchdog.as_millis()),
-                    None,
-                ));
-            }
+    /// The adapter's next answer: every message up to its `idle` (or `ready`), within the
+    /// watchdog.
+    fn read_answer(&mut self) -> Result<Vec<FromAdapter>, Violation> {
+        match self.answers.recv_timeout(self.watchdog) {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(broken)) => Err(self.violation(broken.reason, broken.line.as_deref())),
+            Err(RecvTimeoutError::Timeout) => Err(self.violation(
+                format!("no idle within {} ms", self.watchdog.as_millis()),
+                None,
+            )),
             Err(RecvTimeoutError::Disconnected) => {
                 let status = self.child.wait().map(|status| status.to_string());
                 let status = status.unwrap_or_else(|error| error.to_string());
-                return Err(self.violation(format!("the adapter exited ({status})"), None));
+                Err(self.violation(format!("the adapter exited ({status})"), None))
             }
-        };
-        let value: Value = match serde_json::from_str(&line) {
-            Ok(value) => value,
-            Err(error) => return Err(self.violation(format!("not JSON: {error}"), Some(&line))),
-        };
-        if let Some(error) = schema().iter_errors(&value).next() {
-            let pointer = error.instance_path().to_string();
-            let at = if pointer.is_empty() {
-                "/".to_owned()
-            } else {
-                pointer
-            };
-            return Err(self.violation(
-                format!("not a message of the protocol: at {at}: {error}"),
-                Some(&line),
-            ));
         }
-        serde_json::from_value(value).map_err(|error| {
-            self.violation(
-                format!("not a message of the protocol: {error}"),
-                Some(&line),
-            )
-        })
     }
 
     /// A violation naming the command, the line and the adapter's last words; the process is
@@ -214,18 +196,14 @@ impl ProcessHost {
 impl Runtime for ProcessHost {
     fn exchange(&mut self, message: ToAdapter) -> Result<Vec<FromAdapter>, Violation> {
         self.write(&message)?;
-        let mut answer = Vec::new();
-        loop {
-            let message = self.read()?;
-            if matches!(message, FromAdapter::Ready { .. }) {
-                return Err(self.violation("ready out of turn".to_owned(), None));
-            }
-            let idle = matches!(message, FromAdapter::Idle { .. });
-            answer.push(message);
-            if idle {
-                return Ok(answer);
-            }
+        let answer = self.read_answer()?;
+        if answer
+            .iter()
+            .any(|message| matches!(message, FromAdapter::Ready { .. }))
+        {
+            return Err(self.violation("ready out of turn".to_owned(), None));
         }
+        Ok(answer)
     }
 }
 
@@ -258,20 +236,38 @@ fn kind(message: &FromAdapter) -> String {
         .unwrap_or_default()
 }
 
-/// Reads the adapter's output line by line, refusing a line longer than the protocol allows.
-fn read_lines(stdout: impl Read, sender: &mpsc::Sender<Result<String, String>>) {
+/// A line that ends the conversation: why, and the line.
+struct Broken {
+    reason: String,
+    line: Option<String>,
+}
+
+impl Broken {
+    fn new(reason: impl Into<String>, line: Option<&str>) -> Broken {
+        Broken {
+            reason: reason.into(),
+            line: line.map(str::to_owned),
+        }
+    }
+}
+
+/// Reads the adapter's output line by line, off ward's own thread, and sends each answer
+/// whole: its messages up to `idle` or `ready`, each line checked against the schema. A line
+/// longer than the protocol allows, not UTF-8, not JSON or not a message ends the reading.
+fn read_answers(stdout: impl Read, sender: &mpsc::Sender<Result<Vec<FromAdapter>, Broken>>) {
     let mut reader = BufReader::new(stdout);
+    let mut answer = Vec::new();
     loop {
         let mut line = Vec::new();
         let read = (&mut reader)
             .take(LINE_BYTES_MAX as u64 + 1)
             .read_until(b'\n', &mut line);
-        match read {
+        let message = match read {
             Ok(0) => return,
-            Ok(_) if line.len() > LINE_BYTES_MAX => {
-                let _ = sender.send(Err(format!("a line longer than {LINE_BYTES_MAX} bytes")));
-                return;
-            }
+            Ok(_) if line.len() > LINE_BYTES_MAX => Err(Broken::new(
+                format!("a line longer than {LINE_BYTES_MAX} bytes"),
+                None,
+            )),
             Ok(_) => {
                 while line
                     .last()
@@ -279,19 +275,60 @@ fn read_lines(stdout: impl Read, sender: &mpsc::Sender<Result<String, String>>) 
                 {
                     line.pop();
                 }
-                let text =
-                    String::from_utf8(line).map_err(|_| "a line that is not UTF-8".to_owned());
-                let failed = text.is_err();
-                if sender.send(text).is_err() || failed {
+                match String::from_utf8(line) {
+                    Ok(text) => decode(&text),
+                    Err(_) => Err(Broken::new("a line that is not UTF-8", None)),
+                }
+            }
+            Err(error) => Err(Broken::new(
+                format!("cannot read the adapter's output: {error}"),
+                None,
+            )),
+        };
+        match message {
+            Ok(message) => {
+                let ends = matches!(
+                    message,
+                    FromAdapter::Idle { .. } | FromAdapter::Ready { .. }
+                );
+                answer.push(message);
+                if ends && sender.send(Ok(std::mem::take(&mut answer))).is_err() {
                     return;
                 }
             }
-            Err(error) => {
-                let _ = sender.send(Err(format!("cannot read the adapter's output: {error}")));
+            Err(broken) => {
+                let _ = sender.send(Err(broken));
                 return;
             }
         }
     }
+}
+
+/// One line as a message of the protocol.
+fn decode(line: &str) -> Result<FromAdapter, Broken> {
+    let value: Value = serde_json::from_str(line)
+        .map_err(|error| Broken::new(format!("not JSON: {error}"), Some(line)))?;
+    if !schema().is_valid(&value) {
+        let reason = match schema().iter_errors(&value).next() {
+            Some(error) => {
+                let pointer = error.instance_path().to_string();
+                let at = if pointer.is_empty() {
+                    "/".to_owned()
+                } else {
+                    pointer
+                };
+                format!("not a message of the protocol: at {at}: {error}")
+            }
+            None => "not a message of the protocol".to_owned(),
+        };
+        return Err(Broken::new(reason, Some(line)));
+    }
+    serde_json::from_value(value).map_err(|error| {
+        Broken::new(
+            format!("not a message of the protocol: {error}"),
+            Some(line),
+        )
+    })
 }
 
 fn keep_tail(stderr: impl Read, tail: &Mutex<VecDeque<String>>) {
