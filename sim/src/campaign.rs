@@ -18,11 +18,12 @@ use std::time::Instant;
 use ward_core::fault::Fault;
 
 use crate::generate::Misbehaviour;
+use crate::host::process::Ready;
 use crate::oracle::{Invariant, Violation};
 use crate::scenario::Scenario;
 use crate::simulate::{Engine, is_rerun};
 use crate::summary::{
-    self, FailureSummary, InvariantCounts, SeedRange, Shard, Summary, WARD_VERSION,
+    self, FailureSummary, InvariantCounts, RuntimeSummary, SeedRange, Shard, Summary, WARD_VERSION,
 };
 
 /// What to run.
@@ -66,6 +67,8 @@ struct SeedSummary {
     turns: u32,
     armed: [u32; Invariant::COUNT],
     violations: Vec<Violation>,
+    /// Per invariant, runs that broke it while the runtime does not claim it.
+    not_claimed: [u32; Invariant::COUNT],
     misbehaviours: Vec<u32>,
     digest: u64,
     /// Kept only when the seed failed, for shrinking.
@@ -105,6 +108,10 @@ pub struct CampaignReport {
     pub first_failure: Option<FirstFailure>,
     /// Per invariant, the lowest seed that violated it.
     pub first_seed_by_invariant: [Option<u64>; Invariant::COUNT],
+    /// Per invariant, runs that broke it while the runtime does not claim it (P2).
+    pub not_claimed: [u64; Invariant::COUNT],
+    /// The runtime behind its adapter, as it described itself; `None` in process.
+    pub runtime: Option<Ready>,
     /// Wall-clock time of the campaign.
     pub elapsed_ms: u64,
     /// XOR of every seed's mixed trace digest.
@@ -119,10 +126,16 @@ impl CampaignReport {
             .iter()
             .map(|invariant| {
                 let (armed, violated) = self.by_invariant[invariant.index()];
+                let claimed = self
+                    .runtime
+                    .as_ref()
+                    .is_none_or(|ready| invariant.is_claimed_by(&ready.claims));
                 let counts = InvariantCounts {
                     armed,
                     violated,
                     first_seed: self.first_seed_by_invariant[invariant.index()],
+                    claimed,
+                    not_claimed: self.not_claimed[invariant.index()],
                 };
                 (invariant.id().to_owned(), counts)
             })
@@ -144,6 +157,13 @@ impl CampaignReport {
             shard: config.shard(),
             bug: config.bug.map(|bug| bug.name().to_owned()),
             rerun_every: config.rerun_every,
+            runtime: self.runtime.as_ref().map(|ready| RuntimeSummary {
+                command: config.runtime.clone().unwrap_or_default(),
+                name: ready.runtime.name.clone(),
+                version: ready.runtime.version.clone(),
+                claims: ready.claims.clone(),
+                notes: ready.notes.clone(),
+            }),
             seeds: self.seeds,
             runs: self.runs,
             tool_calls: self.tool_calls,
@@ -174,6 +194,7 @@ pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> Campaign
     let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let collected: Mutex<Vec<SeedSummary>> = Mutex::new(Vec::with_capacity(seeds.len()));
+    let ready: Mutex<Option<Ready>> = Mutex::new(None);
     std::thread::scope(|scope| {
         for _ in 0..config.jobs.max(1) {
             scope.spawn(|| {
@@ -194,6 +215,12 @@ pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> Campaign
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .extend(local);
+                if let Some(said) = engine.ready() {
+                    ready
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .get_or_insert(said);
+                }
             });
         }
     });
@@ -202,24 +229,48 @@ pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> Campaign
         .unwrap_or_else(PoisonError::into_inner);
     summaries.sort_by_key(|summary| summary.seed);
     let focus = config.bug.and_then(Invariant::catching);
-    merge(summaries, started, focus)
+    let mut report = merge(summaries, started, focus);
+    report.runtime = ready.into_inner().unwrap_or_else(PoisonError::into_inner);
+    report
 }
 
 fn summarise(engine: &Engine, seed: u64, config: &CampaignConfig) -> SeedSummary {
     let outcome = engine.run_seed(seed, config.bug, is_rerun(seed, config.rerun_every));
     let checked = &outcome.checked;
-    let failed = !checked.verdict.violations.is_empty();
+    let (violations, not_claimed): (Vec<Violation>, Vec<Violation>) = checked
+        .verdict
+        .violations
+        .iter()
+        .cloned()
+        .partition(|violation| engine.claims(violation.invariant));
+    let failed = !violations.is_empty();
     SeedSummary {
         seed,
         runs: checked.runs(),
         tool_calls: checked.tool_calls(),
         turns: checked.turns(),
         armed: checked.verdict.armed,
-        violations: checked.verdict.violations.clone(),
+        violations,
+        not_claimed: runs_of(&not_claimed),
         misbehaviours: outcome.misbehaviours,
         digest: checked.digest,
         scenario: failed.then_some(outcome.scenario),
     }
+}
+
+/// Per invariant, the runs `violations` break it in.
+fn runs_of(violations: &[Violation]) -> [u32; Invariant::COUNT] {
+    let mut runs: Vec<(Invariant, usize, usize)> = violations
+        .iter()
+        .map(|violation| (violation.invariant, violation.session, violation.run))
+        .collect();
+    runs.sort();
+    runs.dedup();
+    let mut counts = [0; Invariant::COUNT];
+    for (invariant, _, _) in runs {
+        counts[invariant.index()] += 1;
+    }
+    counts
 }
 
 /// Mixes a seed into its trace digest before the XOR, so that equal traces of different
@@ -251,6 +302,8 @@ fn merge(
             .collect(),
         first_failure: None,
         first_seed_by_invariant: [None; Invariant::COUNT],
+        not_claimed: [0; Invariant::COUNT],
+        runtime: None,
         elapsed_ms: 0,
         trace_digest: 0,
     };
@@ -276,6 +329,9 @@ impl CampaignReport {
         }
         for (slot, count) in self.misbehaviours.iter_mut().zip(&summary.misbehaviours) {
             slot.1 += u64::from(*count);
+        }
+        for (slot, count) in self.not_claimed.iter_mut().zip(summary.not_claimed) {
+            *slot += u64::from(count);
         }
     }
 

@@ -149,6 +149,19 @@ impl Engine {
         remote.ready.clone()
     }
 
+    /// Whether the engine's runtime claims every rule `invariant` rests on (P2): ward's own
+    /// core in process does, and so does an adapter not yet heard from.
+    pub fn claims(&self, invariant: Invariant) -> bool {
+        let Some(remote) = &self.remote else {
+            return true;
+        };
+        let remote = remote.borrow();
+        remote
+            .ready
+            .as_ref()
+            .is_none_or(|ready| invariant.is_claimed_by(&ready.claims))
+    }
+
     /// Runs `scenario` on the engine's runtime.
     fn execute(&self, scenario: &Scenario, faults: FaultSet) -> Trace {
         let Some(remote) = &self.remote else {

@@ -133,7 +133,7 @@ impl fmt::Display for Shard {
 }
 
 /// What a campaign found about one invariant.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InvariantCounts {
     /// Runs in which the invariant's situation arose.
@@ -142,6 +142,55 @@ pub struct InvariantCounts {
     pub violated: u64,
     /// The lowest seed that violated it.
     pub first_seed: Option<u64>,
+    /// Whether the runtime claims every rule the invariant rests on (P2); an unclaimed
+    /// invariant's breaks are counted in `notClaimed`, never as violations.
+    #[serde(default = "claimed", skip_serializing_if = "is_claimed")]
+    pub claimed: bool,
+    /// Runs that broke the invariant while the runtime does not claim it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_claimed: u64,
+}
+
+impl Default for InvariantCounts {
+    fn default() -> Self {
+        InvariantCounts {
+            armed: 0,
+            violated: 0,
+            first_seed: None,
+            claimed: true,
+            not_claimed: 0,
+        }
+    }
+}
+
+fn claimed() -> bool {
+    true
+}
+
+fn is_claimed(claimed: &bool) -> bool {
+    *claimed
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
+}
+
+/// The runtime a campaign checked, as its adapter described it (P2); absent for ward's own
+/// core in process.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RuntimeSummary {
+    /// The adapter command.
+    pub command: String,
+    /// The runtime's name.
+    pub name: String,
+    /// Its exact version.
+    pub version: String,
+    /// The rules it claims.
+    pub claims: Vec<String>,
+    /// Why each rule it does not claim is not claimed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub notes: BTreeMap<String, String>,
 }
 
 /// The failure a campaign reports.
@@ -172,6 +221,9 @@ pub struct Summary {
     pub bug: Option<String>,
     /// One seed in this many was rerun to check determinism (0: none).
     pub rerun_every: u64,
+    /// The runtime behind its adapter; absent for ward's own core in process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<RuntimeSummary>,
     /// Seeds run.
     pub seeds: u64,
     /// Runs executed.
@@ -561,6 +613,7 @@ fn combine(files: &[ShardFile]) -> Merged {
         shard: Shard::WHOLE,
         bug: first.bug.clone(),
         rerun_every: first.rerun_every,
+        runtime: first.runtime.clone(),
         seeds: 0,
         runs: 0,
         tool_calls: 0,
@@ -586,6 +639,8 @@ fn combine(files: &[ShardFile]) -> Merged {
             let slot = whole.by_invariant.entry(id.clone()).or_default();
             slot.armed = slot.armed.saturating_add(counts.armed);
             slot.violated = slot.violated.saturating_add(counts.violated);
+            slot.not_claimed = slot.not_claimed.saturating_add(counts.not_claimed);
+            slot.claimed &= counts.claimed;
             slot.first_seed = match (slot.first_seed, counts.first_seed) {
                 (Some(seed), Some(other)) => Some(seed.min(other)),
                 (seed, other) => seed.or(other),
@@ -648,6 +703,7 @@ mod tests {
                 shard: Shard { index, count: 2 },
                 bug: Some("error-limit-six".to_owned()),
                 rerun_every: 0,
+                runtime: None,
                 seeds: 5,
                 runs: 5,
                 tool_calls: 0,

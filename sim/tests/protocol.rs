@@ -146,3 +146,32 @@ fn a_campaign_goes_on_past_an_adapter_killed_mid_run_and_names_it() {
         failure.violation.explanation
     );
 }
+
+#[test]
+fn an_invariant_resting_on_an_unclaimed_rule_is_reported_not_claimed() {
+    // ward's core with a bug that breaks R7, behind an adapter that does not claim R7.
+    let command = format!(
+        "{} | sed -u 's/\"R7\",//'",
+        serve("--bug error-echoes-value")
+    );
+    let config = CampaignConfig {
+        seeds: 0..40,
+        jobs: 1,
+        bug: Some(Fault::ErrorEchoesValue),
+        shard: None,
+        rerun_every: 0,
+        runtime: Some(command),
+    };
+    let report = campaign::run(&config, &|_| {});
+    let ready = report.runtime.as_ref().expect("the adapter said ready");
+    assert!(!ready.claims.iter().any(|rule| rule == "R7"));
+    let summary = report.to_summary(&config, None);
+    let i4 = summary.by_invariant["I4"];
+    assert!(!i4.claimed);
+    assert_eq!(i4.violated, 0, "an unclaimed invariant is never violated");
+    assert!(i4.not_claimed > 0, "the bug broke I4 in no run");
+    assert!(summary.by_invariant["I1"].claimed);
+    let json = serde_json::to_value(&summary).unwrap();
+    assert_eq!(json["byInvariant"]["I4"]["claimed"], false);
+    assert_eq!(json["runtime"]["name"], "ward-core");
+}

@@ -214,6 +214,15 @@ pub fn print_summary(summary: &Summary, how: &str) {
         summary.elapsed_ms as f64 / 1000.0,
         summary.runs_per_sec
     );
+    if let Some(runtime) = &summary.runtime {
+        tell!(
+            "runtime: {} {} (adapter `{}`), claiming {} rules",
+            runtime.name,
+            runtime.version,
+            runtime.command,
+            runtime.claims.len()
+        );
+    }
     tell!("{:9} {:>10} {:>9}", "invariant", "armed", "violated");
     for invariant in Invariant::ALL {
         let counts = summary
@@ -222,6 +231,17 @@ pub fn print_summary(summary: &Summary, how: &str) {
             .copied()
             .unwrap_or_default();
         let share = 100.0 * counts.armed as f64 / summary.runs.max(1) as f64;
+        if !counts.claimed {
+            tell!(
+                "{:9} {:>10} {:>9}   not claimed: {} runs broke it (rests on {})",
+                invariant.id(),
+                counts.armed,
+                "-",
+                counts.not_claimed,
+                invariant.rules().join(", ")
+            );
+            continue;
+        }
         tell!(
             "{:9} {:>10} {:>9}   ({share:.1}% of runs armed)",
             invariant.id(),

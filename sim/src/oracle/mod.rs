@@ -130,6 +130,38 @@ impl Invariant {
             .find(|invariant| invariant.id() == id)
     }
 
+    /// The rules of the SPEC this invariant rests on (P2): a runtime that does not claim every
+    /// one of them has the invariant reported `not claimed`, never violated. I11 rests on the
+    /// protocol's determinism (P4), which every runtime behind it owes, and on no rule.
+    pub fn rules(self) -> &'static [&'static str] {
+        match self {
+            Invariant::I1 => &["R4", "R11", "R12"],
+            Invariant::I2 => &["R3", "R11", "R12"],
+            Invariant::I3 => &["R3", "R4", "R13"],
+            Invariant::I4 => &["R6", "R7", "R8"],
+            Invariant::I5 => &["R3", "R5"],
+            Invariant::I6 => &["R3", "R16", "R17", "R19", "R20"],
+            Invariant::I7 => &["R17"],
+            Invariant::I8 => &["R15", "R22", "R24", "R25", "R26", "R27", "R28", "R29"],
+            Invariant::I9 => &["R3"],
+            Invariant::I10 => &["R16", "R19", "R20"],
+            Invariant::I11 => &[],
+            Invariant::I12 => &["R17"],
+            Invariant::I13 => &["R3", "R4", "R11", "R13", "R16"],
+            Invariant::I14 => &[
+                "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R8a", "R11", "R12", "R13", "R14",
+                "R15", "R16", "R17", "R18", "R19", "R20", "R21", "R22", "R23",
+            ],
+        }
+    }
+
+    /// Whether a runtime claiming `claims` promises every rule this invariant rests on.
+    pub fn is_claimed_by(self, claims: &[String]) -> bool {
+        self.rules()
+            .iter()
+            .all(|rule| claims.iter().any(|claim| claim == rule))
+    }
+
     /// The invariant that catches the seeded bug `bug` (SPEC §11): the one a campaign with
     /// that bug reports its first failure about, when any seed breaks it.
     pub fn catching(bug: ward_core::fault::Fault) -> Option<Invariant> {
