@@ -172,6 +172,13 @@ fn an_invariant_resting_on_an_unclaimed_rule_is_reported_not_claimed() {
     assert!(i4.not_claimed > 0, "the bug broke I4 in no run");
     assert!(summary.by_invariant["I1"].claimed);
     let json = serde_json::to_value(&summary).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(ward_sim::summary::SUMMARY_SCHEMA).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    assert!(
+        validator.is_valid(&json),
+        "the summary does not match its schema: {json}"
+    );
     assert_eq!(json["byInvariant"]["I4"]["claimed"], false);
     assert_eq!(json["runtime"]["name"], "ward-core");
 }
