@@ -23,7 +23,8 @@
 //! - a summary of another ward version ([`Summary::parse`] reads its own version's only):
 //!   seeds may generate other scenarios from one version to the next, so neither the counts
 //!   nor the replay command would mean the same;
-//! - shards of different campaigns: another seed range, bug, rerun share or shard count;
+//! - shards of different campaigns: another seed range, bug, rerun share, shard count or
+//!   runtime;
 //! - a shard given twice (both files are named), and missing shards (each `K` is named).
 //!
 //! The shards of a range hold disjoint seeds, so counts add up, `firstSeed` is the lowest of
@@ -254,12 +255,17 @@ pub fn runs_per_sec(runs: u64, elapsed_ms: u64) -> f64 {
     (runs as f64 * 1000.0 / elapsed_ms.max(1) as f64 * 10.0).round() / 10.0
 }
 
-/// The command that replays `seed` of a campaign with `bug` switched on.
-pub fn replay_command(seed: u64, bug: Option<&str>) -> String {
-    match bug {
+/// The command that replays `seed` of a campaign with `bug` switched on, against the
+/// runtime behind `runtime` when the campaign checked one.
+pub fn replay_command(seed: u64, bug: Option<&str>, runtime: Option<&str>) -> String {
+    let mut command = match bug {
         Some(bug) => format!("ward replay {seed} --bug {bug}"),
         None => format!("ward replay {seed}"),
+    };
+    if let Some(runtime) = runtime {
+        command.push_str(&format!(" --runtime '{}'", runtime.replace('\'', "'\\''")));
     }
+    command
 }
 
 /// The trace digest as 16 lowercase hex digits.
@@ -599,6 +605,23 @@ fn campaign_difference(summary: &Summary, first: &Summary) -> Option<String> {
             "rerun every {} against every {}",
             summary.rerun_every, first.rerun_every
         ))
+    } else if summary.runtime != first.runtime {
+        let runtime = |summary: &Summary| {
+            summary.runtime.as_ref().map_or_else(
+                || "ward's core in process".to_owned(),
+                |runtime| {
+                    format!(
+                        "{} {} (`{}`)",
+                        runtime.name, runtime.version, runtime.command
+                    )
+                },
+            )
+        };
+        Some(format!(
+            "runtime {} against {}",
+            runtime(summary),
+            runtime(first)
+        ))
     } else {
         None
     }
@@ -656,7 +679,14 @@ fn combine(files: &[ShardFile]) -> Merged {
     whole.first_failure = first_failure_from.and_then(|index| {
         let failure = files[index].summary.first_failure.clone()?;
         Some(FailureSummary {
-            replay: Some(replay_command(failure.seed, whole.bug.as_deref())),
+            replay: Some(replay_command(
+                failure.seed,
+                whole.bug.as_deref(),
+                whole
+                    .runtime
+                    .as_ref()
+                    .map(|runtime| runtime.command.as_str()),
+            )),
             ..failure
         })
     });
@@ -736,6 +766,40 @@ mod tests {
         assert_eq!(
             merge(&files).expect("one campaign").first_failure_from,
             Some(1)
+        );
+    }
+
+    fn served(command: &str) -> RuntimeSummary {
+        RuntimeSummary {
+            command: command.to_owned(),
+            name: "ward-core".to_owned(),
+            version: WARD_VERSION.to_owned(),
+            claims: vec!["R3".to_owned()],
+            notes: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn shards_of_one_runtime_merge_with_its_replay_command_and_others_are_refused() {
+        let mut files = [shard(1, Some((2, "I4"))), shard(2, None)];
+        for file in &mut files {
+            file.summary.runtime = Some(served("ward serve"));
+        }
+        let merged = merge(&files).expect("one campaign");
+        assert_eq!(merged.summary.runtime, Some(served("ward serve")));
+        let replay = merged
+            .summary
+            .first_failure
+            .and_then(|failure| failure.replay);
+        assert_eq!(
+            replay.as_deref(),
+            Some("ward replay 2 --bug error-limit-six --runtime 'ward serve'")
+        );
+        files[1].summary.runtime = None;
+        let error = merge(&files).expect_err("another runtime").to_string();
+        assert!(
+            error.contains("runtime ward's core in process against ward-core"),
+            "{error}"
         );
     }
 }
