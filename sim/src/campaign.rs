@@ -242,7 +242,10 @@ fn summarise(engine: &Engine, seed: u64, config: &CampaignConfig) -> SeedSummary
         .violations
         .iter()
         .cloned()
-        .partition(|violation| engine.claims(violation.invariant));
+        // A breach of the protocol is a finding whatever the runtime claims (P6).
+        .partition(|violation| {
+            checked.trace.protocol_violation.is_some() || engine.claims(violation.invariant)
+        });
     let failed = !violations.is_empty();
     SeedSummary {
         seed,

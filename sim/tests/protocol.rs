@@ -182,3 +182,28 @@ fn an_invariant_resting_on_an_unclaimed_rule_is_reported_not_claimed() {
     assert_eq!(json["byInvariant"]["I4"]["claimed"], false);
     assert_eq!(json["runtime"]["name"], "ward-core");
 }
+
+#[test]
+fn a_broken_protocol_is_a_finding_even_when_the_runtime_claims_nothing() {
+    // `ready` claims no rule, so every invariant is unclaimed; the garbage after it still fails.
+    let command = format!("read l; echo '{READY}'; read l; echo garbage");
+    let config = CampaignConfig {
+        seeds: 0..3,
+        jobs: 1,
+        bug: None,
+        shard: None,
+        rerun_every: 0,
+        runtime: Some(command),
+    };
+    let report = campaign::run(&config, &|_| {});
+    assert_eq!(
+        report.failing_seeds, 3,
+        "a protocol violation was dropped as not claimed"
+    );
+    let failure = report.first_failure.expect("the violation is reported");
+    assert!(
+        failure.violation.explanation.contains("not JSON"),
+        "{}",
+        failure.violation.explanation
+    );
+}

@@ -257,6 +257,8 @@ pub enum Breach {
     ModelTiming,
     /// I14: the run ended otherwise, or at another instant, than the model's.
     ModelRunEnd,
+    /// I14: the runtime broke the protocol (P6), so nothing it did can agree with the model.
+    ProtocolBroken,
     /// I14: the run's events do not open and number as R23 says, or the prompt they announce
     /// is not what the store keeps and the provider receives first.
     ModelEvents,
@@ -288,9 +290,8 @@ impl Breach {
             TraceDiffers => Invariant::I11,
             ParallelStartedLate => Invariant::I12,
             OfferDiffers | AllowedCallRefused | NotCompleted => Invariant::I13,
-            ModelCall | ModelTiming | ModelRunEnd | ModelEvents | ModelRegistration => {
-                Invariant::I14
-            }
+            ModelCall | ModelTiming | ModelRunEnd | ModelEvents | ModelRegistration
+            | ProtocolBroken => Invariant::I14,
         }
     }
 }

@@ -194,6 +194,7 @@ pub fn violated(_scenario: &Scenario, message: &str) -> Trace {
             start_error: Some(message.to_owned()),
             ..RunTrace::default()
         }],
+        protocol_violation: Some(message.to_owned()),
     }
 }
 

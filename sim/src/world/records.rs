@@ -157,4 +157,8 @@ pub struct RunTrace {
 pub struct Trace {
     /// The runs, in order.
     pub runs: Vec<RunTrace>,
+    /// The breach of the protocol that ended the scenario (P6), if its runtime broke it: a
+    /// finding whatever the runtime claims.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_violation: Option<String>,
 }
