@@ -139,9 +139,21 @@ impl ProcessHost {
             serde_json::to_string(message).map_err(|error| Violation::new(error.to_string()))?;
         let written = writeln!(self.input, "{line}").and_then(|()| self.input.flush());
         written.map_err(|error| {
-            // A closed input is, most often, an adapter that exited: wait a moment for it.
-            std::thread::sleep(Duration::from_millis(20));
-            let reason = match self.child.try_wait() {
+            // A closed input is, most often, an adapter that went away. What it wrote before
+            // says more than the closed pipe: its output is read to its end (or to a broken
+            // line) within the watchdog, and then its exit status, if it has one.
+            if let Ok(Err(broken)) = self.answers.recv_timeout(self.watchdog) {
+                return self.violation(broken.reason, broken.line.as_deref());
+            }
+            let mut status = self.child.try_wait();
+            for _ in 0..10 {
+                if !matches!(status, Ok(None)) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+                status = self.child.try_wait();
+            }
+            let reason = match status {
                 Ok(Some(status)) => format!("the adapter exited ({status})"),
                 _ => format!("cannot write to the adapter: {error}"),
             };

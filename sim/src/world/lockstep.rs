@@ -35,7 +35,8 @@ use super::provider::{DONE, Sent, react};
 use super::records::{Record, RunTrace, Trace};
 use crate::host::core::{CoreHost, describe};
 use crate::protocol::{
-    BodyOutcome, FromAdapter, ProviderFailure, StartRun, ToAdapter, ToolDescription, WireLimits,
+    BodyOutcome, FromAdapter, ProviderFailure, RunEndOutcome, StartRun, ToAdapter, ToolDescription,
+    WireLimits,
 };
 use crate::scenario::{Answer, CallScript, Effect, FailureKind, RunScript, Scenario, Turn};
 
@@ -371,55 +372,14 @@ impl RunDriver<'_, '_> {
                 tool,
                 input,
             } => self.on_body_start(body_id, call_id, index, tool, input)?,
-            FromAdapter::ModelCancel { request_id } => {
-                self.withdraw(&request_id);
-                if self.last_request.pending.as_deref() == Some(request_id.as_str()) {
-                    self.last_request.pending = None;
-                }
-                self.agenda.retain(|_, delivery| {
-                    !matches!(delivery, Delivery::Reply { request_id: id, .. } if *id == request_id)
-                });
-            }
-            FromAdapter::BodyCancel { body_id } => {
-                self.withdraw(&body_id);
-                if let Some(state) = self.bodies.get_mut(&body_id) {
-                    state.ended = true;
-                }
-                self.agenda.retain(|_, delivery| match delivery {
-                    Delivery::Body { body_id: id } | Delivery::Answer { body_id: id, .. } => {
-                        *id != body_id
-                    }
-                    _ => true,
-                });
-            }
-            FromAdapter::Rollback { body_id } => {
-                let state = self.bodies.get_mut(&body_id);
-                let checkpoint = state.and_then(|state| state.checkpoint.take());
-                match checkpoint {
-                    Some(checkpoint) => self.chart.rollback(checkpoint),
-                    None => {
-                        return Err(Violation::new(format!(
-                            "rollback of {body_id}, which changed nothing"
-                        )));
-                    }
-                }
-            }
+            FromAdapter::ModelCancel { request_id } => self.on_model_cancel(&request_id),
+            FromAdapter::BodyCancel { body_id } => self.on_body_cancel(&body_id),
+            FromAdapter::Rollback { body_id } => self.on_rollback(&body_id)?,
             FromAdapter::Question {
                 question_id,
                 body_id,
                 ..
-            } => {
-                let answer = self.answers.pop_front();
-                let delay = answer.as_ref().map_or(0, |answer| answer.delay_ms);
-                self.schedule(
-                    delay,
-                    Delivery::Answer {
-                        question_id,
-                        body_id,
-                        answer,
-                    },
-                );
-            }
+            } => self.on_question(question_id, body_id),
             FromAdapter::Event { event } => self.on_event(event),
             FromAdapter::Append { message } => self.record(Record::Append { message }),
             FromAdapter::RunEnd {
@@ -427,26 +387,86 @@ impl RunDriver<'_, '_> {
                 code,
                 batches,
                 calls,
-            } => {
-                let outcome = match outcome {
-                    crate::protocol::RunEndOutcome::Completed => "run.completed",
-                    crate::protocol::RunEndOutcome::Failed => "run.failed",
-                    crate::protocol::RunEndOutcome::Cancelled => "run.cancelled",
-                };
-                self.record(Record::Report {
-                    outcome,
-                    code,
-                    batches: u32::try_from(batches).unwrap_or(u32::MAX),
-                    calls: u32::try_from(calls).unwrap_or(u32::MAX),
-                });
-                self.end();
-            }
+            } => self.on_run_end(outcome, code, batches, calls),
             FromAdapter::StartError { message } => {
                 self.trace.start_error = Some(message);
                 self.end();
             }
         }
         Ok(())
+    }
+
+    /// The runtime gave up a request: it gets no reply.
+    fn on_model_cancel(&mut self, request_id: &str) {
+        self.withdraw(request_id);
+        if self.last_request.pending.as_deref() == Some(request_id) {
+            self.last_request.pending = None;
+        }
+        self.agenda.retain(|_, delivery| {
+            !matches!(delivery, Delivery::Reply { request_id: id, .. } if id == request_id)
+        });
+    }
+
+    /// The runtime abandoned a body: it gets no result, and its question no answer.
+    fn on_body_cancel(&mut self, body_id: &str) {
+        self.withdraw(body_id);
+        if let Some(state) = self.bodies.get_mut(body_id) {
+            state.ended = true;
+        }
+        self.agenda.retain(|_, delivery| match delivery {
+            Delivery::Body { body_id: id } | Delivery::Answer { body_id: id, .. } => id != body_id,
+            _ => true,
+        });
+    }
+
+    /// The runtime undoes a failed body's work on ward's chart.
+    fn on_rollback(&mut self, body_id: &str) -> Result<(), Violation> {
+        let state = self.bodies.get_mut(body_id);
+        match state.and_then(|state| state.checkpoint.take()) {
+            Some(checkpoint) => {
+                self.chart.rollback(checkpoint);
+                Ok(())
+            }
+            None => Err(Violation::new(format!(
+                "rollback of {body_id}, which changed nothing"
+            ))),
+        }
+    }
+
+    /// `ask_user` waits: the scripted user answers after its delay (or at once with none).
+    fn on_question(&mut self, question_id: String, body_id: String) {
+        let answer = self.answers.pop_front();
+        let delay = answer.as_ref().map_or(0, |answer| answer.delay_ms);
+        self.schedule(
+            delay,
+            Delivery::Answer {
+                question_id,
+                body_id,
+                answer,
+            },
+        );
+    }
+
+    /// The run's entry point returned.
+    fn on_run_end(
+        &mut self,
+        outcome: RunEndOutcome,
+        code: Option<String>,
+        batches: u64,
+        calls: u64,
+    ) {
+        let outcome = match outcome {
+            RunEndOutcome::Completed => "run.completed",
+            RunEndOutcome::Failed => "run.failed",
+            RunEndOutcome::Cancelled => "run.cancelled",
+        };
+        self.record(Record::Report {
+            outcome,
+            code,
+            batches: u32::try_from(batches).unwrap_or(u32::MAX),
+            calls: u32::try_from(calls).unwrap_or(u32::MAX),
+        });
+        self.end();
     }
 
     /// Withdraws the record of the delivery being made to `id`, which the runtime gave up.
@@ -847,28 +867,7 @@ impl RunDriver<'_, '_> {
                 .now_or_never()
                 .unwrap_or_else(|| Err(ToolError::internal()))
         };
-        let result = match &behaviour.effect {
-            Effect::Panic => unreachable!("handled above"),
-            Effect::Fail => {
-                let _ = work();
-                Err(failed("The tool failed while running."))
-            }
-            Effect::None => work(),
-            Effect::LeakSecret { label, fail } => {
-                let result = work();
-                let secret = self.secrets.get(label).cloned().unwrap_or_default();
-                if *fail {
-                    Err(failed(&format!(
-                        "The tool failed while connecting with key {secret}."
-                    )))
-                } else {
-                    result.map(|data| json!({"result": data, "debug": format!("connected with key {secret}")}))
-                }
-            }
-            Effect::Inject { tool, arguments } => {
-                work().map(|data| json!({"result": data, "note": injection(tool, arguments)}))
-            }
-        };
+        let result = with_effect(&behaviour.effect, work, self.secrets);
         let changed = *self.chart.snapshot_shared() != *before;
         if let Some(state) = self.bodies.get_mut(body_id) {
             state.checkpoint = Some(checkpoint);
@@ -894,6 +893,39 @@ impl RunDriver<'_, '_> {
                 changed,
             },
         )
+    }
+}
+
+/// A body's result with the scenario's effect planted on its `work` (a panic is delivered
+/// apart): a failure after the work is done, a configured value leaked in the data or the
+/// error, an instruction injected into the data.
+fn with_effect(
+    effect: &Effect,
+    work: impl FnOnce() -> Result<Value, ToolError>,
+    secrets: &BTreeMap<String, String>,
+) -> Result<Value, ToolError> {
+    match effect {
+        Effect::None | Effect::Panic => work(),
+        Effect::Fail => {
+            let _ = work();
+            Err(failed("The tool failed while running."))
+        }
+        Effect::LeakSecret { label, fail } => {
+            let result = work();
+            let secret = secrets.get(label).cloned().unwrap_or_default();
+            if *fail {
+                Err(failed(&format!(
+                    "The tool failed while connecting with key {secret}."
+                )))
+            } else {
+                result.map(
+                    |data| json!({"result": data, "debug": format!("connected with key {secret}")}),
+                )
+            }
+        }
+        Effect::Inject { tool, arguments } => {
+            work().map(|data| json!({"result": data, "note": injection(tool, arguments)}))
+        }
     }
 }
 
