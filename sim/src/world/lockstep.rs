@@ -44,6 +44,12 @@ use crate::scenario::{Answer, CallScript, Effect, FailureKind, RunScript, Scenar
 /// past every limit a run may be given (R19's longest inactivity timeout, an hour).
 pub const IDLE_HORIZON_MS: u64 = 3_600_000 + 1;
 
+/// The latest instant ward delivers at (about 70 years): a later delay of a hand-written or
+/// fuzzed scenario is delivered then. It lies past the reference model's horizon, so the
+/// model gives no verdict on a run that reaches it, and a runtime's clock is never asked to
+/// move further than any timer of its own can reach.
+pub const TIME_MAX_MS: u64 = 1 << 41;
+
 /// A runtime behind the protocol: one message in, everything it did in answer out.
 pub trait Runtime {
     /// Sends `message` and returns the runtime's answer, ending with `idle`.
@@ -288,7 +294,11 @@ impl RunDriver<'_, '_> {
     }
 
     fn schedule(&mut self, after_ms: u64, delivery: Delivery) {
-        let key = (self.now_ms.saturating_add(after_ms), self.scheduled);
+        let at_ms = self
+            .now_ms
+            .saturating_add(after_ms)
+            .min(TIME_MAX_MS.max(self.now_ms));
+        let key = (at_ms, self.scheduled);
         self.scheduled += 1;
         self.agenda.insert(key, delivery);
     }
@@ -326,7 +336,7 @@ impl RunDriver<'_, '_> {
                     self.deliver(delivery)?;
                 }
                 _ => {
-                    let to_ms = next.unwrap_or(self.now_ms + IDLE_HORIZON_MS);
+                    let to_ms = next.unwrap_or(self.now_ms.saturating_add(IDLE_HORIZON_MS));
                     self.send(ToAdapter::Advance { to_ms })?;
                     if next.is_none() && self.now_ms == to_ms && !self.ended {
                         // Nothing to deliver, and no timer of the runtime fired in an hour:
