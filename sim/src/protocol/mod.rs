@@ -9,9 +9,7 @@
 //! events of R23, the envelope of SPEC §4), so ward reads them into the very types its trace
 //! holds and a runtime behind the protocol leaves the same trace as one in process (P5).
 //! Unknown fields are refused wherever a message's shape is ward's own, so that a misspelt
-//! field is a violation rather than a default. Messages of the transcript are shared
-//! (`Arc`): on the wire they are plain objects, and in process a runtime hands over the very
-//! messages it keeps, so comparing a resent transcript costs a pointer per message.
+//! field is a violation rather than a default.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock};
@@ -219,7 +217,7 @@ pub enum FromAdapter {
         /// The system prompt.
         system_prompt: String,
         /// The transcript sent.
-        transcript: Vec<Arc<Message>>,
+        transcript: Vec<Message>,
         /// The offered tools, by name, in the order offered.
         tools: Vec<String>,
     },
@@ -270,7 +268,7 @@ pub enum FromAdapter {
     /// A message appended to the session store.
     Append {
         /// The message.
-        message: Arc<Message>,
+        message: Message,
     },
     /// The run's entry point returned.
     RunEnd {

@@ -134,18 +134,18 @@ fn from_adapter() -> Vec<FromAdapter> {
             request_id: "r0".to_owned(),
             system_prompt: "You are the assistant.".to_owned(),
             transcript: vec![
-                Arc::new(Message::User {
+                Message::User {
                     text: "Draw a line.".to_owned(),
-                }),
-                Arc::new(Message::Assistant {
+                },
+                Message::Assistant {
                     text: String::new(),
                     calls: Arc::clone(&calls),
-                }),
-                Arc::new(Message::Tool {
+                },
+                Message::Tool {
                     call_id: "call_9".into(),
                     name: "drawing_create".into(),
                     result: failed.clone(),
-                }),
+                },
             ],
             tools: vec!["drawings_list".to_owned()],
         },
@@ -218,11 +218,11 @@ fn from_adapter() -> Vec<FromAdapter> {
         event(6, EventKind::RunFailed { error: invalid() }),
         event(7, EventKind::RunCancelled),
         FromAdapter::Append {
-            message: Arc::new(Message::Tool {
+            message: Message::Tool {
                 call_id: "call_9".into(),
                 name: "drawing_create".into(),
                 result: failed,
-            }),
+            },
         },
         FromAdapter::RunEnd {
             outcome: RunEndOutcome::Failed,

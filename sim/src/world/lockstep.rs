@@ -391,7 +391,9 @@ impl RunDriver<'_, '_> {
                 ..
             } => self.on_question(question_id, body_id),
             FromAdapter::Event { event } => self.on_event(event),
-            FromAdapter::Append { message } => self.record(Record::Append { message }),
+            FromAdapter::Append { message } => self.record(Record::Append {
+                message: Arc::new(message),
+            }),
             FromAdapter::RunEnd {
                 outcome,
                 code,
@@ -519,7 +521,7 @@ impl RunDriver<'_, '_> {
         &mut self,
         request_id: String,
         system_prompt: String,
-        transcript: Vec<Arc<Message>>,
+        transcript: Vec<Message>,
         tools: Vec<String>,
     ) {
         // A new request means the runtime gave up on an earlier one still unanswered.
@@ -536,6 +538,7 @@ impl RunDriver<'_, '_> {
         self.last_request.turn = Some((turn, attempt));
         self.last_request.replied = false;
         self.last_request.pending = Some(request_id.clone());
+        let transcript: Vec<Arc<Message>> = transcript.into_iter().map(Arc::new).collect();
         self.record_request(&system_prompt, &tools, &transcript, turn, attempt);
         let step = self.steps.next().unwrap_or(&DONE).clone();
         let reacted: Vec<CallScript> = step
