@@ -175,7 +175,7 @@ impl Engine {
                     remote.ready = Some(host.ready().clone());
                     remote.host = Some(host);
                 }
-                Err(violation) => return lockstep::violated(scenario, &violation.to_string()),
+                Err(violation) => return lockstep::violated(&violation.to_string()),
             }
         }
         let Some(host) = remote.host.as_mut() else {
@@ -186,7 +186,7 @@ impl Engine {
             Err(violation) => {
                 // A fresh process for the next scenario (P6).
                 remote.host = None;
-                lockstep::violated(scenario, &violation.to_string())
+                lockstep::violated(&violation.to_string())
             }
         }
     }

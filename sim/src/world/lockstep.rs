@@ -33,6 +33,7 @@ use ward_core::tool::{ToolBody, ToolCall, ToolContext};
 use super::body::{PLAIN, injection};
 use super::provider::{DONE, Sent, react};
 use super::records::{Record, RunTrace, Trace};
+use crate::catalogue;
 use crate::host::core::{CoreHost, describe};
 use crate::protocol::{
     BodyOutcome, FromAdapter, ProviderFailure, RunEndOutcome, StartRun, ToAdapter, ToolDescription,
@@ -195,7 +196,7 @@ pub fn execute(
 
 /// The trace of a scenario whose runtime broke the protocol: one run that did not start,
 /// named by the violation.
-pub fn violated(_scenario: &Scenario, message: &str) -> Trace {
+pub fn violated(message: &str) -> Trace {
     Trace {
         runs: vec![RunTrace {
             start_error: Some(message.to_owned()),
@@ -783,7 +784,7 @@ impl RunDriver<'_, '_> {
                 attempt,
                 text: String::new(),
                 calls: Arc::default(),
-                error: Some(failure.kind.to_core().code().to_owned()),
+                error: Some(catalogue::provider_error(failure.kind).code.to_owned()),
             });
             let message = match failure
                 .leak

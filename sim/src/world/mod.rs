@@ -106,11 +106,11 @@ pub fn execute(world: &World, scenario: &Scenario, faults: FaultSet) -> Trace {
             Some(host) => host,
             None => match CoreHost::new(faults) {
                 Ok(host) => cell.insert(host),
-                Err(error) => return lockstep::violated(scenario, &error.0),
+                Err(error) => return lockstep::violated(&error.0),
             },
         };
         host.set_faults(faults);
         lockstep::execute(host, &world.bodies, scenario)
-            .unwrap_or_else(|violation| lockstep::violated(scenario, &violation.to_string()))
+            .unwrap_or_else(|violation| lockstep::violated(&violation.to_string()))
     })
 }
