@@ -947,7 +947,7 @@ fn failed(message: &str) -> ToolError {
     ToolError::domain("TOOL_FAILED", message, "Retry the call.")
 }
 
-fn wire_kind(kind: FailureKind) -> ProviderFailure {
+pub(crate) fn wire_kind(kind: FailureKind) -> ProviderFailure {
     match kind {
         FailureKind::Authentication => ProviderFailure::Authentication,
         FailureKind::Permission => ProviderFailure::Permission,

@@ -220,3 +220,27 @@ fn an_answer_to_nothing_is_refused() {
         .unwrap_err();
     assert_eq!(error.0, "no body b7");
 }
+
+#[test]
+fn every_provider_failure_reaches_the_core_as_the_code_the_simulator_expects() {
+    use crate::catalogue::provider_error;
+    use crate::scenario::FailureKind;
+    use crate::world::lockstep::wire_kind;
+    for kind in [
+        FailureKind::Authentication,
+        FailureKind::Permission,
+        FailureKind::ModelNotFound,
+        FailureKind::RateLimited,
+        FailureKind::Unavailable,
+        FailureKind::Timeout,
+        FailureKind::MalformedResponse,
+    ] {
+        let core = provider_kind(wire_kind(kind));
+        assert_eq!(core.code(), provider_error(kind).code, "{kind:?}");
+        assert_eq!(
+            core.is_retryable(),
+            provider_error(kind).retryable,
+            "{kind:?}"
+        );
+    }
+}
