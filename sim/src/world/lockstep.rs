@@ -26,7 +26,7 @@ use ward_core::chart::{ChartState, Checkpoint, SharedChart};
 use ward_core::driver::Limits;
 use ward_core::envelope::ToolError;
 use ward_core::events::{Event, EventKind};
-use ward_core::registry::RegistryBuilder;
+use ward_core::registry::{Registry, RegistryBuilder};
 use ward_core::session::Message;
 use ward_core::tool::{ToolBody, ToolCall, ToolContext};
 
@@ -88,6 +88,7 @@ pub struct Bodies {
 }
 
 struct Catalogue {
+    registry: Registry,
     tools: Arc<[ToolDescription]>,
     bodies: BTreeMap<String, Arc<dyn ToolBody>>,
 }
@@ -105,6 +106,7 @@ impl Catalogue {
         let registry = builder.build();
         Catalogue {
             tools: registry.tools().map(|tool| describe(tool.meta())).collect(),
+            registry,
             bodies,
         }
     }
@@ -117,6 +119,11 @@ impl Bodies {
             plain: Catalogue::new(false),
             with_code_interpreter: Catalogue::new(true),
         }
+    }
+
+    /// The catalogue's registry, as the runtime registers it (schemas compiled once).
+    pub fn registry(&self, code_interpreter: bool) -> &Registry {
+        &self.catalogue(code_interpreter).registry
     }
 
     fn catalogue(&self, code_interpreter: bool) -> &Catalogue {

@@ -27,9 +27,8 @@ mod records;
 
 use std::cell::RefCell;
 
-use ward_core::chart::tools::{CatalogueOptions, register_tools};
 use ward_core::fault::FaultSet;
-use ward_core::registry::{Registry, RegistryBuilder};
+use ward_core::registry::Registry;
 
 pub use body::injection;
 pub use records::{Record, RunTrace, Trace};
@@ -38,11 +37,11 @@ use crate::host::core::CoreHost;
 use crate::scenario::Scenario;
 use lockstep::Bodies;
 
-/// What a worker reuses for every scenario: the catalogue's registries (schemas compiled once
-/// per worker, not once per run) and the bodies ward plays.
+/// What a worker reuses for every scenario: the catalogue with and without
+/// `code_interpreter` (its registries, schemas compiled once per worker, and the bodies ward
+/// plays).
+#[derive(Default)]
 pub struct World {
-    plain: Registry,
-    with_code_interpreter: Registry,
     bodies: Bodies,
 }
 
@@ -55,41 +54,18 @@ impl std::fmt::Debug for World {
 impl World {
     /// Builds the chart catalogue twice (with and without `code_interpreter`).
     pub fn new() -> World {
-        World {
-            plain: catalogue(false),
-            with_code_interpreter: catalogue(true),
-            bodies: Bodies::new(),
-        }
+        World::default()
     }
 
     /// The registry a scenario's runtime registers.
     pub fn registry(&self, code_interpreter: bool) -> &Registry {
-        if code_interpreter {
-            &self.with_code_interpreter
-        } else {
-            &self.plain
-        }
+        self.bodies.registry(code_interpreter)
     }
 
     /// The bodies ward plays.
     pub fn bodies(&self) -> &Bodies {
         &self.bodies
     }
-}
-
-impl Default for World {
-    fn default() -> Self {
-        World::new()
-    }
-}
-
-fn catalogue(code_interpreter: bool) -> Registry {
-    let mut builder = RegistryBuilder::new();
-    // The catalogue is built into ward-core; failing to register it is a build defect that no
-    // input can cause.
-    register_tools(&mut builder, CatalogueOptions { code_interpreter })
-        .expect("the built-in catalogue registers");
-    builder.build()
 }
 
 /// Runs `scenario` against ward's own core with `faults` on, in process, deterministically.
