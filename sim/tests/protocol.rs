@@ -20,6 +20,23 @@ const READY: &str =
     r#"{"type":"ready","protocol":1,"runtime":{"name":"broken","version":"0"},"claims":[]}"#;
 const IDLE: &str = r#"{"type":"idle","atMs":0}"#;
 
+/// A one-job campaign over `seeds` against the adapter `command`, with `bug` steering
+/// generation.
+fn campaign_against(
+    command: String,
+    seeds: std::ops::Range<u64>,
+    bug: Option<Fault>,
+) -> CampaignConfig {
+    CampaignConfig {
+        seeds,
+        jobs: 1,
+        bug,
+        shard: None,
+        rerun_every: 0,
+        runtime: Some(command),
+    }
+}
+
 /// The explanation of the first violation of `seed` against `command`.
 fn first_violation(command: &str, seed: u64) -> String {
     let engine = Engine::with_runtime_watchdog(command, Duration::from_millis(500));
@@ -130,14 +147,7 @@ fn a_campaign_goes_on_past_an_adapter_killed_mid_run_and_names_it() {
         "i=0; while [ $i -lt 60 ] && read -r l; do printf '%s\\n' \"$l\"; i=$((i+1)); done | {}",
         serve("")
     );
-    let config = CampaignConfig {
-        seeds: 0..6,
-        jobs: 1,
-        bug: None,
-        shard: None,
-        rerun_every: 0,
-        runtime: Some(command),
-    };
+    let config = campaign_against(command, 0..6, None);
     let report = campaign::run(&config, &|_| {});
     assert_eq!(report.seeds, 6, "the campaign stopped early");
     let failure = report.first_failure.expect("the killed adapter is named");
@@ -155,14 +165,7 @@ fn an_invariant_resting_on_an_unclaimed_rule_is_reported_not_claimed() {
         "{} | sed -u 's/\"R7\",//'",
         serve("--bug error-echoes-value")
     );
-    let config = CampaignConfig {
-        seeds: 0..40,
-        jobs: 1,
-        bug: Some(Fault::ErrorEchoesValue),
-        shard: None,
-        rerun_every: 0,
-        runtime: Some(command),
-    };
+    let config = campaign_against(command, 0..40, Some(Fault::ErrorEchoesValue));
     let report = campaign::run(&config, &|_| {});
     let ready = report.runtime.as_ref().expect("the adapter said ready");
     assert!(!ready.claims.iter().any(|rule| rule == "R7"));
@@ -188,14 +191,7 @@ fn an_invariant_resting_on_an_unclaimed_rule_is_reported_not_claimed() {
 fn a_broken_protocol_is_a_finding_even_when_the_runtime_claims_nothing() {
     // `ready` claims no rule, so every invariant is unclaimed; the garbage after it still fails.
     let command = format!("read l; echo '{READY}'; read l; echo garbage");
-    let config = CampaignConfig {
-        seeds: 0..3,
-        jobs: 1,
-        bug: None,
-        shard: None,
-        rerun_every: 0,
-        runtime: Some(command),
-    };
+    let config = campaign_against(command, 0..3, None);
     let report = campaign::run(&config, &|_| {});
     assert_eq!(
         report.failing_seeds, 3,
