@@ -1,0 +1,335 @@
+// The chart agent on the Vercel AI SDK (`ai`, v6), behind ward's protocol. Run with
+// `node adapters/node/ai-sdk.js` (see README). What is the SDK's and what is the adapter's:
+//
+// SDK (what ward tests):
+// - the turn loop: `generateText` with `stopWhen: stepCountIs(turnsMax + 1)`; the step past
+//   the limit gets `toolChoice: "none"` through `prepareStep`, so the SDK refuses its calls
+//   (`ToolChoiceViolationError`), reported as R19's `TOOL_LOOP_LIMIT`;
+// - the tool list: every tool is registered with `tool()`, and `activeTools` is the run's
+//   resolved list (R4, R11–R13): a call to a tool not active is the SDK's `NoSuchToolError`;
+// - validation: `jsonSchema(parameters, { validate })`, the SDK's seam for a validator, with
+//   ajv (compiled once per schema) rendering R6's messages; the SDK parses the argument text
+//   itself (`InvalidToolInputError` for text that is not JSON or input that is invalid), and
+//   what the model reads of an error is the SDK's own text;
+// - scheduling: the SDK runs a step's calls with `Promise.all`;
+// - retries: `maxRetries: providerRetriesMax` with the SDK's backoff and `retry-after-ms`;
+// - stopping: `abortSignal` (cancel and the deadline abort it).
+//
+// Adapter (lib/agent.js, and here):
+// - ward's provider as a `MockLanguageModelV3` (`ai/test`): it sends the SDK's prompt, as the
+//   SDK built it, as the protocol's transcript; ward's errors are raised as a provider package
+//   raises them (`APICallError` with the HTTP status and `retry-after-ms`; a malformed reply as
+//   the `Invalid JSON response` of a status 200, which a provider package does not mark
+//   retryable); the provider timeout is a timer that aborts the request;
+// - R17's sequential batches: a lock, taken in the order the SDK starts the calls;
+// - R3's checks the SDK does not make, inside `execute`; the code of an error the SDK made is
+//   named from the SDK's error class (`NoSuchToolError`, `InvalidToolInputError`, seen in
+//   `experimental_repairToolCall`, which repairs nothing).
+
+import { APICallError, NoSuchToolError, generateText, jsonSchema, stepCountIs, tool } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { createRequire } from "node:module";
+import { serve } from "./lib/wire.js";
+import { Agent, Stop, inputInvalid, validatorOf } from "./lib/agent.js";
+import {
+  INTERNAL,
+  NOT_ALLOWED_OFF,
+  NOT_ALLOWED_READ_ONLY,
+  PROVIDER_CODES,
+  ProviderError,
+  failure,
+  isEnvelope,
+} from "./lib/runtime.js";
+
+const require = createRequire(import.meta.url);
+const VERSION = require("ai/package.json").version;
+
+/** How a provider package reports each of ward's failure kinds: HTTP status, retryable. */
+const STATUS = {
+  authentication: [401, false],
+  permission: [403, false],
+  modelNotFound: [404, false],
+  rateLimited: [429, true],
+  unavailable: [503, true],
+  timeout: [408, true],
+  malformedResponse: [200, false],
+};
+
+function providerError(error) {
+  const [statusCode, isRetryable] = STATUS[error.kind];
+  const message = error.kind === "malformedResponse" ? "Invalid JSON response" : error.message;
+  return new APICallError({
+    message,
+    url: "ward://provider",
+    requestBodyValues: {},
+    statusCode,
+    responseHeaders:
+      error.retryAfterMs === undefined ? {} : { "retry-after-ms": String(error.retryAfterMs) },
+    isRetryable,
+    data: { kind: error.kind },
+  });
+}
+
+/** The SDK's prompt as the protocol's transcript (the system message goes apart). */
+function transcriptOf(prompt, rendered) {
+  const transcript = [];
+  for (const message of prompt) {
+    if (message.role === "user") {
+      const text = message.content
+        .filter((part) => part.type === "text")
+        .map((part) => part.text)
+        .join("");
+      transcript.push({ role: "user", text });
+    } else if (message.role === "assistant") {
+      const text = message.content
+        .filter((part) => part.type === "text")
+        .map((part) => part.text)
+        .join("");
+      const calls = message.content
+        .filter((part) => part.type === "tool-call")
+        .map((part) => ({
+          id: part.toolCallId,
+          name: part.toolName,
+          arguments: typeof part.input === "string" ? part.input : JSON.stringify(part.input),
+        }));
+      transcript.push({ role: "assistant", text, calls });
+    } else if (message.role === "tool") {
+      for (const part of message.content) {
+        if (part.type !== "tool-result") continue;
+        transcript.push({
+          role: "tool",
+          callId: part.toolCallId,
+          name: part.toolName,
+          result: resultOf(part, rendered),
+        });
+      }
+    }
+  }
+  return transcript;
+}
+
+function resultOf(part, rendered) {
+  const output = part.output;
+  if (output.type === "json" && isEnvelope(output.value)) return output.value;
+  const known = rendered.get(part.toolCallId);
+  if (known) return known;
+  const text = typeof output.value === "string" ? output.value : JSON.stringify(output.value);
+  return failure("INTERNAL_ERROR", text);
+}
+
+/** The SDK's messages for a session's earlier runs (the store holds the protocol's form). */
+function messagesOf(history) {
+  const messages = [];
+  for (const message of history) {
+    if (message.role === "user") {
+      messages.push({ role: "user", content: message.text });
+    } else if (message.role === "assistant") {
+      const content = [];
+      if (message.text !== "") content.push({ type: "text", text: message.text });
+      for (const call of message.calls) {
+        let input;
+        try {
+          input = JSON.parse(call.arguments);
+        } catch {
+          input = call.arguments;
+        }
+        content.push({ type: "tool-call", toolCallId: call.id, toolName: call.name, input });
+      }
+      messages.push({ role: "assistant", content });
+    } else {
+      const last = messages.at(-1);
+      const part = {
+        type: "tool-result",
+        toolCallId: message.callId,
+        toolName: message.name,
+        output: { type: "json", value: message.result },
+      };
+      if (last?.role === "tool") last.content.push(part);
+      else messages.push({ role: "tool", content: [part] });
+    }
+  }
+  return messages;
+}
+
+class AiSdk {
+  runtime = { name: "ai", version: VERSION };
+
+  claims = ["R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R11", "R12", "R13", "R14", "R16", "R17", "R18", "R19", "R20", "R21", "R22", "R23"];
+
+  notes = {
+    R8a: "the adapter validates only the catalogue's schemas; any schema a developer registers is not tested here",
+    R15: "the AI SDK has no prompt redactor; the adapter applies only R22's exact-value guard, not the pattern rules of section 7",
+    R24: "no redactor: see R15",
+    R25: "no redactor: see R15",
+    R26: "no redactor: see R15",
+    R27: "no redactor: see R15",
+    R28: "no redactor: see R15",
+    R29: "no redactor: see R15",
+    R30: "no durable sessions: the AI SDK keeps messages in memory",
+    R31: "no durable sessions",
+    R32: "no durable sessions",
+    R33: "no durable sessions",
+    R34: "no durable sessions",
+    R35: "no durable sessions",
+  };
+
+  reset(message, agent) {
+    this.agent = agent;
+    this.ids = 0;
+  }
+
+  /** The run's tool set in registration order; the SDK's own validator seam per tool. */
+  toolsOf(run) {
+    const tools = {};
+    for (const entry of run.agent.catalogue) {
+      const validate = validatorOf(entry.parameters);
+      tools[entry.name] = tool({
+        description: entry.description,
+        inputSchema: jsonSchema(entry.parameters, {
+          validate: (value) => {
+            if (validate(value)) return { success: true, value };
+            const invalid = inputInvalid(validate.errors ?? []);
+            const error = new Error(invalid.message);
+            error.fields = invalid.fields;
+            return { success: false, error };
+          },
+        }),
+        execute: async (input, { toolCallId, abortSignal }) => {
+          const index = run.indexOf(toolCallId, entry.name);
+          try {
+            return await run.execute(index, input, abortSignal);
+          } catch (error) {
+            run.finished(index, INTERNAL());
+            throw error;
+          }
+        },
+      });
+    }
+    return tools;
+  }
+
+  /** An error the SDK made for a call it will not execute, as SPEC §4's envelope. */
+  refused(run, rendered, toolCall, error) {
+    const index = run.indexOf(toolCall.toolCallId, toolCall.toolName, toolCall.input);
+    const name = toolCall.toolName;
+    const entry = run.tool(name);
+    let result;
+    if (NoSuchToolError.isInstance(error) && entry !== undefined) {
+      result = run.readOnly && entry.safety === "destructive" ? NOT_ALLOWED_READ_ONLY(name) : NOT_ALLOWED_OFF(name);
+      result.error.message = error.message;
+    } else if (NoSuchToolError.isInstance(error)) {
+      result = failure("TOOL_NOT_FOUND", error.message, run.available());
+    } else {
+      result = failure("TOOL_INPUT_INVALID", error.message, undefined, fieldsOf(error));
+    }
+    rendered.set(toolCall.toolCallId, result);
+    if (index >= 0) {
+      run.started(index);
+      run.finished(index, result);
+    }
+  }
+
+  async start(run) {
+    const rendered = new Map();
+    const model = new MockLanguageModelV3({
+      doGenerate: async (options) => {
+        const prompt = options.prompt.filter((message) => message.role !== "system");
+        const transcript = transcriptOf(prompt, rendered);
+        const tools = (options.tools ?? []).map((entry) => entry.name);
+        const reply = await this.request(run, transcript, tools, options.abortSignal);
+        run.replied(reply);
+        const content = [];
+        if (reply.text !== "") content.push({ type: "text", text: reply.text });
+        for (const call of reply.calls) {
+          content.push({ type: "tool-call", toolCallId: call.id, toolName: call.name, input: call.arguments });
+        }
+        return {
+          content,
+          finishReason: { unified: reply.calls.length > 0 ? "tool-calls" : "stop", raw: undefined },
+          usage: {
+            inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
+            outputTokens: { total: 0, text: 0, reasoning: 0 },
+          },
+          warnings: [],
+        };
+      },
+    });
+    const turnsMax = run.limits.turnsMax;
+    try {
+      const result = await generateText({
+        model,
+        system: run.systemPrompt,
+        messages: [...messagesOf(run.history), { role: "user", content: run.prompt }],
+        tools: this.toolsOf(run),
+        activeTools: run.offered,
+        stopWhen: stepCountIs(turnsMax + 1),
+        prepareStep: ({ stepNumber }) => (stepNumber >= turnsMax ? { toolChoice: "none" } : undefined),
+        maxRetries: run.limits.providerRetriesMax,
+        abortSignal: run.signal,
+        experimental_repairToolCall: async ({ toolCall, error }) => {
+          this.refused(run, rendered, toolCall, error);
+          return null;
+        },
+        onStepFinish: () => run.enterResults(),
+        _internal: { generateId: () => `ai-${this.ids++}` },
+      });
+      if (run.signal.aborted) throw run.signal.reason;
+      run.complete(result.text);
+    } catch (error) {
+      run.enterResults();
+      run.fail(this.outcomeOf(run, error));
+    }
+  }
+
+  /** One provider request with R19's timeout: a timer aborting it, a retryable error. */
+  async request(run, transcript, tools, outer) {
+    const local = new AbortController();
+    const forward = () => local.abort(outer.reason);
+    outer?.addEventListener("abort", forward, { once: true });
+    const timeout = new ProviderError({ kind: "timeout", message: "The provider did not answer in time." });
+    const timer = setTimeout(() => local.abort(timeout), run.limits.providerTimeoutMs);
+    try {
+      return await run.ask(transcript, tools, local.signal);
+    } catch (error) {
+      if (error instanceof ProviderError) throw providerError(error);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      outer?.removeEventListener("abort", forward);
+    }
+  }
+
+  /** What ended the run early: a stop, the turn limit, or the provider's last error. */
+  outcomeOf(run, error) {
+    if (run.signal.aborted && run.signal.reason instanceof Stop) return run.signal.reason;
+    if (error?.name === "AI_ToolChoiceViolationError") {
+      return failure(
+        "TOOL_LOOP_LIMIT",
+        `The agent stopped after ${run.limits.turnsMax} tool turns.`,
+        "Refine the request and retry.",
+      ).error;
+    }
+    const last = error?.name === "AI_RetryError" ? error.lastError : error;
+    const kind = last?.data?.kind;
+    if (kind !== undefined) {
+      const code = PROVIDER_CODES[kind];
+      return {
+        code,
+        message: last.message,
+        retryable: STATUS[kind][1],
+        recommendedAction: STATUS[kind][1] ? "Retry the request later." : "Check the provider settings.",
+      };
+    }
+    process.stderr.write(`unexpected end of generateText: ${error?.stack ?? error}\n`);
+    return { code: "INTERNAL_ERROR", message: "The run failed unexpectedly.", retryable: false, recommendedAction: "Report this failure." };
+  }
+}
+
+function fieldsOf(error) {
+  for (let cause = error; cause; cause = cause.cause) {
+    if (Array.isArray(cause.fields)) return cause.fields;
+  }
+  return undefined;
+}
+
+serve(new Agent(new AiSdk()));

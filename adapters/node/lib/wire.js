@@ -1,0 +1,153 @@
+// The adapter's side of ward's protocol (PROTOCOL.md, SPEC §15 P1, P3, P4): JSON lines on
+// standard input and output, the lockstep, and the runtime's virtual clock.
+//
+// Lockstep. Every message from ward is handed to the runtime, the runtime runs until nothing
+// more can run, and the answer (everything it did, then `idle`) goes out as one write. "Nothing
+// more can run" is found by yielding to the real event loop: one `setImmediate` turn drains
+// every promise chain and `process.nextTick` queue, so two quiet turns in a row with no timer
+// due mean the runtime waits on ward. Timers are faked; a timer due at the current instant
+// fires inside the settling loop, as it would at once in a real process.
+//
+// Time. `@sinonjs/fake-timers` fakes `setTimeout`, `setInterval`, `setImmediate`, `Date`,
+// `performance` and `process.hrtime` (named explicitly, as its README's default list and
+// code disagree); promise microtasks and `process.nextTick` stay real, which is what lets the
+// loop above find quiescence. `advance {toMs}` fires the earliest instant's timers before
+// `toMs`; when none is due before it, the clock is set to `toMs` without firing the timers due
+// there, and they fire while the runtime settles after ward's next message has been handed
+// over: a delivery wins a tie with a timer, as both falling due at once in one process.
+
+import { createInterface } from "node:readline";
+import FakeTimers from "@sinonjs/fake-timers";
+
+const realSetImmediate = globalThis.setImmediate;
+const yieldToLoop = () => new Promise((resolve) => realSetImmediate(resolve));
+
+/** The faked clock every adapter runs on; installed once, reset to 0 by `reset`. */
+export const clock = FakeTimers.withGlobal(globalThis).install({
+  now: 0,
+  toFake: [
+    "setTimeout",
+    "clearTimeout",
+    "setInterval",
+    "clearInterval",
+    "setImmediate",
+    "clearImmediate",
+    "Date",
+    "performance",
+    "hrtime",
+  ],
+  shouldClearNativeTimers: true,
+  loopLimit: 100_000,
+});
+
+/** The instant of the earliest timer still set, or `undefined`. */
+function nextTimerAt() {
+  let earliest;
+  for (const timer of clock.timers?.values() ?? []) {
+    if (earliest === undefined || timer.callAt < earliest) earliest = timer.callAt;
+  }
+  return earliest;
+}
+
+/**
+ * Forgets every timer and sets the clock to 0 (`reset`). Timers of an earlier scenario's
+ * abandoned work must not fire in the next one.
+ */
+export function resetClock() {
+  clock.reset();
+  clock.now = 0;
+}
+
+/**
+ * Serves the protocol on standard input and output. `runtime` is the adapter:
+ * `{ ready(): {runtime, claims, notes}, reset(message, out), handle(message, out) }`, where
+ * `out(record)` queues a message for the current answer. A thrown error ends the adapter with
+ * its stack on standard error, which ward reports as a protocol violation with that tail.
+ */
+export function serve(runtime) {
+  const queued = [];
+  let answer = [];
+  let busy = false;
+  const out = (message) => {
+    answer.push(JSON.stringify(message));
+  };
+
+  async function settle() {
+    let quiet = 0;
+    let seen = answer.length;
+    while (quiet < 2) {
+      await yieldToLoop();
+      const at = nextTimerAt();
+      if (at !== undefined && at <= clock.now) {
+        clock.tick(0);
+        quiet = 0;
+        continue;
+      }
+      if (answer.length !== seen) {
+        seen = answer.length;
+        quiet = 0;
+      } else {
+        quiet += 1;
+      }
+    }
+  }
+
+  async function advance(toMs) {
+    const at = nextTimerAt();
+    if (at !== undefined && at < toMs) {
+      clock.tick(Math.max(0, at - clock.now));
+      await settle();
+      return;
+    }
+    clock.now = Math.max(clock.now, toMs);
+  }
+
+  async function take(message) {
+    switch (message.type) {
+      case "hello":
+        out({ type: "ready", protocol: 1, ...runtime.ready() });
+        return false;
+      case "reset":
+        resetClock();
+        runtime.reset(message, out);
+        break;
+      case "advance":
+        await advance(message.toMs);
+        break;
+      default:
+        runtime.handle(message, out);
+        await settle();
+    }
+    return true;
+  }
+
+  async function drain() {
+    if (busy) return;
+    busy = true;
+    while (queued.length > 0) {
+      const message = JSON.parse(queued.shift());
+      const idle = await take(message);
+      if (idle) {
+        const next = nextTimerAt();
+        out(next !== undefined && next > clock.now
+          ? { type: "idle", atMs: clock.now, nextTimerMs: next }
+          : { type: "idle", atMs: clock.now });
+      }
+      answer.push("");
+      const text = answer.join("\n");
+      answer = [];
+      process.stdout.write(text);
+    }
+    busy = false;
+  }
+
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  lines.on("line", (line) => {
+    queued.push(line);
+    drain().catch((error) => {
+      process.stderr.write(`${error?.stack ?? error}\n`);
+      process.exit(70);
+    });
+  });
+  lines.on("close", () => process.exit(0));
+}
