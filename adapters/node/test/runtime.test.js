@@ -1,0 +1,41 @@
+// The adapter's own parts: R22's guard, R6's rendering of validator errors, R14's ranges.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Guard, limitsError } from "../lib/runtime.js";
+import { inputInvalid, validatorOf } from "../lib/agent.js";
+
+test("the guard replaces every value and every 8-character fragment, merging what touches", () => {
+  const guard = new Guard(["Zq81xLp0Wm3vB7", "short"]);
+  assert.equal(guard.text("key Zq81xLp0Wm3vB7 end"), "key [REDACTED] end");
+  assert.equal(guard.text("tail p0Wm3vB7 and Zq81xLp0 here"), "tail [REDACTED] and [REDACTED] here");
+  assert.equal(guard.text("Zq81xLp0Wm3vB7Zq81xLp0Wm3vB7"), "[REDACTED]");
+  assert.equal(guard.text("nothing to hide, short"), "nothing to hide, short");
+  assert.deepEqual(guard.value({ "Zq81xLp0Wm3vB7": ["x Zq81xLp0Wm3vB7"] }), { "[REDACTED]": ["x [REDACTED]"] });
+  assert.equal(guard.carriesValue("…Zq81xLp0Wm3vB7…"), true);
+  assert.equal(guard.carriesValue("Zq81xLp0 only a fragment"), false);
+});
+
+test("validator errors read as R6 says: paths, one per unexpected key, at most 5", () => {
+  const schema = {
+    type: "object",
+    additionalProperties: false,
+    required: ["symbol"],
+    properties: { limit: { type: "integer", maximum: 798 }, period: { enum: ["daily"] } },
+  };
+  const validate = validatorOf(schema);
+  assert.equal(validate({ limit: 900, period: "x", a: 1, "b/c": 2, d: 3 }), false);
+  const invalid = inputInvalid(validate.errors);
+  assert.equal(invalid.fields.length, 5, "capped at 5 of the 6 errors");
+  const unexpected = invalid.fields.filter((field) => field.message === "is not an allowed property");
+  assert.deepEqual(unexpected.map((field) => field.path), ["/a", "/b~1c", "/d"]);
+  assert.ok(invalid.fields.some((f) => f.path === "/" && f.message === "missing required property 'symbol'"));
+  assert.ok(invalid.message.startsWith("The tool input is invalid: "));
+  assert.equal(validatorOf(schema), validate, "compiled once");
+});
+
+test("limits out of their ranges are refused with R14's names", () => {
+  const limits = { turnsMax: 8, callsPerBatchMax: 32, providerTimeoutMs: 60000, inactivityTimeoutMs: 120000, providerRetriesMax: 2 };
+  assert.equal(limitsError(limits), null);
+  assert.equal(limitsError({ ...limits, turnsMax: 21 }), "turns_max is 21; it must be between 1 and 20");
+  assert.equal(limitsError({ ...limits, providerRetriesMax: 6 }), "provider_retries_max is 6; it must be between 0 and 5");
+});

@@ -1,0 +1,61 @@
+// The lockstep and the virtual clock of lib/wire.js (PROTOCOL.md, P3 and P4).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+
+/** Runs the fixture and gives a function that sends a message and reads its answer. */
+function adapter() {
+  const child = spawn(process.execPath, [new URL("./fixtures/timers.js", import.meta.url).pathname]);
+  const lines = createInterface({ input: child.stdout });
+  const waiting = [];
+  let answer = [];
+  lines.on("line", (line) => {
+    const message = JSON.parse(line);
+    answer.push(message);
+    if (message.type === "idle" || message.type === "ready") {
+      const done = answer;
+      answer = [];
+      waiting.shift()(done);
+    }
+  });
+  const send = (message) =>
+    new Promise((resolve) => {
+      waiting.push(resolve);
+      child.stdin.write(`${JSON.stringify(message)}\n`);
+    });
+  return { send, close: () => child.stdin.end() };
+}
+
+test("advance stops at each timer before the target, and leaves the target's timers to the next message", async () => {
+  const { send, close } = adapter();
+  assert.equal((await send({ type: "hello", protocol: 1 }))[0].type, "ready");
+  assert.deepEqual(await send({ type: "reset", seed: 1, tools: [] }), [{ type: "idle", atMs: 0 }]);
+  // A zero-delay timer set from a promise fires while the runtime settles, at the same instant.
+  assert.deepEqual(await send({ type: "startRun" }), [
+    { type: "seen", what: "startRun", now: 0 },
+    { type: "fired", at: 0, now: 0 },
+    { type: "idle", atMs: 0, nextTimerMs: 100 },
+  ]);
+  assert.deepEqual(await send({ type: "advance", toMs: 300 }), [
+    { type: "fired", at: 100, now: 100 },
+    { type: "idle", atMs: 100, nextTimerMs: 250 },
+  ]);
+  assert.deepEqual(await send({ type: "advance", toMs: 300 }), [
+    { type: "fired", at: 250, now: 250 },
+    { type: "idle", atMs: 250, nextTimerMs: 400 },
+  ]);
+  assert.deepEqual(await send({ type: "advance", toMs: 300 }), [{ type: "idle", atMs: 300, nextTimerMs: 400 }]);
+  // The timer due at the target does not fire on reaching it: ward's delivery there goes first.
+  assert.deepEqual(await send({ type: "advance", toMs: 400 }), [{ type: "idle", atMs: 400 }]);
+  assert.deepEqual(await send({ type: "cancel" }), [
+    { type: "seen", what: "cancel", now: 400 },
+    { type: "fired", at: 400, now: 400 },
+    { type: "idle", atMs: 400 },
+  ]);
+  // `reset` forgets every timer and sets the clock back to 0.
+  await send({ type: "startRun" });
+  assert.deepEqual(await send({ type: "reset", seed: 2, tools: [] }), [{ type: "idle", atMs: 0 }]);
+  assert.deepEqual(await send({ type: "advance", toMs: 1000 }), [{ type: "idle", atMs: 1000 }]);
+  close();
+});
