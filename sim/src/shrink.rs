@@ -1,5 +1,8 @@
 //! Shrinking a failing scenario (SPEC §10): fewer sessions, runs, turns, calls and fields,
-//! shorter strings, while the same invariant still fails.
+//! shorter strings, while the same invariant still fails — and by the same check: the first
+//! violation of that invariant must stay the same [`Breach`], so the file a user gets shows
+//! the failure they were told about (shrinking the arguments of a write in a read-only run
+//! until they are invalid would keep I2 but trade "the body ran" for "the wrong code").
 //!
 //! Greedy, one element at a time, in passes from the coarsest (whole sessions) to the finest
 //! (one key of one call's arguments, half a prompt), repeated until a whole round removes
@@ -10,7 +13,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::oracle::Invariant;
+use crate::oracle::{Breach, Invariant};
 use crate::scenario::{Effect, RunScript, Scenario, ScenarioSize};
 use crate::simulate::{Engine, faults_of};
 
@@ -30,16 +33,17 @@ pub struct Shrunk {
 /// The default budget of executions.
 pub const EXECUTIONS_MAX: usize = 4_000;
 
-/// Shrinks `scenario` while `invariant` still fails.
+/// Shrinks `scenario` while the first violation of `breach`'s invariant is still `breach`.
 pub fn shrink(
     engine: &Engine,
     scenario: &Scenario,
-    invariant: Invariant,
+    breach: Breach,
     executions_max: usize,
 ) -> Shrunk {
     let mut shrinker = Shrinker {
         engine,
-        invariant,
+        invariant: breach.invariant(),
+        breach,
         executions: 0,
         executions_max,
     };
@@ -73,6 +77,7 @@ pub fn shrink(
 struct Shrinker<'e> {
     engine: &'e Engine,
     invariant: Invariant,
+    breach: Breach,
     executions: usize,
     executions_max: usize,
 }
@@ -113,7 +118,10 @@ impl Shrinker<'_> {
             self.executions += 1;
             self.engine.rerun(scenario, faults, &mut checked);
         }
-        checked.verdict.first(self.invariant).is_some()
+        checked
+            .verdict
+            .first(self.invariant)
+            .is_some_and(|violation| violation.breach == self.breach)
     }
 
     /// Applies every candidate of `pass` that keeps the failure; true if any did.

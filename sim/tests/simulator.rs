@@ -377,6 +377,32 @@ fn a_scenario_traces_the_same_whatever_its_thread_ran_before() {
     assert_eq!(forward, backward);
 }
 
+/// Shrinking keeps the check, not only the invariant: seed 12 with `readonly-no-exec-check`
+/// fails because the body of `drawing_delete` ran in a read-only run, and its arguments could
+/// shrink until they are invalid, which still breaks I2 but by the wrong code instead.
+#[test]
+fn a_shrunk_failure_replays_as_the_same_check() {
+    let engine = Engine::new();
+    let bug = Fault::ReadonlyNoExecCheck;
+    let outcome = engine.run_seed(12, Some(bug), false);
+    let first = outcome
+        .checked
+        .verdict
+        .first(Invariant::I2)
+        .expect("seed 12 breaks I2");
+    assert_eq!(first.breach, Breach::WriteRanInReadOnlyRun);
+    let shrunk = shrink::shrink(
+        &engine,
+        &outcome.scenario,
+        first.breach,
+        shrink::EXECUTIONS_MAX,
+    );
+    let replayed = engine.check_file(&shrunk.scenario, None);
+    let again = replayed.verdict.first(Invariant::I2).expect("still I2");
+    assert_eq!(again.breach, Breach::WriteRanInReadOnlyRun, "{again}");
+    assert!(shrunk.after.calls <= 2, "{}", shrunk.after);
+}
+
 #[test]
 fn a_large_generated_failure_shrinks_to_a_handful_of_calls() {
     let engine = Engine::new();
@@ -390,7 +416,13 @@ fn a_large_generated_failure_shrinks_to_a_handful_of_calls() {
         })
         .find(|(_, size)| size.calls >= 8)
         .expect("a failing seed with at least 8 calls");
-    let shrunk = shrink::shrink(&engine, &scenario, Invariant::I2, shrink::EXECUTIONS_MAX);
+    let breach = engine
+        .check_file(&scenario, None)
+        .verdict
+        .first(Invariant::I2)
+        .expect("it fails")
+        .breach;
+    let shrunk = shrink::shrink(&engine, &scenario, breach, shrink::EXECUTIONS_MAX);
     assert_eq!(shrunk.before, before);
     assert!(
         shrunk.after.calls <= 2,

@@ -133,7 +133,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
         let shrunk = shrink::shrink(
             &engine,
             &failure.scenario,
-            failure.violation.invariant,
+            failure.violation.breach,
             shrink::EXECUTIONS_MAX,
         );
         match write_failure(
