@@ -16,8 +16,11 @@
 // there, and they fire while the runtime settles after ward's next message has been handed
 // over: a delivery wins a tie with a timer, as both falling due at once in one process.
 
+import { createRequire, syncBuiltinESMExports } from "node:module";
 import { createInterface } from "node:readline";
 import FakeTimers from "@sinonjs/fake-timers";
+
+const require = createRequire(import.meta.url);
 
 const realSetImmediate = globalThis.setImmediate;
 const yieldToLoop = () => new Promise((resolve) => realSetImmediate(resolve));
@@ -47,6 +50,35 @@ function nextTimerAt() {
     if (earliest === undefined || timer.callAt < earliest) earliest = timer.callAt;
   }
   return earliest;
+}
+
+/**
+ * Randomness from the seed (P4): `Math.random` and `crypto.randomUUID` (the global and
+ * `node:crypto`'s, which SDKs use for ids and retry jitter) draw from one mulberry32 stream,
+ * seeded by `reset`.
+ */
+let randomState = 0;
+function random() {
+  randomState = (randomState + 0x6d2b79f5) >>> 0;
+  let t = randomState;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+function randomUUID() {
+  const hex = Array.from({ length: 32 }, () => Math.floor(random() * 16).toString(16));
+  hex[12] = "4";
+  hex[16] = ((Number.parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
+  const text = hex.join("");
+  return `${text.slice(0, 8)}-${text.slice(8, 12)}-${text.slice(12, 16)}-${text.slice(16, 20)}-${text.slice(20)}`;
+}
+Math.random = random;
+globalThis.crypto.randomUUID = randomUUID;
+require("node:crypto").randomUUID = randomUUID;
+syncBuiltinESMExports();
+
+export function seedRandom(seed) {
+  randomState = (Number(BigInt.asUintN(32, BigInt(seed))) ^ 0x9e3779b9) >>> 0;
 }
 
 /**
@@ -109,6 +141,7 @@ export function serve(runtime) {
         return false;
       case "reset":
         resetClock();
+        seedRandom(message.seed);
         runtime.reset(message, out);
         break;
       case "advance":

@@ -39,3 +39,15 @@ test("limits out of their ranges are refused with R14's names", () => {
   assert.equal(limitsError({ ...limits, turnsMax: 21 }), "turns_max is 21; it must be between 1 and 20");
   assert.equal(limitsError({ ...limits, providerRetriesMax: 6 }), "provider_retries_max is 6; it must be between 0 and 5");
 });
+
+test("randomness comes from the seed: the same seed, the same draws", async () => {
+  const { seedRandom } = await import("../lib/wire.js");
+  const { randomUUID } = await import("node:crypto");
+  seedRandom(7);
+  const first = [Math.random(), Math.random(), randomUUID(), globalThis.crypto.randomUUID()];
+  seedRandom(7);
+  assert.deepEqual([Math.random(), Math.random(), randomUUID(), globalThis.crypto.randomUUID()], first);
+  seedRandom(8);
+  assert.notEqual(Math.random(), first[0]);
+  assert.match(first[2], /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+});
