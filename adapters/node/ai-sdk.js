@@ -154,9 +154,10 @@ function messagesOf(history) {
 class AiSdk {
   runtime = { name: "ai", version: VERSION };
 
-  claims = ["R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R11", "R12", "R13", "R14", "R16", "R17", "R18", "R19", "R20", "R21", "R22", "R23"];
+  claims = ["R1", "R2", "R3", "R4", "R5", "R6", "R7", "R11", "R12", "R13", "R14", "R16", "R17", "R18", "R19", "R20", "R21", "R22", "R23"];
 
   notes = {
+    R8: "ajv (with allErrors, so that up to 5 errors can be reported) collects every error of an input before the adapter keeps 5: the cost is not bounded",
     R8a: "the adapter validates only the catalogue's schemas; any schema a developer registers is not tested here",
     R15: "the AI SDK has no prompt redactor; the adapter applies only R22's exact-value guard, not the pattern rules of section 7",
     R24: "no redactor: see R15",

@@ -46,9 +46,17 @@ fn adapter(runtime: &str) -> Result<String, String> {
     Ok(format!("{node} {script}"))
 }
 
-/// Replays `file` against `runtime` and checks that `invariant` is violated with
-/// `explanation` in its text.
-fn replays(runtime: &str, file: &str, invariant: &str, explanation: &str) {
+/// How a finding's invariant stands for its runtime: claimed (a violation) or not (reported
+/// `not claimed`, as the campaign counts it).
+#[derive(Clone, Copy)]
+enum Claim {
+    Claimed,
+    NotClaimed,
+}
+
+/// Replays `file` against `runtime` and checks that `invariant` breaks with `explanation` in
+/// its text, reported as `claim` says.
+fn replays(runtime: &str, file: &str, claim: Claim, invariant: &str, explanation: &str) {
     let command = match adapter(runtime) {
         Ok(command) => command,
         Err(why) => {
@@ -63,13 +71,16 @@ fn replays(runtime: &str, file: &str, invariant: &str, explanation: &str) {
         .expect("ward runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let wanted = format!("violated: {invariant} ");
+    let wanted = match claim {
+        Claim::Claimed => format!("violated: {invariant} "),
+        Claim::NotClaimed => format!("not claimed: {invariant} "),
+    };
     let found = stdout
         .lines()
         .any(|line| line.starts_with(&wanted) && line.contains(explanation));
     assert!(
         found,
-        "{file} against {command}: no `{invariant}` violation with {explanation:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        "{file} against {command}: no `{wanted}` line with {explanation:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
     assert!(
         !stdout.contains("violated: protocol"),
@@ -82,6 +93,7 @@ fn ai_invalid_input_reads_as_the_sdks_own_text() {
     replays(
         "ai",
         "findings/ai/invalid-input-sdk-text.json",
+        Claim::NotClaimed,
         "I4",
         "the message is not `The tool input is invalid: `",
     );
@@ -92,6 +104,7 @@ fn ai_text_that_is_not_json_gets_no_field_list() {
     replays(
         "ai",
         "findings/ai/not-json-no-field-list.json",
+        Claim::NotClaimed,
         "I4",
         "TOOL_INPUT_INVALID listed 0 field errors",
     );
@@ -102,7 +115,52 @@ fn ai_a_repeated_key_reaches_the_body() {
     replays(
         "ai",
         "findings/ai/duplicate-key-reaches-body.json",
+        Claim::Claimed,
         "I5",
         "the body of market_bars_query ran with input its schema refuses",
+    );
+}
+
+#[test]
+fn pi_a_type_is_coerced_into_validity() {
+    replays(
+        "pi",
+        "findings/pi/type-coerced-into-validity.json",
+        Claim::Claimed,
+        "I5",
+        "the body of drawing_delete ran with input its schema refuses",
+    );
+}
+
+#[test]
+fn pi_a_repeated_key_reaches_the_body() {
+    replays(
+        "pi",
+        "findings/pi/duplicate-key-reaches-body.json",
+        Claim::Claimed,
+        "I5",
+        "the body of market_bars_query ran with input its schema refuses",
+    );
+}
+
+#[test]
+fn pi_a_sequential_tool_not_offered_leaves_its_batch_parallel() {
+    replays(
+        "pi",
+        "findings/pi/sequential-tool-not-offered.json",
+        Claim::Claimed,
+        "I7",
+        "in a sequential batch call 1 started at 0 ms while call 0 ran until 2 ms",
+    );
+}
+
+#[test]
+fn pi_invalid_input_reads_as_pis_own_text() {
+    replays(
+        "pi",
+        "findings/pi/invalid-input-pi-text.json",
+        Claim::NotClaimed,
+        "I4",
+        "TOOL_INPUT_INVALID listed 0 field errors",
     );
 }

@@ -5,7 +5,7 @@
 // - the registry's safety and execution mode per tool (R1, from `reset`), and the run's
 //   resolved tool list (R4, R11–R13): registration order, no destructive tool in a read-only
 //   run, no switched-off tool; each SDK is then given that list its own way;
-// - R14's limit ranges, refused at start;
+// - R14's limit ranges and unusable secret values, refused at start;
 // - R19's batch cap and inactivity deadline (reset by every reply and finished call, paused
 //   while `ask_user` waits), firing the SDK's abort signal;
 // - R20's stop: reads see the abort signal, a running write does not (it has committed);
@@ -25,6 +25,7 @@ import {
   failure,
   limitsError,
   precheck,
+  secretsError,
 } from "./runtime.js";
 
 /** Why a run stops early: the abort reason every adapter hands its SDK's signal. */
@@ -379,7 +380,7 @@ export class Agent {
   }
 
   startRun(message) {
-    const refused = limitsError(message.limits);
+    const refused = limitsError(message.limits) ?? secretsError(message.secrets);
     if (refused) {
       this.out({ type: "startError", message: refused });
       return;

@@ -23,6 +23,8 @@ export const CODES = {
   TOO_MANY_CALLS: [true, null],
   INTERNAL_ERROR: [false, "Do not retry with different input; report this tool failure."],
   ABORTED: [true, "Start a new run."],
+  TOOL_LOOP_LIMIT: [true, "Refine the request and retry."],
+  DEADLINE_EXCEEDED: [true, "Retry with a narrower request."],
 };
 
 /** A failed call's envelope (SPEC §4); `action` fills the codes whose action names a value. */
@@ -64,6 +66,26 @@ export function limitsError(limits) {
   for (const [field, name, min, max] of RANGES) {
     const value = limits[field];
     if (value < min || value > max) return `${name} is ${value}; it must be between ${min} and ${max}`;
+  }
+  return null;
+}
+
+const INVISIBLE = /[\u00ad\u200b\u200c\u200d\u2060\ufeff]/gu;
+
+/**
+ * R14 (with R24's construction rule): the message refusing the run's secret values, or
+ * `null`. A value shorter than 8 characters (invisible format characters not counted), or
+ * one inside a placeholder text, cannot be told apart from ordinary text.
+ */
+export function secretsError(secrets) {
+  for (const [position, secret] of secrets.entries()) {
+    const characters = [...secret.replace(INVISIBLE, "")].length;
+    if (characters < 8) {
+      return `invalid secrets: secret #${position + 1} has ${characters} characters; a secret value needs at least 8 (invisible format characters are not counted)`;
+    }
+    if ("[REDACTED]".includes(secret) || "[LOCAL_PATH]".includes(secret)) {
+      return `invalid secrets: secret #${position + 1} occurs inside a placeholder text`;
+    }
   }
   return null;
 }

@@ -51,3 +51,10 @@ test("randomness comes from the seed: the same seed, the same draws", async () =
   assert.notEqual(Math.random(), first[0]);
   assert.match(first[2], /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
 });
+
+test("secret values too short to tell from text are refused at start", async () => {
+  const { secretsError } = await import("../lib/runtime.js");
+  assert.equal(secretsError(["a-long-enough-value"]), null);
+  assert.match(secretsError(["a-long-enough-value", "hunter2"]), /^invalid secrets: secret #2 has 7 characters/);
+  assert.match(secretsError(["abc\u200bdefg\u200b"]), /has 7 characters/);
+});
