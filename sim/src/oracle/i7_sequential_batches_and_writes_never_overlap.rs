@@ -27,9 +27,13 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
             }
             let first_end = first.end_ms.unwrap_or(u64::MAX);
             if second.start_ms < first_end {
+                let until = first.end_ms.map_or_else(
+                    || "never ended".to_owned(),
+                    |end| format!("ran until {end} ms"),
+                );
                 let explanation = format!(
-                    "in a sequential batch call {} started at {} ms while call {} ran until {} ms",
-                    second.index, second.start_ms, first.index, first_end
+                    "in a sequential batch call {} started at {} ms while call {} {until}",
+                    second.index, second.start_ms, first.index
                 );
                 return findings.report(Breach::SequentialOverlap, at, explanation);
             }
