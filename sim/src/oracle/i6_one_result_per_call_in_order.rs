@@ -3,7 +3,9 @@
 //!
 //! R17 and SPEC §4: the event stream carries one `tool.finished` per call, and the session
 //! store follows each assistant message holding n calls with their n results, in call order,
-//! with the same ids.
+//! with the same ids. So does every provider request that gives the model a batch's results:
+//! "results go back in the order sent" is a promise about what the model reads, and a runtime
+//! may store its records in one order and send them in another.
 
 use ward_core::session::Message;
 
@@ -25,33 +27,57 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
             }
         }
     }
-    let appends = &view.appends;
-    for (position, message) in appends.iter().enumerate() {
-        let Message::Assistant { calls, .. } = &***message else {
+    if let Some(explanation) = results_mismatch(view.appends.iter().map(|message| &***message)) {
+        return findings.report(Breach::StoredResultsMismatch, At::Run, explanation);
+    }
+    for request in &view.requests {
+        // A request's new messages: the batch the turn before entered, after the messages the
+        // previous request already gave.
+        let sent = request.appended.iter().map(|message| &**message);
+        if let Some(explanation) = results_mismatch(sent) {
+            let explanation = format!(
+                "the request of turn {} attempt {}: {explanation}",
+                request.turn, request.attempt
+            );
+            return findings.report(
+                Breach::SentResultsMismatch,
+                At::Turn(request.turn),
+                explanation,
+            );
+        }
+    }
+}
+
+/// The first assistant message with calls in `messages` whose calls are not followed by one
+/// result each, in call order, with the calls' ids.
+fn results_mismatch<'m>(messages: impl Iterator<Item = &'m Message>) -> Option<String> {
+    let messages: Vec<&Message> = messages.collect();
+    for (position, message) in messages.iter().enumerate() {
+        let Message::Assistant { calls, .. } = message else {
             continue;
         };
         if calls.is_empty() {
             continue;
         }
-        let results: Vec<&str> = appends[position + 1..]
+        let results: Vec<&str> = messages[position + 1..]
             .iter()
-            .map_while(|message| match &***message {
+            .map_while(|message| match message {
                 Message::Tool { call_id, .. } => Some(&**call_id),
                 _ => None,
             })
             .collect();
         let ids: Vec<&str> = calls.iter().map(|call| call.id.as_str()).collect();
         if results != ids {
-            let explanation = format!(
+            return Some(format!(
                 "the batch of {} calls got {} results, ids {:?} for calls {:?}",
                 ids.len(),
                 results.len(),
                 abbreviate(&results),
                 abbreviate(&ids)
-            );
-            return findings.report(Breach::StoredResultsMismatch, At::Run, explanation);
+            ));
         }
     }
+    None
 }
 
 /// The first few ids, each cut to 24 bytes (an id may be 161 characters long).

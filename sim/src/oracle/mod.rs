@@ -207,6 +207,9 @@ pub enum Breach {
     ResultCount,
     /// I6: the store's results of a batch are not one per call, in order, with the calls' ids.
     StoredResultsMismatch,
+    /// I6: a provider request gives a batch's results other than one per call, in order, with
+    /// the calls' ids.
+    SentResultsMismatch,
     /// I7: in a sequential batch a call started before an earlier one.
     SequentialOutOfOrder,
     /// I7: in a sequential batch a call started while another ran.
@@ -276,7 +279,7 @@ impl Breach {
             SwitchedOffOffered | SwitchedOffRan => Invariant::I3,
             FieldErrorCount | FieldErrorFormat | FieldErrorEchoesValue => Invariant::I4,
             InvalidInputRan | InvalidInputChangedState => Invariant::I5,
-            ResultCount | StoredResultsMismatch => Invariant::I6,
+            ResultCount | StoredResultsMismatch | SentResultsMismatch => Invariant::I6,
             SequentialOutOfOrder | SequentialOverlap | WritesOverlap => Invariant::I7,
             SecretInRequest | SecretInStore | SecretInEvent | SecretInToolInput => Invariant::I8,
             StateChangedUntrue | FailureChangedState | UndoDiffers => Invariant::I9,
