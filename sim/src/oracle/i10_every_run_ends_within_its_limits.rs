@@ -43,7 +43,8 @@ fn is_armed(run: &RunCheck<'_>) -> bool {
     view.cancel_at.is_some() || stopped_or_failed || call_turns > run.limits.turns_max as usize
 }
 
-/// Exactly one terminal event, the last, and at most `turns_max` batches run (R19).
+/// Exactly one terminal event, the last, at most `turns_max` batches run, and
+/// `TOOL_LOOP_LIMIT` only once a reply past them carries calls (R19).
 fn ends_once_within_turns<'a>(run: &RunCheck<'a>) -> Found<'a> {
     let view = run.view;
     let terminals = view
@@ -62,9 +63,17 @@ fn ends_once_within_turns<'a>(run: &RunCheck<'a>) -> Found<'a> {
         .filter(|batch| !batch.started.is_empty())
         .count();
     let turns_max = run.limits.turns_max;
-    (batches_run > turns_max as usize).then(|| {
+    if batches_run > turns_max as usize {
         let explanation = format!("{batches_run} batches ran with turns_max {turns_max}");
-        (Breach::TooManyBatches, At::Run, explanation)
+        return Some((Breach::TooManyBatches, At::Run, explanation));
+    }
+    // R19 names the moment: a reply with calls after `turns_max` batches, not the last batch.
+    let replies_with_calls = view.batches.len();
+    (view.hit_turn_limit() && replies_with_calls <= turns_max as usize).then(|| {
+        let explanation = format!(
+            "the run failed TOOL_LOOP_LIMIT after {replies_with_calls} replies with calls, with turns_max {turns_max}: no further reply with calls came"
+        );
+        (Breach::LoopLimitEarly, At::Run, explanation)
     })
 }
 

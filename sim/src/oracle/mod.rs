@@ -230,6 +230,8 @@ pub enum Breach {
     FailureChangedState,
     /// I9: undo did not restore the state before the change it undid.
     UndoDiffers,
+    /// I10: the run failed `TOOL_LOOP_LIMIT` before a reply with calls came past `turns_max`.
+    LoopLimitEarly,
     /// I10: the run has no terminal event as its last event, or more than one.
     TerminalEvents,
     /// I10: more batches ran than the turn limit allows.
@@ -285,6 +287,7 @@ impl Breach {
             StateChangedUntrue | FailureChangedState | UndoDiffers => Invariant::I9,
             TerminalEvents
             | TooManyBatches
+            | LoopLimitEarly
             | BodyAfterStop
             | RequestAfterStop
             | CompletedPastDeadline
