@@ -42,7 +42,8 @@
 // - R3's checks the SDK does not make, inside `execute`; the rendering of R6's field list in
 //   `errorFunction` (the fields of the message the SDK reports, as the validator produced
 //   them) and of SPEC §4's envelopes in `toolErrorFormatter`;
-// - tracing is disabled (`setTracingDisabled`), so no exporter runs.
+// - tracing is disabled (`setTracingDisabled`), so no exporter runs; sensitive data logging
+//   is enabled, without which `errorFunction` gets no validation error to render (below).
 
 import {
   Agent as SdkAgent,
@@ -53,6 +54,7 @@ import {
   Usage,
   defineToolInputGuardrail,
   retryPolicies,
+  setSensitiveDataLoggingEnabled,
   setTracingDisabled,
   tool,
 } from "@openai/agents-core";
@@ -75,6 +77,11 @@ const VERSION = JSON.parse(
 ).version;
 
 setTracingDisabled(true);
+// By default (`OPENAI_AGENTS_DONT_LOG_TOOL_DATA` unset) the SDK hands a tool's
+// `errorFunction` an input error stripped of its cause and of the call, so no runtime on it can
+// tell the model which field was wrong (R6). Enabling "sensitive data logging" keeps both; the
+// SDK's logger writes nothing unless `DEBUG` names it.
+setSensitiveDataLoggingEnabled(true);
 
 /** The HTTP status a provider package reports for each of ward's failure kinds. */
 const STATUS = {

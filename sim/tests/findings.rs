@@ -164,3 +164,91 @@ fn pi_invalid_input_reads_as_pis_own_text() {
         "TOOL_INPUT_INVALID listed 0 field errors",
     );
 }
+
+#[test]
+fn ai_results_of_a_repeated_id_are_sent_together() {
+    replays(
+        "ai",
+        "findings/ai/repeated-id-results-grouped.json",
+        Claim::Claimed,
+        "I6",
+        r#"ids ["call_9", "call_9", "call_10"] for calls ["call_9", "call_10", "call_9"]"#,
+    );
+}
+
+#[test]
+fn openai_agents_a_repeated_key_reaches_the_body() {
+    replays(
+        "openai-agents",
+        "findings/openai-agents/duplicate-key-reaches-body.json",
+        Claim::Claimed,
+        "I5",
+        "the body of market_bars_query ran with input its schema refuses",
+    );
+}
+
+#[test]
+fn openai_agents_an_empty_call_id_fails_the_whole_reply() {
+    replays(
+        "openai-agents",
+        "findings/openai-agents/empty-call-id-fails-the-reply.json",
+        Claim::Claimed,
+        "I13",
+        "a valid call to offered tool drawings_list never reached its body (ABORTED)",
+    );
+}
+
+#[test]
+fn openai_agents_a_reused_call_id_fails_the_whole_reply() {
+    replays(
+        "openai-agents",
+        "findings/openai-agents/reused-call-id-fails-the-reply.json",
+        Claim::Claimed,
+        "I13",
+        "a valid call to offered tool panes_list never reached its body (ABORTED)",
+    );
+}
+
+#[test]
+fn openai_agents_a_refused_calls_result_is_sent_last() {
+    replays(
+        "openai-agents",
+        "findings/openai-agents/refused-call-result-sent-last.json",
+        Claim::Claimed,
+        "I6",
+        r#"ids ["call_10", "call_9"] for calls ["call_9", "call_10"]"#,
+    );
+}
+
+#[test]
+fn openai_agents_the_turn_limit_ends_the_run_before_the_last_reply() {
+    replays(
+        "openai-agents",
+        "findings/openai-agents/turn-limit-before-the-last-reply.json",
+        Claim::Claimed,
+        "I10",
+        "the run failed TOOL_LOOP_LIMIT after 1 replies with calls, with turns_max 1",
+    );
+}
+
+#[test]
+fn openai_agents_retry_after_is_not_capped() {
+    replays(
+        "openai-agents",
+        "findings/openai-agents/retry-after-not-capped.json",
+        Claim::NotClaimed,
+        "I14",
+        "the model expected the provider to be asked at 60000 ms, it was asked at 90000 ms",
+    );
+}
+
+#[test]
+fn openai_agents_a_reused_call_id_rewrites_the_history() {
+    replays(
+        "openai-agents",
+        "findings/openai-agents/reused-id-rewrites-the-history.json",
+        Claim::Claimed,
+        "I6",
+        r#"the request of turn 1 attempt 0: the batch of 1 calls got 0 results, ids [] for calls ["call_9"]"#,
+    );
+}

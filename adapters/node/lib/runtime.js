@@ -107,10 +107,38 @@ export function argumentsCheck(argumentsText, guard) {
   if (Buffer.byteLength(argumentsText, "utf8") > 256 * 1024) {
     return failure("PAYLOAD_TOO_LARGE", "The tool input is larger than 256 KiB.");
   }
-  if (guard.carriesValue(argumentsText)) {
+  if (guard.carriesValue(argumentsText) || decodedCarriesValue(argumentsText, guard)) {
     return failure("SECRET_IN_INPUT", "The tool input contains a configured secret value.");
   }
   return null;
+}
+
+/**
+ * Whether a string or key of the JSON text, once its escapes are decoded (`\u0055` is `U`),
+ * holds a configured value: the body would receive the decoded text.
+ */
+function decodedCarriesValue(argumentsText, guard) {
+  let value;
+  try {
+    value = JSON.parse(argumentsText);
+  } catch {
+    return false;
+  }
+  const stack = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === "string") {
+      if (guard.carriesValue(item)) return true;
+    } else if (Array.isArray(item)) {
+      stack.push(...item);
+    } else if (item !== null && typeof item === "object") {
+      for (const [key, inner] of Object.entries(item)) {
+        if (guard.carriesValue(key)) return true;
+        stack.push(inner);
+      }
+    }
+  }
+  return false;
 }
 
 /**

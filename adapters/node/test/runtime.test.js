@@ -1,7 +1,7 @@
 // The adapter's own parts: R22's guard, R6's rendering of validator errors, R14's ranges.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Guard, limitsError } from "../lib/runtime.js";
+import { Guard, argumentsCheck, limitsError } from "../lib/runtime.js";
 import { inputInvalid, validatorOf } from "../lib/agent.js";
 
 test("the guard replaces every value and every 8-character fragment, merging what touches", () => {
@@ -57,4 +57,15 @@ test("secret values too short to tell from text are refused at start", async () 
   assert.equal(secretsError(["a-long-enough-value"]), null);
   assert.match(secretsError(["a-long-enough-value", "hunter2"]), /^invalid secrets: secret #2 has 7 characters/);
   assert.match(secretsError(["abc\u200bdefg\u200b"]), /has 7 characters/);
+});
+
+test("a secret written with JSON escapes is refused as the body would read it", () => {
+  const guard = new Guard(["U9SpenxsANi sk-Y9H"]);
+  const code = (text) => argumentsCheck(text, guard)?.error.code ?? null;
+  assert.equal(code('{"query":"login with U9SpenxsANi sk-Y9H"}'), "SECRET_IN_INPUT");
+  assert.equal(code('{"query":"login with \\u00559SpenxsANi sk-Y9H"}'), "SECRET_IN_INPUT");
+  assert.equal(code('{"\\u00559SpenxsANi sk-Y9H":1}'), "SECRET_IN_INPUT");
+  assert.equal(code('{"query":["a",{"b":"\\u00559SpenxsANi sk-Y9H"}]}'), "SECRET_IN_INPUT");
+  assert.equal(code('{"query":"login with U9Spenxs"}'), null);
+  assert.equal(code("not json U9Spenxs"), null);
 });
