@@ -34,11 +34,12 @@ import { Agent, Stop, inputInvalid } from "./lib/agent.js";
 import {
   INTERNAL,
   NOT_ALLOWED_OFF,
-  NOT_ALLOWED_READ_ONLY,
-  PROVIDER_CODES,
   ProviderError,
   failure,
   isEnvelope,
+  providerFailure,
+  unclaimedNotes,
+  unexpectedEnd,
 } from "./lib/runtime.js";
 
 const require = createRequire(import.meta.url);
@@ -159,19 +160,10 @@ class AiSdk {
   notes = {
     R8: "ajv (with allErrors, so that up to 5 errors can be reported) collects every error of an input before the adapter keeps 5: the cost is not bounded",
     R8a: "the adapter validates only the catalogue's schemas; any schema a developer registers is not tested here",
-    R15: "the AI SDK has no prompt redactor; the adapter applies only R22's exact-value guard, not the pattern rules of section 7",
-    R24: "no redactor: see R15",
-    R25: "no redactor: see R15",
-    R26: "no redactor: see R15",
-    R27: "no redactor: see R15",
-    R28: "no redactor: see R15",
-    R29: "no redactor: see R15",
-    R30: "no durable sessions: the AI SDK keeps messages in memory",
-    R31: "no durable sessions",
-    R32: "no durable sessions",
-    R33: "no durable sessions",
-    R34: "no durable sessions",
-    R35: "no durable sessions",
+    ...unclaimedNotes({
+      R15: "the AI SDK has no prompt redactor; the adapter applies only R22's exact-value guard, not the pattern rules of section 7",
+      R30: "no durable sessions: the AI SDK keeps messages in memory",
+    }),
   };
 
   reset(message, agent) {
@@ -216,7 +208,7 @@ class AiSdk {
     const entry = run.tool(name);
     let result;
     if (NoSuchToolError.isInstance(error) && entry !== undefined) {
-      result = run.readOnly && entry.safety === "destructive" ? NOT_ALLOWED_READ_ONLY(name) : NOT_ALLOWED_OFF(name);
+      result = run.notAllowed(name) ?? NOT_ALLOWED_OFF(name);
       result.error.message = error.message;
     } else if (NoSuchToolError.isInstance(error)) {
       result = failure("TOOL_NOT_FOUND", error.message, run.available());
@@ -312,17 +304,8 @@ class AiSdk {
     }
     const last = error?.name === "AI_RetryError" ? error.lastError : error;
     const kind = last?.data?.kind;
-    if (kind !== undefined) {
-      const code = PROVIDER_CODES[kind];
-      return {
-        code,
-        message: last.message,
-        retryable: STATUS[kind][1],
-        recommendedAction: STATUS[kind][1] ? "Retry the request later." : "Check the provider settings.",
-      };
-    }
-    process.stderr.write(`unexpected end of generateText: ${error?.stack ?? error}\n`);
-    return { code: "INTERNAL_ERROR", message: "The run failed unexpectedly.", retryable: false, recommendedAction: "Report this failure." };
+    if (kind !== undefined) return providerFailure(kind, last.message);
+    return unexpectedEnd(`generateText: ${error?.stack ?? error}`);
   }
 }
 

@@ -62,13 +62,17 @@ import { readFileSync } from "node:fs";
 import { serve } from "./lib/wire.js";
 import { Agent, Stop, inputInvalid } from "./lib/agent.js";
 import {
+  HTTP_STATUS,
   INTERNAL,
   NOT_ALLOWED_OFF,
-  NOT_ALLOWED_READ_ONLY,
   PROVIDER_CODES,
   ProviderError,
+  RUN_FAILED,
   failure,
   isEnvelope,
+  providerFailure,
+  unclaimedNotes,
+  unexpectedEnd,
 } from "./lib/runtime.js";
 
 // The SDK's package.json is not among its exports: read from the installed package.
@@ -82,17 +86,6 @@ setTracingDisabled(true);
 // tell the model which field was wrong (R6). Enabling "sensitive data logging" keeps both; the
 // SDK's logger writes nothing unless `DEBUG` names it.
 setSensitiveDataLoggingEnabled(true);
-
-/** The HTTP status a provider package reports for each of ward's failure kinds. */
-const STATUS = {
-  authentication: 401,
-  permission: 403,
-  modelNotFound: 404,
-  rateLimited: 429,
-  unavailable: 503,
-  timeout: 408,
-  malformedResponse: 200,
-};
 
 /** SPEC §4's envelope, each tool's declared output. */
 const ENVELOPE = {
@@ -109,7 +102,7 @@ const ENVELOPE = {
 /** ward's failure as a provider SDK throws it: `status` and `headers`, which the SDK reads. */
 class ProviderHttpError extends Error {
   constructor(error) {
-    const status = STATUS[error.kind];
+    const status = HTTP_STATUS[error.kind];
     super(error.kind === "malformedResponse" ? `Invalid response body: ${error.message}` : `${status} ${error.message}`);
     this.name = "ProviderHttpError";
     this.status = status;
@@ -266,19 +259,10 @@ class OpenAiAgents {
   notes = {
     R8: "ajv (with allErrors, so that up to 5 errors can be reported) collects every error of an input before the adapter keeps 5: the cost is not bounded",
     R8a: "the adapter validates only the catalogue's schemas; any schema a developer registers is not tested here",
-    R15: "the Agents SDK has no prompt redactor (its `traceIncludeSensitiveData` and `dontLogToolData` keep data out of traces and logs only); the adapter applies only R22's exact-value guard, not the pattern rules of section 7",
-    R24: "no redactor: see R15",
-    R25: "no redactor: see R15",
-    R26: "no redactor: see R15",
-    R27: "no redactor: see R15",
-    R28: "no redactor: see R15",
-    R29: "no redactor: see R15",
-    R30: "no durable sessions: the SDK's sessions keep items, and its RunState resumes an interrupted approval, but neither journals intents before bodies",
-    R31: "no durable sessions",
-    R32: "no durable sessions",
-    R33: "no durable sessions",
-    R34: "no durable sessions",
-    R35: "no durable sessions",
+    ...unclaimedNotes({
+      R15: "the Agents SDK has no prompt redactor (its `traceIncludeSensitiveData` and `dontLogToolData` keep data out of traces and logs only); the adapter applies only R22's exact-value guard, not the pattern rules of section 7",
+      R30: "no durable sessions: the SDK's sessions keep items, and its RunState resumes an interrupted approval, but neither journals intents before bodies",
+    }),
   };
 
   reset(message, agent) {
@@ -318,13 +302,7 @@ class OpenAiAgents {
     const guardrail = defineToolInputGuardrail({
       name: "ward-policy",
       run: async ({ toolCall }) => {
-        const entry = run.tool(toolCall.name);
-        const refusal =
-          run.readOnly && entry.safety === "destructive"
-            ? NOT_ALLOWED_READ_ONLY(toolCall.name)
-            : run.disabled.has(toolCall.name)
-              ? NOT_ALLOWED_OFF(toolCall.name)
-              : null;
+        const refusal = run.notAllowed(toolCall.name);
         if (refusal === null) return { behavior: { type: "allow" } };
         return { behavior: { type: "rejectContent", message: JSON.stringify(refusal) } };
       },
@@ -387,15 +365,12 @@ class OpenAiAgents {
   /** `toolErrorFormatter`: a call to a tool not enabled, as SPEC §4's envelope. */
   notFound(run, rendered, { kind, toolName, callId, defaultMessage }) {
     if (kind !== "tool_not_found") return undefined;
-    const entry = run.tool(toolName);
-    let result;
-    if (entry === undefined) result = failure("TOOL_NOT_FOUND", defaultMessage, run.available());
-    else if (run.readOnly && entry.safety === "destructive") result = NOT_ALLOWED_READ_ONLY(toolName);
-    else result = NOT_ALLOWED_OFF(toolName);
-    const batch = run.batch;
-    const index = batch ? batch.calls.findIndex((call, i) => call.id === callId && call.name === toolName && !batch.claimed.has(i)) : -1;
+    const result =
+      run.tool(toolName) === undefined
+        ? failure("TOOL_NOT_FOUND", defaultMessage, run.available())
+        : (run.notAllowed(toolName) ?? NOT_ALLOWED_OFF(toolName));
+    const index = run.batch ? run.indexOf(callId, toolName) : -1;
     if (index >= 0) {
-      batch.claimed.add(index);
       rendered.set(callId, result);
       run.started(index);
       run.finished(index, result);
@@ -449,19 +424,11 @@ class OpenAiAgents {
       ).error;
     }
     const kind = error instanceof ModelTimeoutError ? "timeout" : error?.kind;
-    if (kind !== undefined && PROVIDER_CODES[kind] !== undefined) {
-      const retryable = !["authentication", "permission", "modelNotFound"].includes(kind);
-      return {
-        code: PROVIDER_CODES[kind],
-        message: error.message,
-        retryable,
-        recommendedAction: retryable ? "Retry the request later." : "Check the provider settings.",
-      };
-    }
+    if (kind !== undefined && PROVIDER_CODES[kind] !== undefined) return providerFailure(kind, error.message);
     // The SDK refuses a whole reply it cannot run (`ModelBehaviorError`: a call id missing or
     // reused, ...): the run fails, the model's text is not repeated.
-    if (!(error instanceof ModelBehaviorError)) process.stderr.write(`unexpected end of the run: ${error?.stack ?? error}\n`);
-    return { code: "INTERNAL_ERROR", message: "The run failed unexpectedly.", retryable: false, recommendedAction: "Report this failure." };
+    if (error instanceof ModelBehaviorError) return RUN_FAILED();
+    return unexpectedEnd(error?.stack ?? error);
   }
 }
 

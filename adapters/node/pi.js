@@ -65,28 +65,19 @@ import { createRequire } from "node:module";
 import { serve } from "./lib/wire.js";
 import { Agent, Stop } from "./lib/agent.js";
 import {
+  HTTP_STATUS,
   INTERNAL,
   NOT_ALLOWED_OFF,
-  NOT_ALLOWED_READ_ONLY,
-  PROVIDER_CODES,
   ProviderError,
   failure,
   isEnvelope,
+  providerFailure,
+  unclaimedNotes,
+  unexpectedEnd,
 } from "./lib/runtime.js";
 
 const require = createRequire(import.meta.url);
 const VERSION = require("@earendil-works/pi-agent-core/package.json").version;
-
-/** The HTTP status an SDK reports for each of ward's failure kinds. */
-const STATUS = {
-  authentication: 401,
-  permission: 403,
-  modelNotFound: 404,
-  rateLimited: 429,
-  unavailable: 503,
-  timeout: 408,
-  malformedResponse: 200,
-};
 
 /** The diagnostic the stream function puts on a failed message: ward's kind of failure. */
 const FAILURE_DIAGNOSTIC = "ward_provider_failure";
@@ -117,7 +108,7 @@ const MODEL = {
 /** ward's failure as a provider SDK throws it: `status` and `headers`, which pi's retry reads. */
 class ProviderHttpError extends Error {
   constructor(error) {
-    const status = STATUS[error.kind];
+    const status = HTTP_STATUS[error.kind];
     super(`${status} ${error.message}`);
     this.name = "ProviderHttpError";
     this.status = status;
@@ -264,19 +255,10 @@ class Pi {
     R7: "pi's validation and parse errors end with `Received arguments:` and the model's arguments, so they echo input values",
     R8: "pi-schema's errors() collects one error per failing keyword over the whole input before pi formats them: the cost is not bounded",
     R8a: "the adapter validates only the catalogue's schemas; any schema a developer registers is not tested here",
-    R15: "pi has no prompt redactor; the adapter applies only R22's exact-value guard, not the pattern rules of section 7",
-    R24: "no redactor: see R15",
-    R25: "no redactor: see R15",
-    R26: "no redactor: see R15",
-    R27: "no redactor: see R15",
-    R28: "no redactor: see R15",
-    R29: "no redactor: see R15",
-    R30: "no durable sessions: pi's Agent keeps its messages in memory",
-    R31: "no durable sessions",
-    R32: "no durable sessions",
-    R33: "no durable sessions",
-    R34: "no durable sessions",
-    R35: "no durable sessions",
+    ...unclaimedNotes({
+      R15: "pi has no prompt redactor; the adapter applies only R22's exact-value guard, not the pattern rules of section 7",
+      R30: "no durable sessions: pi's Agent keeps its messages in memory",
+    }),
   };
 
   /** The registry (R1, R2): one frozen pi tool per catalogue entry, kept for every run. */
@@ -393,13 +375,7 @@ class Pi {
   beforeToolCall(run, batch, toolCall) {
     const index = batch.preparing;
     if (batch.calls[index] !== toolCall) throw new Error(`pi asked about ${toolCall.id} out of order`);
-    const entry = run.tool(toolCall.name);
-    const refusal =
-      run.readOnly && entry?.safety === "destructive"
-        ? NOT_ALLOWED_READ_ONLY(toolCall.name)
-        : run.disabled.has(toolCall.name)
-          ? NOT_ALLOWED_OFF(toolCall.name)
-          : null;
+    const refusal = run.notAllowed(toolCall.name);
     if (refusal) {
       batch.refusals.set(index, refusal);
       return { block: true, reason: refusal.error.message };
@@ -443,7 +419,7 @@ class Pi {
     if (!tools.some((tool) => tool.name === call.name)) {
       const entry = run.tool(call.name);
       if (entry === undefined) return failure("TOOL_NOT_FOUND", text, run.available());
-      const refusal = run.readOnly && entry.safety === "destructive" ? NOT_ALLOWED_READ_ONLY(call.name) : NOT_ALLOWED_OFF(call.name);
+      const refusal = run.notAllowed(call.name) ?? NOT_ALLOWED_OFF(call.name);
       refusal.error.message = text;
       return refusal;
     }
@@ -518,7 +494,7 @@ class Pi {
           appendAssistantMessageDiagnostic(output, {
             type: FAILURE_DIAGNOSTIC,
             timestamp: Date.now(),
-            details: { kind: last.kind, status: STATUS[last.kind], retryable: last.retryable },
+            details: { kind: last.kind, status: HTTP_STATUS[last.kind], retryable: last.retryable },
           });
         }
         stream.push({ type: "error", reason: output.stopReason, error: output });
@@ -573,16 +549,8 @@ class Pi {
   /** R21: the run's error from pi's final message (its diagnostic names ward's kind). */
   failureOf(message) {
     const details = message?.diagnostics?.find((diagnostic) => diagnostic.type === FAILURE_DIAGNOSTIC)?.details;
-    if (details) {
-      return {
-        code: PROVIDER_CODES[details.kind],
-        message: message.errorMessage,
-        retryable: details.retryable,
-        recommendedAction: details.retryable ? "Retry the request later." : "Check the provider settings.",
-      };
-    }
-    process.stderr.write(`unexpected end of the pi agent: ${JSON.stringify(message)}\n`);
-    return { code: "INTERNAL_ERROR", message: "The run failed unexpectedly.", retryable: false, recommendedAction: "Report this failure." };
+    if (details) return providerFailure(details.kind, message.errorMessage);
+    return unexpectedEnd(`the pi agent: ${JSON.stringify(message)}`);
   }
 }
 

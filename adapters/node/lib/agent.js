@@ -251,8 +251,7 @@ export class Run {
     return (
       precheck(call, this.batch.seen, this.guard) ??
       (tool === undefined ? failure("TOOL_NOT_FOUND", `No tool is named '${call.name}'.`, this.available()) : null) ??
-      (this.readOnly && tool.safety === "destructive" ? NOT_ALLOWED_READ_ONLY(call.name) : null) ??
-      (this.disabled.has(call.name) ? NOT_ALLOWED_OFF(call.name) : null) ??
+      this.notAllowed(call.name) ??
       (index >= this.limits.callsPerBatchMax
         ? failure(
             "TOO_MANY_CALLS",
@@ -262,6 +261,13 @@ export class Run {
         : null) ??
       argumentsCheck(call.arguments, this.guard)
     );
+  }
+
+  /** R12 and R13 at execution: the refusal of registered tool `name` in this run, or `null`. */
+  notAllowed(name) {
+    if (this.readOnly && this.tool(name)?.safety === "destructive") return NOT_ALLOWED_READ_ONLY(name);
+    if (this.disabled.has(name)) return NOT_ALLOWED_OFF(name);
+    return null;
   }
 
   available() {

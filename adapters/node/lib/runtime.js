@@ -203,6 +203,9 @@ export class Guard {
   }
 }
 
+/** R21's kinds that are not retried. */
+const NOT_RETRYABLE = ["authentication", "permission", "modelNotFound"];
+
 /** A provider failure as ward gives it (R21's kinds), thrown by `Ward.model`. */
 export class ProviderError extends Error {
   constructor({ kind, message, retryAfterMs }) {
@@ -210,7 +213,7 @@ export class ProviderError extends Error {
     this.name = "ProviderError";
     this.kind = kind;
     this.retryAfterMs = retryAfterMs;
-    this.retryable = !["authentication", "permission", "modelNotFound"].includes(kind);
+    this.retryable = !NOT_RETRYABLE.includes(kind);
   }
 }
 
@@ -224,6 +227,54 @@ export const PROVIDER_CODES = {
   timeout: "PROVIDER_TIMEOUT",
   malformedResponse: "PROVIDER_MALFORMED_RESPONSE",
 };
+
+/** The HTTP status a provider package reports for each of ward's failure kinds. */
+export const HTTP_STATUS = {
+  authentication: 401,
+  permission: 403,
+  modelNotFound: 404,
+  rateLimited: 429,
+  unavailable: 503,
+  timeout: 408,
+  malformedResponse: 200,
+};
+
+/** R21: the run's error for a provider failure of `kind` (retryable as R18 retries it). */
+export function providerFailure(kind, message) {
+  const retryable = !NOT_RETRYABLE.includes(kind);
+  return {
+    code: PROVIDER_CODES[kind],
+    message,
+    retryable,
+    recommendedAction: retryable ? "Retry the request later." : "Check the provider settings.",
+  };
+}
+
+/** The run's error when it failed for a reason no rule names. */
+export const RUN_FAILED = () => ({
+  code: "INTERNAL_ERROR",
+  message: "The run failed unexpectedly.",
+  retryable: false,
+  recommendedAction: "Report this failure.",
+});
+
+/** RUN_FAILED for an end the adapter did not foresee, written to stderr for its maintainer. */
+export function unexpectedEnd(what) {
+  process.stderr.write(`unexpected end of the run: ${what}\n`);
+  return RUN_FAILED();
+}
+
+/**
+ * `ready.notes` for what no adapter's SDK has: R15's redactor (its note says why, and R24–R29
+ * rest on it) and durable sessions (R30's note says why, R31–R35 rest on it).
+ */
+export function unclaimedNotes({ R15, R30 }) {
+  const notes = { R15 };
+  for (const rule of ["R24", "R25", "R26", "R27", "R28", "R29"]) notes[rule] = "no redactor: see R15";
+  notes.R30 = R30;
+  for (const rule of ["R31", "R32", "R33", "R34", "R35"]) notes[rule] = "no durable sessions";
+  return notes;
+}
 
 /** The error a tool body throws on `bodyPanic`; its text is never shown to the model. */
 export class BodyPanic extends Error {
