@@ -236,7 +236,11 @@ class WardModel {
     throw new Error("the chart agent does not stream");
   }
 
-  /** What a provider package advises: retry what R18 retries; a refused request is safe to replay. */
+  /**
+   * What a provider package advises: retry what R18 retries, after the retry-after it was
+   * given (the SDK's own header reading does not find it on this error); a refused request
+   * is safe to replay.
+   */
   getRetryAdvice({ error }) {
     if (!(error instanceof ProviderHttpError)) return undefined;
     return {
