@@ -1,7 +1,7 @@
 // The adapter's own parts: R22's guard, R6's rendering of validator errors, R14's ranges.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Guard, argumentsCheck, limitsError } from "../lib/runtime.js";
+import { Guard, argumentsCheck, limitsError, providerFailure, unclaimedNotes } from "../lib/runtime.js";
 import { inputInvalid, validatorOf } from "../lib/agent.js";
 
 test("the guard replaces every value and every 8-character fragment, merging what touches", () => {
@@ -68,4 +68,29 @@ test("a secret written with JSON escapes is refused as the body would read it", 
   assert.equal(code('{"query":["a",{"b":"\\u00559SpenxsANi sk-Y9H"}]}'), "SECRET_IN_INPUT");
   assert.equal(code('{"query":"login with U9Spenxs"}'), null);
   assert.equal(code("not json U9Spenxs"), null);
+});
+
+test("R21's run errors: every code as the SPEC names it, retryable exactly for R18's four", () => {
+  const expected = {
+    authentication: ["PROVIDER_AUTHENTICATION", false],
+    permission: ["PROVIDER_PERMISSION", false],
+    modelNotFound: ["PROVIDER_MODEL_NOT_FOUND", false],
+    rateLimited: ["PROVIDER_RATE_LIMITED", true],
+    unavailable: ["PROVIDER_UNAVAILABLE", true],
+    timeout: ["PROVIDER_TIMEOUT", true],
+    malformedResponse: ["PROVIDER_MALFORMED_RESPONSE", true],
+  };
+  for (const [kind, [code, retryable]] of Object.entries(expected)) {
+    const error = providerFailure(kind, "m");
+    assert.deepEqual([error.code, error.retryable, error.message], [code, retryable, "m"], kind);
+  }
+});
+
+test("the unclaimed notes cover R15, R24-R29 and R30-R35, each with a sentence", () => {
+  const notes = unclaimedNotes({ R15: "why not R15", R30: "why not R30" });
+  const rules = ["R15", "R24", "R25", "R26", "R27", "R28", "R29", "R30", "R31", "R32", "R33", "R34", "R35"];
+  assert.deepEqual(Object.keys(notes).sort(), rules.sort());
+  assert.equal(notes.R15, "why not R15");
+  assert.equal(notes.R30, "why not R30");
+  for (const rule of rules) assert.ok(notes[rule].length > 0, rule);
 });
