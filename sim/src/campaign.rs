@@ -19,11 +19,12 @@ use ward_core::fault::Fault;
 
 use crate::generate::Misbehaviour;
 use crate::host::process::Ready;
-use crate::oracle::{Invariant, Violation};
+use crate::oracle::{Exactness, Invariant, Violation};
 use crate::scenario::Scenario;
 use crate::simulate::{Engine, is_rerun};
 use crate::summary::{
-    self, FailureSummary, InvariantCounts, RuntimeSummary, SeedRange, Shard, Summary, WARD_VERSION,
+    self, ExactCounts, FailureSummary, InvariantCounts, RuntimeSummary, SeedRange, Shard, Summary,
+    WARD_VERSION,
 };
 
 /// What to run.
@@ -66,6 +67,7 @@ struct SeedSummary {
     tool_calls: u32,
     turns: u32,
     armed: [u32; Invariant::COUNT],
+    exact: Exactness,
     violations: Vec<Violation>,
     /// Per invariant, runs that broke it while the runtime does not claim it.
     not_claimed: [u32; Invariant::COUNT],
@@ -103,6 +105,8 @@ pub struct CampaignReport {
     pub by_invariant: [(u64, u64); Invariant::COUNT],
     /// Per misbehaviour, how often it was generated.
     pub misbehaviours: Vec<(&'static str, u64)>,
+    /// How often the exact checks could predict the whole record.
+    pub exact: ExactCounts,
     /// The failure to shrink and report: the lowest failing seed, or, when a seeded bug is on,
     /// the lowest seed that breaks the invariant the catalogue names for it (if any does).
     pub first_failure: Option<FirstFailure>,
@@ -170,6 +174,7 @@ impl CampaignReport {
             turns: self.turns,
             violations: self.failing_seeds,
             by_invariant,
+            exact: self.exact,
             misbehaviours,
             first_failure,
             elapsed_ms: self.elapsed_ms,
@@ -253,6 +258,7 @@ fn summarise(engine: &Engine, seed: u64, config: &CampaignConfig) -> SeedSummary
         tool_calls: checked.tool_calls(),
         turns: checked.turns(),
         armed: checked.verdict.armed,
+        exact: checked.verdict.exact,
         violations,
         not_claimed: runs_of(&not_claimed),
         misbehaviours: outcome.misbehaviours,
@@ -303,6 +309,7 @@ fn merge(
             .iter()
             .map(|misbehaviour| (misbehaviour.name(), 0))
             .collect(),
+        exact: ExactCounts::default(),
         first_failure: None,
         first_seed_by_invariant: [None; Invariant::COUNT],
         not_claimed: [0; Invariant::COUNT],
@@ -336,6 +343,12 @@ impl CampaignReport {
         for (slot, count) in self.not_claimed.iter_mut().zip(summary.not_claimed) {
             *slot += u64::from(count);
         }
+        self.exact.add(&ExactCounts {
+            input_errors: u64::from(summary.exact.input_errors),
+            input_errors_predicted: u64::from(summary.exact.input_errors_predicted),
+            guarded_records: u64::from(summary.exact.guarded_records),
+            guarded_records_predicted: u64::from(summary.exact.guarded_records_predicted),
+        });
     }
 
     /// Adds a failing seed: each invariant it violated counts once per run, and the seed

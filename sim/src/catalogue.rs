@@ -308,6 +308,12 @@ pub struct Schemas {
     /// The compiled schema and its published text of every tool of the table the registry
     /// registers (and whose schema compiles).
     compiled: BTreeMap<&'static str, (jsonschema::Validator, String)>,
+    /// The published schemas as JSON, for I4's prediction.
+    parsed: BTreeMap<&'static str, Value>,
+    /// Every `pattern` of the published schemas, compiled.
+    patterns: crate::oracle::Patterns,
+    /// The registered tools of the table, in the registry's order (R4).
+    registration_order: Vec<&'static str>,
 }
 
 impl std::fmt::Debug for Schemas {
@@ -321,7 +327,7 @@ impl std::fmt::Debug for Schemas {
 impl Schemas {
     /// Compiles every published schema of `registry`.
     pub fn compile(registry: &Registry) -> Schemas {
-        let compiled = TABLE
+        let compiled: BTreeMap<&'static str, (jsonschema::Validator, String)> = TABLE
             .iter()
             .filter_map(|entry| {
                 let parameters = registry.get(entry.name)?.meta().parameters();
@@ -329,7 +335,41 @@ impl Schemas {
                 Some((entry.name, (validator, parameters.to_string())))
             })
             .collect();
-        Schemas { compiled }
+        let mut patterns = crate::oracle::Patterns::default();
+        let parsed = TABLE
+            .iter()
+            .filter_map(|entry| {
+                let parameters = registry.get(entry.name)?.meta().parameters();
+                patterns.add(parameters);
+                Some((entry.name, parameters.clone()))
+            })
+            .collect();
+        // The order the registry lists its tools in, as any caller of the registry sees it.
+        let registration_order = registry
+            .tools()
+            .filter_map(|tool| entry(tool.meta().name()).map(|entry| entry.name))
+            .collect();
+        Schemas {
+            compiled,
+            parsed,
+            patterns,
+            registration_order,
+        }
+    }
+
+    /// The published schema of `tool` as JSON.
+    pub fn parsed(&self, tool: &str) -> Option<&Value> {
+        self.parsed.get(tool)
+    }
+
+    /// The compiled patterns of every published schema.
+    pub(crate) fn patterns(&self) -> &crate::oracle::Patterns {
+        &self.patterns
+    }
+
+    /// The registered tools of the table in the registry's order (R4).
+    pub fn registration_order(&self) -> &[&'static str] {
+        &self.registration_order
     }
 
     /// Whether `parsed` (argument text as [`strict_parse`] reads it, R6) is a valid input of

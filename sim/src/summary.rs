@@ -208,6 +208,36 @@ pub struct FailureSummary {
     pub replay: Option<String>,
 }
 
+/// How often the checks that predict a whole record could predict it (SPEC §9's exact
+/// checks): I4's error lists and R22's guarded records. A record not predicted is still
+/// checked by the rules every record obeys.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExactCounts {
+    /// `TOOL_INPUT_INVALID` results of registered tools that I4 checked.
+    pub input_errors: u64,
+    /// Of those, the ones whose whole error list the oracle predicted and compared.
+    pub input_errors_predicted: u64,
+    /// Records with a configured value or a fragment of one to replace, checked by I8.
+    pub guarded_records: u64,
+    /// Of those, the ones whose guarded form the oracle predicted and compared.
+    pub guarded_records_predicted: u64,
+}
+
+impl ExactCounts {
+    /// Adds `other`, saturating (counts may come from files).
+    pub fn add(&mut self, other: &ExactCounts) {
+        self.input_errors = self.input_errors.saturating_add(other.input_errors);
+        self.input_errors_predicted = self
+            .input_errors_predicted
+            .saturating_add(other.input_errors_predicted);
+        self.guarded_records = self.guarded_records.saturating_add(other.guarded_records);
+        self.guarded_records_predicted = self
+            .guarded_records_predicted
+            .saturating_add(other.guarded_records_predicted);
+    }
+}
+
 /// The summary of a campaign or of one shard of it (module docs).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -239,6 +269,9 @@ pub struct Summary {
     pub by_invariant: BTreeMap<String, InvariantCounts>,
     /// Per misbehaviour, how often it was generated.
     pub misbehaviours: BTreeMap<String, u64>,
+    /// How often the exact checks could predict the whole record they compare.
+    #[serde(default)]
+    pub exact: ExactCounts,
     /// The failure to look at first.
     pub first_failure: Option<FailureSummary>,
     /// Wall-clock time (the longest shard's, for a merged campaign).
@@ -644,6 +677,7 @@ fn combine(files: &[ShardFile]) -> Merged {
         violations: 0,
         by_invariant: BTreeMap::new(),
         misbehaviours: BTreeMap::new(),
+        exact: ExactCounts::default(),
         first_failure: None,
         elapsed_ms: 0,
         runs_per_sec: 0.0,
@@ -673,6 +707,7 @@ fn combine(files: &[ShardFile]) -> Merged {
             let slot = whole.misbehaviours.entry(name.clone()).or_default();
             *slot = slot.saturating_add(*count);
         }
+        whole.exact.add(&summary.exact);
     }
     whole.runs_per_sec = runs_per_sec(whole.runs, whole.elapsed_ms);
     let first_failure_from = first_failure_of(files);
@@ -741,6 +776,7 @@ mod tests {
                 violations: u64::from(failure.is_some()),
                 by_invariant: BTreeMap::new(),
                 misbehaviours: BTreeMap::new(),
+                exact: ExactCounts::default(),
                 first_failure: failure,
                 elapsed_ms: 1,
                 runs_per_sec: 0.0,

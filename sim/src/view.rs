@@ -72,6 +72,8 @@ pub struct BodyView<'a> {
     pub end_ms: Option<u64>,
     /// How it ended (`ok`, its error code, or `panic`); `None` when abandoned.
     pub outcome: Option<&'a str>,
+    /// What it returned, in runs with configured secret values (R22).
+    pub output: Option<&'a Result<Value, ward_core::envelope::ToolError>>,
 }
 
 /// One call's result as the event stream reported it.
@@ -390,6 +392,7 @@ impl<'a> Arranger<'a> {
                     start_ms: *at_ms,
                     end_ms: None,
                     outcome: None,
+                    output: None,
                 });
             }
             Record::BodyEnd {
@@ -397,6 +400,7 @@ impl<'a> Arranger<'a> {
                 index,
                 call_id,
                 outcome,
+                output,
                 ..
             } => {
                 let open = (self.open_starts.iter())
@@ -405,6 +409,7 @@ impl<'a> Arranger<'a> {
                     let body = self.open_starts.swap_remove(open).body;
                     view.bodies[body].end_ms = Some(*at_ms);
                     view.bodies[body].outcome = Some(outcome);
+                    view.bodies[body].output = output.as_deref();
                 }
             }
             _ => {}

@@ -36,7 +36,38 @@
 //! ward writes every message from the error kind and the schema: `must be a string`,
 //! `must be at most 798`, `must be one of: daily, weekly`, `missing required property
 //! 'symbol'`. No message quotes a value taken from the input; object keys from the input
-//! appear only in paths.
+//! appear only in paths. The structural keywords' messages, in the documented order, where
+//! `{n}` is the bound as the schema writes it (JSON), `{s}` is `s` unless the bound is 1, `{y}`
+//! is `y` when it is 1 and `ies` otherwise, and a list joins the schema's values with `, `
+//! (a string bare, anything else as JSON):
+//!
+//! <!-- wording: begin -->
+//! | keyword | message |
+//! |---|---|
+//! | `type` | `must be a string`, `a number`, `an integer`, `a boolean`, `an object`, `an array`, `null` |
+//! | `const` | `must be {value}` |
+//! | `enum` | `must be one of: {values}` (1 to 16 values) |
+//! | `minLength` | `must be at least {n} character{s} long` |
+//! | `maxLength` | `must be at most {n} character{s} long` |
+//! | `pattern` | `must match the pattern {pattern}` |
+//! | `minimum` | `must be at least {n}` |
+//! | `exclusiveMinimum` | `must be greater than {n}` |
+//! | `maximum` | `must be at most {n}` |
+//! | `exclusiveMaximum` | `must be less than {n}` |
+//! | `minItems` | `must have at least {n} item{s}` |
+//! | `maxItems` | `must have at most {n} item{s}` |
+//! | `uniqueItems` | `must not contain duplicate items` |
+//! | `minProperties` | `must have at least {n} propert{y}` |
+//! | `maxProperties` | `must have at most {n} propert{y}` |
+//! | `required` | `missing required property '{name}'` |
+//! | `additionalProperties` | `is not an allowed property` |
+//! <!-- wording: end -->
+//!
+//! (`format` is `must be a valid {format}` and `multipleOf` `must be a multiple of {n}`, ranked
+//! between `pattern` and `minimum` and after `exclusiveMaximum`; an `enum` of more than 16
+//! values is `must be one of the allowed values`, of none `is not allowed`; several types are
+//! `must be one of the types: {types}`.) The simulator's I4 oracle carries the same table, written
+//! on its own, and predicts every error list from it: a change here without it is a violation.
 //!
 //! Sub-schemas that use keywords outside the structural set this walk understands
 //! (`anyOf`, `oneOf`, `allOf`, `not`, `if`, `patternProperties`, tuple `items`, …)

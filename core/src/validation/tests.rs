@@ -301,3 +301,102 @@ fn a_remote_document_is_refused_by_name() {
     assert!(error.reason.contains(&format!("'{meta}'")), "{error}");
     assert!(error.reason.contains("never fetches"), "{error}");
 }
+
+/// The row of `keyword` in the wording table of this module's docs, with its placeholders
+/// filled from `bound` (the schema's value for the keyword).
+fn documented(keyword: &str, bound: &Value) -> String {
+    let docs = include_str!("mod.rs");
+    let table = &docs[docs.find("<!-- wording: begin -->").unwrap()..];
+    let row = table
+        .lines()
+        .find(|line| line.contains(&format!("| `{keyword}` |")))
+        .unwrap_or_else(|| panic!("no row for {keyword}"));
+    // `//! | `keyword` | `message` … |`: the message is the first code span of the third cell.
+    let cell = row.split(" | ").nth(2).unwrap();
+    let template = cell.split('`').nth(1).unwrap();
+    let written = |value: &Value| match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    let count = bound.as_u64().unwrap_or(0);
+    template
+        .replace("{n}", &written(bound))
+        .replace("{s}", if count == 1 { "" } else { "s" })
+        .replace("{y}", if count == 1 { "y" } else { "ies" })
+        .replace("{value}", &written(bound))
+        .replace("{pattern}", &written(bound))
+        .replace("{name}", &written(&bound[0]))
+        .replace(
+            "{values}",
+            &bound
+                .as_array()
+                .map(|values| values.iter().map(written).collect::<Vec<_>>().join(", "))
+                .unwrap_or_default(),
+        )
+}
+
+fn bare_messages(schema: &Value, input: &Value) -> Vec<String> {
+    let schema = ToolSchema::compile(schema).expect("the schema compiles");
+    let errors = schema.validate(input).expect_err("the input is invalid");
+    errors.into_iter().map(|error| error.message).collect()
+}
+
+#[test]
+fn every_message_is_the_documented_wording() {
+    // (keyword, its bound, an input that breaks it); the first row's message is the type's.
+    let cases = [
+        ("type", json!("integer"), json!("x")),
+        ("const", json!("fixed"), json!(1)),
+        ("enum", json!(["daily", 5]), json!(1)),
+        ("minLength", json!(1), json!("")),
+        ("minLength", json!(3), json!("ab")),
+        ("maxLength", json!(1), json!("ab")),
+        ("maxLength", json!(2), json!("abc")),
+        ("pattern", json!("^[0-9]+$"), json!("a")),
+        ("minimum", json!(1), json!(0)),
+        ("exclusiveMinimum", json!(0), json!(0)),
+        ("maximum", json!(1000000000.0), json!(2e9)),
+        ("exclusiveMaximum", json!(5), json!(5)),
+        ("minItems", json!(1), json!([])),
+        ("maxItems", json!(2), json!([1, 2, 3])),
+        ("uniqueItems", json!(true), json!([1, 1])),
+        ("minProperties", json!(1), json!({})),
+        ("maxProperties", json!(1), json!({"a": 1, "b": 2})),
+        ("maxProperties", json!(2), json!({"a": 1, "b": 2, "c": 3})),
+        ("required", json!(["symbol"]), json!({})),
+    ];
+    for (keyword, bound, input) in cases {
+        let schema = json!({ keyword: bound.clone() });
+        let got = bare_messages(&schema, &input);
+        let want = if keyword == "type" {
+            "must be an integer".to_owned()
+        } else {
+            documented(keyword, &bound)
+        };
+        assert_eq!(got, [want], "{keyword}");
+    }
+    let type_row = include_str!("mod.rs")
+        .lines()
+        .find(|line| line.contains("| `type` |"))
+        .unwrap();
+    for (kind, article) in [
+        ("string", "a string"),
+        ("number", "a number"),
+        ("integer", "an integer"),
+        ("boolean", "a boolean"),
+        ("object", "an object"),
+        ("array", "an array"),
+        ("null", "null"),
+    ] {
+        assert!(type_row.contains(&format!("{article}`")), "{kind}");
+        let input = if kind == "string" {
+            json!(1)
+        } else {
+            json!("x")
+        };
+        let got = bare_messages(&json!({ "type": kind }), &input);
+        assert_eq!(got, [format!("must be {article}")], "{kind}");
+    }
+    let got = bare_messages(&json!({"additionalProperties": false}), &json!({"k": 1}));
+    assert_eq!(got, [documented("additionalProperties", &json!(false))]);
+}

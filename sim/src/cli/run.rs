@@ -249,6 +249,17 @@ pub fn print_summary(summary: &Summary, how: &str) {
             counts.violated
         );
     }
+    let exact = summary.exact;
+    let share = |part: u64, whole: u64| 100.0 * part as f64 / whole.max(1) as f64;
+    tell!(
+        "exact: {} of {} input error lists predicted ({:.1}%), {} of {} guarded records ({:.1}%)",
+        exact.input_errors_predicted,
+        exact.input_errors,
+        share(exact.input_errors_predicted, exact.input_errors),
+        exact.guarded_records_predicted,
+        exact.guarded_records,
+        share(exact.guarded_records_predicted, exact.guarded_records)
+    );
     tell!("trace digest: {:016x}", summary.trace_digest);
     if summary.violations == 0 {
         tell!("all invariants held");

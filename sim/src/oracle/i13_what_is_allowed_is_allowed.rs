@@ -60,7 +60,8 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
 }
 
 /// R4 and R11–R13 for the offer: what `run.started` announces and each tool list the provider
-/// receives are what the policy allows. Reports the first difference; `true` when it did.
+/// receives are what the policy allows, in the registry's order (R4). Reports the first
+/// difference; `true` when it did.
 fn offer_differs(run: &RunCheck<'_>, findings: &mut Findings<'_>) -> bool {
     let view = run.view;
     let announced = view.events.iter().find_map(|event| match &event.kind {
@@ -69,35 +70,64 @@ fn offer_differs(run: &RunCheck<'_>, findings: &mut Findings<'_>) -> bool {
     });
     if let Some((read_only, tools)) = announced {
         findings.arm(Invariant::I13);
-        let mut offered: Vec<&str> = tools.iter().map(|name| &**name).collect();
-        offered.sort_unstable();
-        if read_only != run.script.read_only || offered != run.expected_offer {
+        let offered: Vec<&str> = tools.iter().map(|name| &**name).collect();
+        if read_only != run.script.read_only {
             let explanation = format!(
-                "run.started announces read-only {read_only} and {} tools; the policy allows read-only {} and {} tools",
-                offered.len(),
-                run.script.read_only,
-                run.expected_offer.len()
+                "run.started announces read-only {read_only}; the run is read-only {}",
+                run.script.read_only
             );
+            findings.report(Breach::OfferDiffers, At::Run, explanation);
+            return true;
+        }
+        if let Some(difference) = difference(&offered, &run.expected_offer) {
+            let explanation = format!("run.started announces {difference}");
             findings.report(Breach::OfferDiffers, At::Run, explanation);
             return true;
         }
     }
     for request in view.new_offers() {
         findings.arm(Invariant::I13);
-        let mut offered: Vec<&str> = request.tools.iter().map(|name| &**name).collect();
-        offered.sort_unstable();
-        offered.dedup();
-        if offered != run.expected_offer {
-            let missing: Vec<&&str> = run
-                .expected_offer
-                .iter()
-                .filter(|name| offered.binary_search(name).is_err())
-                .collect();
-            let explanation =
-                format!("the offer differs from what the policy allows; missing {missing:?}");
+        let offered: Vec<&str> = request.tools.iter().map(|name| &**name).collect();
+        if let Some(difference) = difference(&offered, &run.expected_offer) {
+            let explanation = format!("the provider is offered {difference}");
             findings.report(Breach::OfferDiffers, At::Turn(request.turn), explanation);
             return true;
         }
     }
     false
+}
+
+/// How `offered` differs from `expected`, the allowed tools in registration order: a tool
+/// missing, one too many, or the first place where the order differs.
+fn difference(offered: &[&str], expected: &[&str]) -> Option<String> {
+    if offered == expected {
+        return None;
+    }
+    let missing: Vec<&&str> = expected
+        .iter()
+        .filter(|name| !offered.contains(name))
+        .collect();
+    let extra: Vec<&&str> = offered
+        .iter()
+        .filter(|name| !expected.contains(name))
+        .collect();
+    Some(
+        if !missing.is_empty() || !extra.is_empty() || offered.len() != expected.len() {
+            format!(
+                "{} tools where the policy allows {}: missing {missing:?}, not allowed or repeated {extra:?}",
+                offered.len(),
+                expected.len()
+            )
+        } else {
+            let at = offered
+                .iter()
+                .zip(expected)
+                .position(|(offered, expected)| offered != expected)
+                .unwrap_or(0);
+            format!(
+                "the allowed tools out of registration order (R4): {} at position {at}, where the registry has {}",
+                offered[at], expected[at]
+            )
+        },
+    )
 }

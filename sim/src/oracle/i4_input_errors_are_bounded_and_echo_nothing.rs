@@ -3,15 +3,22 @@
 //!
 //! R6 and R7: the message is `The tool input is invalid: ` followed by each field's
 //! `path: message`, joined by `; `, exactly as listed in `error.fields`; a message states the
-//! rule and never quotes a value taken from the input. The check is exact (SPEC §9): object
-//! keys taken from the input appear only in paths, never in a field's message.
+//! rule and never quotes a value taken from the input. The check is exact (SPEC §9): the
+//! oracle predicts the whole error list from its own reading of the argument text and the
+//! published schema ([`super::input_errors`], whose docs hold the documented order and
+//! wording) and compares the runtime's list with its first five, element by element — which
+//! errors, their paths (passed through R22's guard, [`super::guarded`]), their order and
+//! their wording. Where it cannot predict (a schema outside its table), the rules every list
+//! obeys are still checked. Object keys taken from the input appear only in paths, never in a
+//! field's message.
 
 use std::borrow::Cow;
 
 use serde_json::Value;
 use ward_core::envelope::FieldError;
 
-use super::{At, Breach, Findings, Invariant, RunCheck};
+use super::input_errors::{self, Expected};
+use super::{At, Breach, CallFacts, Findings, Invariant, RunCheck};
 use crate::catalogue::FIELD_ERRORS_MAX;
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
@@ -47,6 +54,15 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
                     .to_owned();
             return findings.report(Breach::FieldErrorFormat, at, explanation);
         }
+        if fact.registered() {
+            findings.exact.input_errors += 1;
+            if let Some(expected) = prediction(run, call, fact) {
+                findings.exact.input_errors_predicted += 1;
+                if let Some(explanation) = differs(&expected, fields) {
+                    return findings.report(Breach::FieldErrorsDiffer, at, explanation);
+                }
+            }
+        }
         if let Some(echoed) = echoed_value(
             fact.parsed.as_ref(),
             &call.arguments,
@@ -57,6 +73,50 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
             return findings.report(Breach::FieldErrorEchoesValue, at, explanation);
         }
     }
+}
+
+/// The first five errors the oracle predicts for `call`, their paths guarded, when it can
+/// predict them and its prediction agrees with the verdict of its compiled schema.
+fn prediction(
+    run: &RunCheck<'_>,
+    call: &ward_core::tool::ToolCall,
+    fact: &CallFacts,
+) -> Option<Vec<Expected>> {
+    let schema = run.schemas.parsed(&call.name)?;
+    let mut expected = input_errors::predict(&call.arguments, schema, run.schemas.patterns())?;
+    // The prediction and `jsonschema`'s verdict must agree that the input is invalid.
+    if expected.is_empty() || fact.valid_input {
+        return None;
+    }
+    expected.truncate(FIELD_ERRORS_MAX);
+    for error in &mut expected {
+        error.path = run.guard.text(&error.path)?.into_owned();
+    }
+    Some(expected)
+}
+
+/// How `fields` differ from `expected`, element by element.
+fn differs(expected: &[Expected], fields: &[FieldError]) -> Option<String> {
+    for (position, (want, got)) in expected.iter().zip(fields).enumerate() {
+        if want.path != got.path || !want.message.matches(&got.message) {
+            return Some(format!(
+                "error {} is `{}: {}`; R6 and R7 give `{want}`",
+                position + 1,
+                got.path,
+                got.message
+            ));
+        }
+    }
+    if expected.len() != fields.len() {
+        let listed: Vec<String> = expected.iter().map(ToString::to_string).collect();
+        return Some(format!(
+            "{} field errors where R6 gives {}: `{}`",
+            fields.len(),
+            expected.len(),
+            listed.join("; ")
+        ));
+    }
+    None
 }
 
 /// Whether `message` is `The tool input is invalid: ` followed by the `path: message` of

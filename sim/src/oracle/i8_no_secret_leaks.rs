@@ -16,6 +16,8 @@
 //! `campaign` profile: 1.386 against 1.448 billion) and about 1 % of its time, under the 5 %
 //! a speed trick must earn, so there is no such memo.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 use ward_core::envelope::{Outcome, ToolError, ToolResult};
 use ward_core::events::EventKind;
@@ -92,6 +94,126 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
             let explanation = format!("a configured secret reached the input of {}", body.tool);
             let at = At::Call(turn, body.call_id);
             return findings.report(Breach::SecretInToolInput, at, explanation);
+        }
+    }
+    if !run.configured.is_empty() {
+        guarded_records(run, findings);
+    }
+}
+
+/// R22 exactly (SPEC §9): every record that enters the store or the event stream is the
+/// record as it was produced — the reply the oracle scripted, the result the body returned —
+/// with exactly its configured values and their fragments replaced ([`super::guarded`]).
+/// Records the runtime writes itself (its refusals, its run errors) are checked for leaks
+/// only: the oracle does not know them first-hand.
+fn guarded_records(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
+    let guard = &run.guard;
+    let view = run.view;
+    // The replies as the guard must let them through; `None` when one is not predicted.
+    let mut replies = Some(Vec::new());
+    for reply in view.replies.iter().filter(|reply| reply.error.is_none()) {
+        let expected = guard.assistant(reply.text, reply.calls);
+        let changed = expected.as_ref().is_none_or(|expected| {
+            !matches!(expected, Message::Assistant { text, calls }
+                if text == reply.text && **calls == *reply.calls)
+        });
+        if changed {
+            findings.exact.guarded_records += 1;
+            findings.exact.guarded_records_predicted += u32::from(expected.is_some());
+        }
+        match (&mut replies, expected) {
+            (Some(replies), Some(expected)) => replies.push(expected),
+            _ => replies = None,
+        }
+    }
+    if let Some(replies) = &replies {
+        let differs = |record: &Message| {
+            matches!(record, Message::Assistant { .. }) && !replies.contains(record)
+        };
+        let stored = view.appends.iter().any(|message| differs(message));
+        let announced = view.events.iter().any(|event| match &event.kind {
+            EventKind::AssistantMessageCompleted { text, calls, .. } => {
+                differs(&Message::Assistant {
+                    text: text.clone(),
+                    calls: Arc::clone(calls),
+                })
+            }
+            _ => false,
+        });
+        if stored || announced {
+            let place = if stored {
+                "session record"
+            } else {
+                "assistant.message.completed event"
+            };
+            let explanation = format!(
+                "a {place} of a reply is not any reply of the run with exactly its configured values and their fragments replaced (R22)"
+            );
+            return findings.report(Breach::GuardedRecordDiffers, At::Run, explanation);
+        }
+    }
+    for body in &view.bodies {
+        let Some(output) = body.output else { continue };
+        let batch = &view.batches[body.batch];
+        let expected = match output {
+            Ok(data) => guard.value(data).map(|data| Outcome::Success(data.into())),
+            Err(error) => guard
+                .error(error)
+                .map(|error| Outcome::Failure(error.into())),
+        };
+        let produced_changed = expected
+            .as_ref()
+            .is_none_or(|expected| match (expected, output) {
+                (Outcome::Success(guarded), Ok(data)) => **guarded != *data,
+                (Outcome::Failure(guarded), Err(error)) => **guarded != *error,
+                _ => true,
+            });
+        if produced_changed {
+            findings.exact.guarded_records += 1;
+            findings.exact.guarded_records_predicted += u32::from(expected.is_some());
+        }
+        let Some(expected) = expected else { continue };
+        let (Some(call_id), Some(name)) = (guard.text(body.call_id), guard.text(body.tool)) else {
+            continue;
+        };
+        let finished = batch
+            .finished_of(body.index)
+            .map(|finished| finished.result);
+        let stored = view.appends.iter().filter_map(|message| match &***message {
+            Message::Tool {
+                call_id: stored_id,
+                name: stored_name,
+                result,
+            } if **stored_id == *call_id && **stored_name == *name => Some(result),
+            _ => None,
+        });
+        // Only the results that hand the body's own outcome on: a success for data, the
+        // body's code for an error (another result is I6's and I14's to judge).
+        let from_body = |result: &&ToolResult| match (&result.outcome, output) {
+            (Outcome::Success(_), Ok(_)) => true,
+            (Outcome::Failure(error), Err(body_error)) => error.code == body_error.code,
+            _ => false,
+        };
+        let events: Vec<&ToolResult> = finished.filter(from_body).collect();
+        let records: Vec<&ToolResult> = stored.filter(from_body).collect();
+        let event_differs = events.iter().any(|result| result.outcome != expected);
+        // A repeated call id may give several stored results; one of them is this body's.
+        let store_differs = !records.is_empty() && !records.iter().any(|r| r.outcome == expected);
+        if event_differs || store_differs {
+            let place = if event_differs {
+                "tool.finished event"
+            } else {
+                "session record"
+            };
+            let explanation = format!(
+                "the {place} of {}'s result is not what the body returned with exactly its configured values and their fragments replaced (R22)",
+                body.tool
+            );
+            return findings.report(
+                Breach::GuardedRecordDiffers,
+                At::Call(batch.turn, body.call_id),
+                explanation,
+            );
         }
     }
 }

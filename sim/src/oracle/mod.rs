@@ -42,7 +42,12 @@ mod i6_one_result_per_call_in_order;
 mod i7_sequential_batches_and_writes_never_overlap;
 mod i8_no_secret_leaks;
 mod i9_state_changed_tells_the_truth;
+// The oracle's own readings of R22's guard and of R6–R7's error list, shared by I4 and I8.
+mod guarded;
+mod input_errors;
 mod registration;
+
+pub(crate) use input_errors::Patterns;
 
 use std::fmt;
 
@@ -199,6 +204,9 @@ pub enum Breach {
     FieldErrorFormat,
     /// I4: a field message quotes a value of the input.
     FieldErrorEchoesValue,
+    /// I4: the error list differs from the one the oracle predicts (R6, R7): another error,
+    /// path, order or wording.
+    FieldErrorsDiffer,
     /// I5: a body ran with input its schema refuses.
     InvalidInputRan,
     /// I5: a call with invalid input changed the chart.
@@ -224,6 +232,9 @@ pub enum Breach {
     SecretInEvent,
     /// I8: a configured secret reached a tool body's input.
     SecretInToolInput,
+    /// I8: a guarded record is not the record as produced with exactly its configured values
+    /// and their fragments replaced (R22).
+    GuardedRecordDiffers,
     /// I9: a success reported `stateChanged` other than what happened to the chart.
     StateChangedUntrue,
     /// I9: a failed call changed the chart (or reported a change).
@@ -279,11 +290,14 @@ impl Breach {
             WriteOffered => Invariant::I1,
             WriteRanInReadOnlyRun | WriteNotRefused | RefusedWriteChangedState => Invariant::I2,
             SwitchedOffOffered | SwitchedOffRan => Invariant::I3,
-            FieldErrorCount | FieldErrorFormat | FieldErrorEchoesValue => Invariant::I4,
+            FieldErrorCount | FieldErrorFormat | FieldErrorEchoesValue | FieldErrorsDiffer => {
+                Invariant::I4
+            }
             InvalidInputRan | InvalidInputChangedState => Invariant::I5,
             ResultCount | StoredResultsMismatch | SentResultsMismatch => Invariant::I6,
             SequentialOutOfOrder | SequentialOverlap | WritesOverlap => Invariant::I7,
-            SecretInRequest | SecretInStore | SecretInEvent | SecretInToolInput => Invariant::I8,
+            SecretInRequest | SecretInStore | SecretInEvent | SecretInToolInput
+            | GuardedRecordDiffers => Invariant::I8,
             StateChangedUntrue | FailureChangedState | UndoDiffers => Invariant::I9,
             TerminalEvents
             | TooManyBatches
@@ -346,6 +360,33 @@ pub struct Verdict {
     pub violations: Vec<Violation>,
     /// Per invariant, the runs in which its situation arose.
     pub armed: [u32; Invariant::COUNT],
+    /// How many of the checks that predict a whole record could predict it.
+    pub exact: Exactness,
+}
+
+/// How often the checks that predict a record exactly could predict it: I4's error lists
+/// (every `TOOL_INPUT_INVALID` of a registered tool) and R22's guarded records (every record
+/// of a run with configured values that carries a value or a fragment of one).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Exactness {
+    /// `TOOL_INPUT_INVALID` results of registered tools checked by I4.
+    pub input_errors: u32,
+    /// Of those, the ones whose whole error list the oracle predicted and compared.
+    pub input_errors_predicted: u32,
+    /// Guarded records with something to replace, checked by I8.
+    pub guarded_records: u32,
+    /// Of those, the ones the oracle predicted and compared.
+    pub guarded_records_predicted: u32,
+}
+
+impl Exactness {
+    /// Adds `other`'s counts.
+    pub fn add(&mut self, other: Exactness) {
+        self.input_errors += other.input_errors;
+        self.input_errors_predicted += other.input_errors_predicted;
+        self.guarded_records += other.guarded_records;
+        self.guarded_records_predicted += other.guarded_records_predicted;
+    }
 }
 
 impl Verdict {
@@ -374,6 +415,8 @@ pub(crate) struct Findings<'v> {
     run: usize,
     violations: &'v mut Vec<Violation>,
     armed: [bool; Invariant::COUNT],
+    /// The exact checks' counts.
+    pub exact: Exactness,
 }
 
 impl<'v> Findings<'v> {
@@ -383,6 +426,7 @@ impl<'v> Findings<'v> {
             run,
             violations,
             armed: [false; Invariant::COUNT],
+            exact: Exactness::default(),
         }
     }
 
@@ -462,7 +506,10 @@ pub(crate) struct RunCheck<'a> {
     pub schemas: &'a Schemas,
     /// The configured secret values of the run.
     pub configured: Vec<&'a str>,
-    /// The tools the oracle expects the run to be offered, by its own table, in name order.
+    /// R22's guard for them, as the oracle reads it.
+    pub guard: guarded::Expected,
+    /// The tools the oracle expects the run to be offered, by its own table, in the
+    /// registry's order (R4).
     pub expected_offer: Vec<&'static str>,
     /// The facts of each call, by batch.
     pub facts: Vec<Vec<CallFacts>>,
@@ -477,8 +524,10 @@ impl<'a> RunCheck<'a> {
             .filter_map(|label| scenario.secret(label))
             .map(|secret| secret.value.as_str())
             .collect();
-        let expected_offer: Vec<&'static str> = catalogue::by_name()
+        let expected_offer: Vec<&'static str> = schemas
+            .registration_order()
             .iter()
+            .filter_map(|&name| catalogue::entry(name))
             .filter(|entry| allows(scenario, script, entry))
             .map(|entry| entry.name)
             .collect();
@@ -488,6 +537,7 @@ impl<'a> RunCheck<'a> {
             script,
             limits: script.limits.resolve(catalogue::DEFAULT_LIMITS),
             schemas,
+            guard: guarded::Expected::new(&configured),
             configured,
             expected_offer,
             facts: Vec::new(),
@@ -661,7 +711,9 @@ impl Oracle {
                 changes.record(&run);
             }
             i9_state_changed_tells_the_truth::check_undo(view, &changes, &mut findings);
-            for (count, armed) in verdict.armed.iter_mut().zip(findings.armed) {
+            let (armed, exact) = (findings.armed, findings.exact);
+            verdict.exact.add(exact);
+            for (count, armed) in verdict.armed.iter_mut().zip(armed) {
                 *count += u32::from(armed);
             }
         }

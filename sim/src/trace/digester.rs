@@ -432,6 +432,7 @@ impl Digester {
                 call_id,
                 tool,
                 outcome,
+                output: _,
             } => {
                 self.tag(4);
                 self.u64(*at_ms);

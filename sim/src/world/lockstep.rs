@@ -717,7 +717,7 @@ impl RunDriver<'_, '_> {
         };
         let body_id = body_id.clone();
         let outcome = code.map_or(Cow::Borrowed("ok"), |code| Cow::Owned(code.to_owned()));
-        self.end_body(&body_id, outcome);
+        self.end_body(&body_id, outcome, None);
     }
 
     /// A call has its result: its body's write commits, and a body still running for it was
@@ -834,7 +834,12 @@ impl RunDriver<'_, '_> {
         )
     }
 
-    fn end_body(&mut self, body_id: &str, outcome: Cow<'static, str>) {
+    fn end_body(
+        &mut self,
+        body_id: &str,
+        outcome: Cow<'static, str>,
+        output: Option<Arc<Result<Value, ToolError>>>,
+    ) {
         let Some(state) = self.bodies.get_mut(body_id) else {
             return;
         };
@@ -845,6 +850,7 @@ impl RunDriver<'_, '_> {
             call_id: Arc::from(state.call_id.as_str()),
             tool: Arc::from(state.tool.as_str()),
             outcome,
+            output,
         };
         self.record(record);
     }
@@ -862,7 +868,7 @@ impl RunDriver<'_, '_> {
         );
         let behaviour = script.tools.get(tool.as_str()).unwrap_or(&PLAIN);
         if matches!(behaviour.effect, Effect::Panic) {
-            self.end_body(body_id, Cow::Borrowed("panic"));
+            self.end_body(body_id, Cow::Borrowed("panic"), None);
             let index = self.trace.records.len() - 1;
             return self.send_delivery(
                 body_id,
@@ -893,12 +899,14 @@ impl RunDriver<'_, '_> {
         if let Some(state) = self.bodies.get_mut(body_id) {
             state.checkpoint = Some(checkpoint);
         }
+        let output = (!self.script.secrets.is_empty()).then(|| Arc::new(result.clone()));
         self.end_body(
             body_id,
             match &result {
                 Ok(_) => Cow::Borrowed("ok"),
                 Err(error) => Cow::Owned(error.code.clone()),
             },
+            output,
         );
         let result = match result {
             Ok(data) => BodyOutcome::Data(data),

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 use ward_core::chart::ChartState;
+use ward_core::envelope::ToolError;
 use ward_core::events::Event;
 use ward_core::session::Message;
 use ward_core::tool::ToolCall;
@@ -88,6 +89,11 @@ pub enum Record {
         /// How the body ended: `ok`, the error code it returned, or `panic`. (Its data
         /// reaches the trace through `tool.finished`.)
         outcome: Cow<'static, str>,
+        /// What the body returned, kept in runs with configured secret values, where R22's
+        /// guard must hand it on with exactly those values replaced. The world's own product,
+        /// fixed by the seed: neither in the trace file nor in its digest.
+        #[serde(skip)]
+        output: Option<Arc<Result<Value, ToolError>>>,
     },
     /// A runtime event.
     Event(Event),

@@ -1,0 +1,232 @@
+//! R22's guarded record, as the oracle works it out: the record as it was produced, with
+//! exactly the occurrences of the run's configured values and their fragments replaced.
+//!
+//! The oracle's own reading of R22, R24 and R29: every stretch of a text that shares 8 or
+//! more consecutive characters with a configured value (a whole occurrence is one such
+//! stretch) is covered; overlapping or touching stretches are joined (R29), each widened to
+//! whole characters, and each joined stretch becomes one `[REDACTED]`; nothing else of the
+//! text changes. A value is read without its invisible format characters (R28), as the
+//! runtime reads it. In a record every string is guarded, and every object key; a JSON
+//! number, boolean or null is left as it is.
+//!
+//! Not predicted (the record is then checked only for leaks, by I8): a text that holds an
+//! invisible format character (R28 lets one stand inside an occurrence, and where such a
+//! match begins and ends is the redactor's to decide), and an object two of whose keys guard
+//! to the same text (the SPEC does not say how both survive).
+//!
+//! The stretches are found by `ward_fragments`, the neutral scanner I8 uses too (checked
+//! against its plain reference version); what is replaced, and how, is decided here.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+use ward_core::envelope::{FieldError, ToolError};
+use ward_core::session::Message;
+use ward_core::tool::ToolCall;
+use ward_fragments::Fragments;
+
+use super::REDACTED;
+use crate::catalogue::SECRET_RUN_CHARS_MIN;
+
+/// R28's invisible format characters: zero-width space, non-joiner and joiner, word joiner,
+/// byte order mark, soft hyphen.
+const INVISIBLE: [char; 6] = [
+    '\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{FEFF}', '\u{AD}',
+];
+
+/// The guard R22 describes, for one run's configured values.
+pub(crate) struct Expected {
+    /// `None` when the run configures no value: every record is then kept as it is.
+    fragments: Option<Fragments>,
+}
+
+impl Expected {
+    /// The guard for `configured`.
+    pub fn new(configured: &[&str]) -> Expected {
+        let values: Vec<String> = configured
+            .iter()
+            .map(|value| {
+                value
+                    .chars()
+                    .filter(|c| !INVISIBLE.contains(c))
+                    .collect::<String>()
+            })
+            .filter(|value| value.chars().count() >= SECRET_RUN_CHARS_MIN)
+            .collect();
+        let fragments = (!values.is_empty()).then(|| {
+            Fragments::new(
+                values
+                    .iter()
+                    .map(|value| (value.as_bytes(), SECRET_RUN_CHARS_MIN)),
+            )
+        });
+        Expected { fragments }
+    }
+
+    /// `text` as the guard must let it through; `None` when not predicted.
+    pub fn text<'t>(&self, text: &'t str) -> Option<Cow<'t, str>> {
+        let Some(fragments) = &self.fragments else {
+            return Some(Cow::Borrowed(text));
+        };
+        let spans = fragments.spans(text.as_bytes());
+        if spans.is_empty() {
+            return Some(Cow::Borrowed(text));
+        }
+        if text.contains(INVISIBLE) {
+            return None;
+        }
+        let mut joined: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
+        for (start, end) in spans {
+            let start = (0..=start)
+                .rev()
+                .find(|&at| text.is_char_boundary(at))
+                .unwrap_or(0);
+            let end = (end..=text.len())
+                .find(|&at| text.is_char_boundary(at))
+                .unwrap_or(text.len());
+            match joined.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => joined.push((start, end)),
+            }
+        }
+        let mut guarded = String::with_capacity(text.len());
+        let mut copied = 0;
+        for (start, end) in joined {
+            guarded.push_str(&text[copied..start]);
+            guarded.push_str(REDACTED);
+            copied = end;
+        }
+        guarded.push_str(&text[copied..]);
+        Some(Cow::Owned(guarded))
+    }
+
+    fn string(&self, text: &str) -> Option<String> {
+        self.text(text).map(Cow::into_owned)
+    }
+
+    /// A JSON value with every string and key guarded.
+    pub fn value(&self, value: &Value) -> Option<Value> {
+        Some(match value {
+            Value::String(text) => Value::String(self.string(text)?),
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|item| self.value(item))
+                    .collect::<Option<_>>()?,
+            ),
+            Value::Object(members) => {
+                let mut guarded = Map::new();
+                for (key, member) in members {
+                    if guarded
+                        .insert(self.string(key)?, self.value(member)?)
+                        .is_some()
+                    {
+                        return None;
+                    }
+                }
+                Value::Object(guarded)
+            }
+            other => other.clone(),
+        })
+    }
+
+    /// A call with its id, name and argument text guarded.
+    pub fn call(&self, call: &ToolCall) -> Option<ToolCall> {
+        Some(ToolCall {
+            id: self.string(&call.id)?,
+            name: self.string(&call.name)?,
+            arguments: self.string(&call.arguments)?,
+        })
+    }
+
+    /// An error with every text guarded.
+    pub fn error(&self, error: &ToolError) -> Option<ToolError> {
+        let fields = match &error.fields {
+            Some(fields) => Some(
+                fields
+                    .iter()
+                    .map(|field| {
+                        Some(FieldError {
+                            path: self.string(&field.path)?,
+                            message: self.string(&field.message)?,
+                        })
+                    })
+                    .collect::<Option<Vec<_>>>()?,
+            ),
+            None => None,
+        };
+        Some(ToolError {
+            code: self.string(&error.code)?,
+            message: self.string(&error.message)?,
+            retryable: error.retryable,
+            recommended_action: self.string(&error.recommended_action)?,
+            fields,
+        })
+    }
+
+    /// An assistant message with its text and calls guarded.
+    pub fn assistant(&self, text: &str, calls: &[ToolCall]) -> Option<Message> {
+        Some(Message::Assistant {
+            text: self.string(text)?,
+            calls: calls
+                .iter()
+                .map(|call| self.call(call))
+                .collect::<Option<Vec<_>>>()?
+                .into(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const KEY: &str = "prov-KEY-9f8e7d6c5b4a";
+    const OTHER: &str = "search-key-0123456789";
+
+    fn guarded(text: &str) -> Option<String> {
+        Expected::new(&[KEY, OTHER]).string(text)
+    }
+
+    #[test]
+    fn occurrences_and_fragments_become_one_placeholder_each() {
+        assert_eq!(guarded("nothing here").as_deref(), Some("nothing here"));
+        assert_eq!(
+            guarded(&format!("a {KEY} b")).as_deref(),
+            Some("a [REDACTED] b")
+        );
+        assert_eq!(
+            guarded("tail 9f8e7d6c5b4a.").as_deref(),
+            Some("tail [REDACTED].")
+        );
+        // Seven characters are no fragment.
+        assert_eq!(guarded("tail 7d6c5b4a").as_deref(), Some("tail [REDACTED]"));
+        assert_eq!(guarded("tail d6c5b4a!").as_deref(), Some("tail d6c5b4a!"));
+        // A value touching a fragment of another, or itself twice: one stretch.
+        assert_eq!(
+            guarded(&format!("<{KEY}0123456789>")).as_deref(),
+            Some("<[REDACTED]>")
+        );
+        assert_eq!(
+            guarded(&format!("{KEY}{KEY}")).as_deref(),
+            Some("[REDACTED]")
+        );
+        // Invisible characters near a value: not predicted.
+        assert_eq!(guarded(&format!("\u{200B}{KEY}")), None);
+        assert_eq!(guarded("\u{200B} clean").as_deref(), Some("\u{200B} clean"));
+    }
+
+    #[test]
+    fn values_keep_everything_but_their_secrets() {
+        let expected = Expected::new(&[KEY]);
+        let value = json!({"debug": format!("key {KEY}"), "rows": [[1.5, "x"]], KEY: true});
+        assert_eq!(
+            expected.value(&value),
+            Some(json!({"debug": "key [REDACTED]", "rows": [[1.5, "x"]], "[REDACTED]": true}))
+        );
+        let colliding = json!({ KEY: 1, "[REDACTED]": 2 });
+        assert_eq!(expected.value(&colliding), None);
+        assert_eq!(Expected::new(&[]).value(&value), Some(value));
+    }
+}

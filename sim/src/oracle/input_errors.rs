@@ -1,0 +1,690 @@
+//! I4's prediction (R6, R7): the whole error list of an invalid input, worked out from the
+//! oracle's own reading of the argument text, of the tool's published schema and of the
+//! SPEC — never from ward's validator. I4 then compares the runtime's list with the first
+//! [`FIELD_ERRORS_MAX`](crate::catalogue::FIELD_ERRORS_MAX) of these, element by element.
+//!
+//! # Reading the text (R6)
+//!
+//! Empty or all-white-space text is `{}`. Text that is not JSON is one error at `/`:
+//! `is not valid JSON: <the parser's reason> (line L, column C)`, where `L` and `C` are where
+//! `serde_json` stops reading (1-based; a column counts bytes); the reason is the parser's
+//! own and only its position is predicted. An object that repeats a key is one error at that
+//! object's path: `repeats a key (line L, column C)`, at the position just past the repeated
+//! key (the first repetition the reading meets, whatever follows it).
+//!
+//! # The documented order
+//!
+//! The input's values are visited in pre-order: object members in key order, byte-wise,
+//! array items by index. At each value its own errors come first, in the order of the table
+//! below (one error per missing `required` property, in the schema's order); then its members
+//! or items. A member whose key the schema does not allow (`additionalProperties: false`) is
+//! one error at `/<key>`, where that key stands among its siblings.
+//!
+//! # The wording
+//!
+//! `{n}` is the bound as the schema writes it (JSON), `{s}` is `s` unless the bound is 1,
+//! `{y}` is `y` when it is 1 and `ies` otherwise; a list joins the schema's values with `, `,
+//! a string written bare, anything else as JSON.
+//!
+//! <!-- wording: begin -->
+//! | keyword | message |
+//! |---|---|
+//! | `type` | `must be a string`, `a number`, `an integer`, `a boolean`, `an object`, `an array`, `null` |
+//! | `const` | `must be {value}` |
+//! | `enum` | `must be one of: {values}` (1 to 16 values) |
+//! | `minLength` | `must be at least {n} character{s} long` |
+//! | `maxLength` | `must be at most {n} character{s} long` |
+//! | `pattern` | `must match the pattern {pattern}` |
+//! | `minimum` | `must be at least {n}` |
+//! | `exclusiveMinimum` | `must be greater than {n}` |
+//! | `maximum` | `must be at most {n}` |
+//! | `exclusiveMaximum` | `must be less than {n}` |
+//! | `minItems` | `must have at least {n} item{s}` |
+//! | `maxItems` | `must have at most {n} item{s}` |
+//! | `uniqueItems` | `must not contain duplicate items` |
+//! | `minProperties` | `must have at least {n} propert{y}` |
+//! | `maxProperties` | `must have at most {n} propert{y}` |
+//! | `required` | `missing required property '{name}'` |
+//! | `additionalProperties` | `is not an allowed property` |
+//! <!-- wording: end -->
+//!
+//! The same table stands in the core's validation docs (`core/src/validation/mod.rs`); a test
+//! of this module fails when the two differ, and I4 fails when the core's messages differ from
+//! this module's. A schema that uses a keyword outside this table (apart from annotations
+//! such as `title` and `description`), several types in `type`, or an `enum` of more than 16
+//! values is not predicted: I4 then checks only the rules every list obeys (1 to 5 errors,
+//! the prefix, paths, no echo), and the campaign counts the input as not predicted.
+
+use std::collections::BTreeMap;
+use std::fmt::{self, Write as _};
+
+use regex::Regex;
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+
+/// One predicted field error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Expected {
+    /// The JSON Pointer, the root written `/`.
+    pub path: String,
+    /// What the message must be.
+    pub message: Wording,
+}
+
+/// What a predicted message must be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Wording {
+    /// This text exactly.
+    Exact(String),
+    /// `is not valid JSON: <any reason> (line L, column C)`.
+    NotJson {
+        /// The line.
+        line: usize,
+        /// The column.
+        column: usize,
+    },
+}
+
+impl Wording {
+    /// Whether `message` has this wording.
+    pub fn matches(&self, message: &str) -> bool {
+        match self {
+            Wording::Exact(text) => message == text,
+            Wording::NotJson { line, column } => message
+                .strip_prefix(NOT_JSON)
+                .and_then(|rest| rest.strip_suffix(&format!(" (line {line}, column {column})")))
+                .is_some_and(|reason| !reason.is_empty()),
+        }
+    }
+}
+
+impl fmt::Display for Expected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.message {
+            Wording::Exact(text) => write!(f, "{}: {text}", self.path),
+            Wording::NotJson { line, column } => write!(
+                f,
+                "{}: {NOT_JSON}… (line {line}, column {column})",
+                self.path
+            ),
+        }
+    }
+}
+
+const NOT_JSON: &str = "is not valid JSON: ";
+
+/// The patterns of the published schemas, compiled once.
+#[derive(Debug, Default)]
+pub(crate) struct Patterns {
+    compiled: BTreeMap<String, Option<Regex>>,
+}
+
+impl Patterns {
+    /// Compiles every `pattern` of `schema`.
+    pub fn add(&mut self, schema: &Value) {
+        match schema {
+            Value::Object(members) => {
+                if let Some(Value::String(pattern)) = members.get("pattern") {
+                    self.compiled
+                        .entry(pattern.clone())
+                        .or_insert_with(|| Regex::new(pattern).ok());
+                }
+                members.values().for_each(|member| self.add(member));
+            }
+            Value::Array(items) => items.iter().for_each(|item| self.add(item)),
+            _ => {}
+        }
+    }
+
+    fn get(&self, pattern: &str) -> Option<&Regex> {
+        self.compiled.get(pattern)?.as_ref()
+    }
+}
+
+/// The whole error list of `arguments` under `schema` in the documented order, or `None`
+/// when the schema is outside what this module predicts. Empty for a valid input.
+pub(crate) fn predict(
+    arguments: &str,
+    schema: &Value,
+    patterns: &Patterns,
+) -> Option<Vec<Expected>> {
+    let value = match read(arguments) {
+        Ok(value) => value,
+        Err(expected) => return Some(vec![expected]),
+    };
+    let mut errors = Vec::new();
+    let mut path = String::new();
+    Walk {
+        patterns,
+        errors: &mut errors,
+    }
+    .value(schema, &value, &mut path)?;
+    Some(errors)
+}
+
+/// The argument text as R6 reads it, or its one error.
+fn read(arguments: &str) -> Result<Value, Expected> {
+    if arguments.trim().is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    let mut repeated = None;
+    let mut path = String::new();
+    let mut deserializer = serde_json::Deserializer::from_str(arguments);
+    let read = Reading {
+        path: &mut path,
+        repeated: &mut repeated,
+    }
+    .deserialize(&mut deserializer)
+    .and_then(|value| deserializer.end().map(|()| value));
+    read.map_err(|error| {
+        let (line, column) = (error.line(), error.column());
+        match repeated {
+            Some(at) => Expected {
+                path: root_written(at),
+                message: Wording::Exact(format!("repeats a key (line {line}, column {column})")),
+            },
+            None => Expected {
+                path: "/".to_owned(),
+                message: Wording::NotJson { line, column },
+            },
+        }
+    })
+}
+
+fn root_written(pointer: String) -> String {
+    if pointer.is_empty() {
+        "/".to_owned()
+    } else {
+        pointer
+    }
+}
+
+/// Appends one JSON Pointer segment (RFC 6901: `~` is `~0`, `/` is `~1`).
+fn push_segment(pointer: &mut String, segment: &str) {
+    pointer.push('/');
+    pointer.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+}
+
+/// A reading that keeps the path of the value being read and stops at a repeated key.
+struct Reading<'r> {
+    path: &'r mut String,
+    repeated: &'r mut Option<String>,
+}
+
+impl<'de> DeserializeSeed<'de> for Reading<'_> {
+    type Value = Value;
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Reading<'_> {
+    type Value = Value;
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("JSON")
+    }
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(value.into())
+    }
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(value.into())
+    }
+    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_owned()))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<Value, A::Error> {
+        let mut array = Vec::new();
+        loop {
+            let length = self.path.len();
+            let _ = write!(self.path, "/{}", array.len());
+            let item = items.next_element_seed(Reading {
+                path: self.path,
+                repeated: self.repeated,
+            })?;
+            self.path.truncate(length);
+            match item {
+                Some(item) => array.push(item),
+                None => return Ok(Value::Array(array)),
+            }
+        }
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = members.next_key::<String>()? {
+            if object.contains_key(&key) {
+                *self.repeated = Some(self.path.clone());
+                return Err(de::Error::custom("a key repeats"));
+            }
+            let length = self.path.len();
+            push_segment(self.path, &key);
+            let value = members.next_value_seed(Reading {
+                path: self.path,
+                repeated: self.repeated,
+            })?;
+            self.path.truncate(length);
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+/// Keywords that carry no rule.
+const ANNOTATIONS: &[&str] = &[
+    "title",
+    "description",
+    "default",
+    "examples",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$schema",
+];
+
+/// The keywords of the wording table, in its order, with the members and items keywords.
+const PREDICTED: &[&str] = &[
+    "type",
+    "const",
+    "enum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minimum",
+    "exclusiveMinimum",
+    "maximum",
+    "exclusiveMaximum",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "required",
+    "properties",
+    "additionalProperties",
+    "items",
+];
+
+const ENUM_LISTED_MAX: usize = 16;
+
+/// A number bound: its keyword, when a value breaks it, and the rule's words.
+type Bound = (&'static str, fn(f64, f64) -> bool, &'static str);
+
+struct Walk<'w> {
+    patterns: &'w Patterns,
+    errors: &'w mut Vec<Expected>,
+}
+
+impl Walk<'_> {
+    fn error(&mut self, path: &str, message: String) {
+        self.errors.push(Expected {
+            path: if path.is_empty() {
+                "/".to_owned()
+            } else {
+                path.to_owned()
+            },
+            message: Wording::Exact(message),
+        });
+    }
+
+    /// The errors of `value` under `schema` at `path`, in the documented order; `None` when
+    /// the schema is outside the table.
+    fn value(&mut self, schema: &Value, value: &Value, path: &mut String) -> Option<()> {
+        let schema = match schema {
+            Value::Bool(true) => return Some(()),
+            Value::Object(schema) => schema,
+            _ => return None,
+        };
+        if schema.keys().any(|keyword| {
+            !PREDICTED.contains(&keyword.as_str()) && !ANNOTATIONS.contains(&keyword.as_str())
+        }) {
+            return None;
+        }
+        let bound = |keyword: &str| schema.get(keyword);
+        if let Some(kind) = bound("type") {
+            let kind = kind.as_str()?;
+            if !is_of_type(value, kind)? {
+                self.error(path, format!("must be {}", with_article(kind)));
+            }
+        }
+        if let Some(constant) = bound("const")
+            && !same(constant, value)
+        {
+            self.error(path, format!("must be {}", written(constant)));
+        }
+        if let Some(allowed) = bound("enum") {
+            let allowed = allowed
+                .as_array()
+                .filter(|allowed| !allowed.is_empty() && allowed.len() <= ENUM_LISTED_MAX)?;
+            if !allowed.iter().any(|option| same(option, value)) {
+                let listed: Vec<String> = allowed.iter().map(written).collect();
+                self.error(path, format!("must be one of: {}", listed.join(", ")));
+            }
+        }
+        if let Value::String(text) = value {
+            let characters = text.chars().count() as u64;
+            if let Some(limit) = bound("minLength") {
+                let limit = limit.as_u64()?;
+                if characters < limit {
+                    self.error(
+                        path,
+                        format!("must be at least {limit} character{} long", s(limit)),
+                    );
+                }
+            }
+            if let Some(limit) = bound("maxLength") {
+                let limit = limit.as_u64()?;
+                if characters > limit {
+                    self.error(
+                        path,
+                        format!("must be at most {limit} character{} long", s(limit)),
+                    );
+                }
+            }
+            if let Some(pattern) = bound("pattern") {
+                let pattern = pattern.as_str()?;
+                if !self.patterns.get(pattern)?.is_match(text) {
+                    self.error(path, format!("must match the pattern {pattern}"));
+                }
+            }
+        }
+        if let Value::Number(number) = value {
+            let number = number.as_f64()?;
+            let checks: [Bound; 4] = [
+                ("minimum", |v, l| v < l, "must be at least"),
+                ("exclusiveMinimum", |v, l| v <= l, "must be greater than"),
+                ("maximum", |v, l| v > l, "must be at most"),
+                ("exclusiveMaximum", |v, l| v >= l, "must be less than"),
+            ];
+            for (keyword, fails, rule) in checks {
+                if let Some(limit) = bound(keyword) {
+                    if fails(number, limit.as_f64()?) {
+                        self.error(path, format!("{rule} {limit}"));
+                    }
+                }
+            }
+        }
+        if let Value::Array(items) = value {
+            let count = items.len() as u64;
+            if let Some(limit) = bound("minItems") {
+                let limit = limit.as_u64()?;
+                if count < limit {
+                    self.error(path, format!("must have at least {limit} item{}", s(limit)));
+                }
+            }
+            if let Some(limit) = bound("maxItems") {
+                let limit = limit.as_u64()?;
+                if count > limit {
+                    self.error(path, format!("must have at most {limit} item{}", s(limit)));
+                }
+            }
+            if bound("uniqueItems").and_then(Value::as_bool) == Some(true)
+                && items
+                    .iter()
+                    .enumerate()
+                    .any(|(at, item)| items[..at].iter().any(|earlier| same(earlier, item)))
+            {
+                self.error(path, "must not contain duplicate items".to_owned());
+            }
+        }
+        if let Value::Object(members) = value {
+            let count = members.len() as u64;
+            if let Some(limit) = bound("minProperties") {
+                let limit = limit.as_u64()?;
+                if count < limit {
+                    self.error(
+                        path,
+                        format!("must have at least {limit} propert{}", y(limit)),
+                    );
+                }
+            }
+            if let Some(limit) = bound("maxProperties") {
+                let limit = limit.as_u64()?;
+                if count > limit {
+                    self.error(
+                        path,
+                        format!("must have at most {limit} propert{}", y(limit)),
+                    );
+                }
+            }
+            if let Some(required) = bound("required") {
+                for name in required.as_array()? {
+                    let name = name.as_str()?;
+                    if !members.contains_key(name) {
+                        self.error(path, format!("missing required property '{name}'"));
+                    }
+                }
+            }
+            let declared = match bound("properties") {
+                Some(declared) => Some(declared.as_object()?),
+                None => None,
+            };
+            let additional = bound("additionalProperties");
+            for (key, member) in members {
+                let length = path.len();
+                push_segment(path, key);
+                match (declared.and_then(|declared| declared.get(key)), additional) {
+                    (Some(sub_schema), _) => self.value(sub_schema, member, path)?,
+                    (None, Some(Value::Bool(false))) => {
+                        self.error(path, "is not an allowed property".to_owned());
+                    }
+                    (None, Some(sub_schema)) => self.value(sub_schema, member, path)?,
+                    (None, None) => {}
+                }
+                path.truncate(length);
+            }
+        }
+        if let (Value::Array(items), Some(sub_schema)) = (value, bound("items")) {
+            for (index, item) in items.iter().enumerate() {
+                let length = path.len();
+                let _ = write!(path, "/{index}");
+                self.value(sub_schema, item, path)?;
+                path.truncate(length);
+            }
+        }
+        Some(())
+    }
+}
+
+/// Whether `value` is of the JSON Schema type `kind` (`None`: not a type name). An integer is
+/// a number without a fractional part, `1.0` included.
+fn is_of_type(value: &Value, kind: &str) -> Option<bool> {
+    Some(match kind {
+        "null" => value.is_null(),
+        "boolean" => value.is_boolean(),
+        "string" => value.is_string(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        "number" => value.is_number(),
+        "integer" => match value {
+            Value::Number(number) => {
+                number.is_i64()
+                    || number.is_u64()
+                    || number.as_f64().is_some_and(|float| float.fract() == 0.0)
+            }
+            _ => false,
+        },
+        _ => return None,
+    })
+}
+
+fn with_article(kind: &str) -> String {
+    match kind {
+        "null" => "null".to_owned(),
+        "integer" | "object" | "array" => format!("an {kind}"),
+        _ => format!("a {kind}"),
+    }
+}
+
+/// JSON Schema's equality: numbers by value (`1` is `1.0`), objects by members.
+fn same(left: &Value, right: &Value) -> bool {
+    match (left, right) {
+        (Value::Number(left), Value::Number(right)) => {
+            match (left.as_i64(), right.as_i64(), left.as_u64(), right.as_u64()) {
+                (Some(left), Some(right), _, _) => left == right,
+                (_, _, Some(left), Some(right)) => left == right,
+                _ => left.as_f64() == right.as_f64(),
+            }
+        }
+        (Value::Array(left), Value::Array(right)) => {
+            left.len() == right.len() && left.iter().zip(right).all(|(l, r)| same(l, r))
+        }
+        (Value::Object(left), Value::Object(right)) => {
+            left.len() == right.len()
+                && left
+                    .iter()
+                    .all(|(key, member)| right.get(key).is_some_and(|other| same(member, other)))
+        }
+        _ => left == right,
+    }
+}
+
+/// A schema value in a message: a string bare, anything else as JSON.
+fn written(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn s(count: u64) -> &'static str {
+    if count == 1 { "" } else { "s" }
+}
+
+fn y(count: u64) -> &'static str {
+    if count == 1 { "y" } else { "ies" }
+}
+
+/// The rows of the wording table in a module's docs: `(keyword, message)`, in order.
+#[cfg(test)]
+pub(crate) fn wording_rows(source: &str) -> Vec<(String, String)> {
+    let begin = source.find("<!-- wording: begin -->");
+    let end = source.find("<!-- wording: end -->");
+    let (Some(begin), Some(end)) = (begin, end) else {
+        return Vec::new();
+    };
+    source[begin..end]
+        .lines()
+        .filter_map(|line| {
+            let row = line.trim_start_matches("//!").trim();
+            let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
+            (row.starts_with("| `") && cells.len() == 2)
+                .then(|| (cells[0].to_owned(), cells[1].to_owned()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn paths_and_messages(arguments: &str, schema: &Value) -> Vec<String> {
+        let mut patterns = Patterns::default();
+        patterns.add(schema);
+        predict(arguments, schema, &patterns)
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn the_order_is_pre_order_with_each_values_own_errors_by_the_table() {
+        let schema = json!({
+            "type": "object",
+            "additionalProperties": false,
+            "minProperties": 5,
+            "required": ["z", "a"],
+            "properties": {
+                "b": {"type": "array", "minItems": 4, "items": {"type": "integer", "maximum": 9}},
+                "c": {"type": "string", "minLength": 2, "pattern": "^[a-z]+$"},
+                "d": {"enum": ["x", "y"], "type": "string"}
+            }
+        });
+        let listed = paths_and_messages(r#"{"d":5,"c":"É","b":[1,10,"q"],"a~/":1}"#, &schema);
+        assert_eq!(
+            listed,
+            [
+                "/: must have at least 5 properties",
+                "/: missing required property 'z'",
+                "/: missing required property 'a'",
+                "/a~0~1: is not an allowed property",
+                "/b: must have at least 4 items",
+                "/b/1: must be at most 9",
+                "/b/2: must be an integer",
+                "/c: must be at least 2 characters long",
+                "/c: must match the pattern ^[a-z]+$",
+                "/d: must be a string",
+                "/d: must be one of: x, y",
+            ]
+        );
+    }
+
+    #[test]
+    fn text_that_is_not_json_or_repeats_a_key_is_one_error() {
+        let schema = json!({"type": "object"});
+        assert_eq!(paths_and_messages("  ", &schema), Vec::<String>::new());
+        assert_eq!(
+            paths_and_messages("{\"a\":\n [1, {\"b\": 1, \"b\": 2}]}", &schema),
+            ["/a/1: repeats a key (line 2, column 17)"]
+        );
+        assert_eq!(
+            paths_and_messages("{\"a\": tru}", &schema),
+            ["/: is not valid JSON: … (line 1, column 10)"]
+        );
+        let wording = Wording::NotJson {
+            line: 1,
+            column: 10,
+        };
+        assert!(wording.matches("is not valid JSON: expected ident (line 1, column 10)"));
+        assert!(!wording.matches("is not valid JSON:  (line 1, column 10)"));
+        assert!(!wording.matches("is not valid JSON: expected ident (line 1, column 9)"));
+    }
+
+    #[test]
+    fn numbers_compare_by_value_and_integers_may_be_written_with_a_point() {
+        let schema = json!({"properties": {"n": {"type": "integer", "exclusiveMinimum": 0,
+            "maximum": 1000000000.0, "const": 2}}});
+        assert_eq!(
+            paths_and_messages(r#"{"n": 2.0}"#, &schema),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            paths_and_messages(r#"{"n": 0.5}"#, &schema),
+            ["/n: must be an integer", "/n: must be 2"]
+        );
+        assert_eq!(
+            paths_and_messages(r#"{"n": 1e10}"#, &schema),
+            ["/n: must be 2", "/n: must be at most 1000000000.0"]
+        );
+    }
+
+    #[test]
+    fn schemas_outside_the_table_are_not_predicted() {
+        let patterns = Patterns::default();
+        for schema in [
+            json!({"anyOf": [{"type": "string"}]}),
+            json!({"type": ["string", "null"]}),
+            json!({"properties": {"a": {"multipleOf": 2}}}),
+        ] {
+            assert_eq!(predict(r#"{"a": 1}"#, &schema, &patterns), None, "{schema}");
+        }
+    }
+
+    #[test]
+    fn the_wording_table_is_the_cores() {
+        let ours = wording_rows(include_str!("input_errors.rs"));
+        let cores = wording_rows(include_str!("../../../core/src/validation/mod.rs"));
+        assert_eq!(ours.len(), 17);
+        assert_eq!(ours, cores);
+    }
+}
