@@ -14,8 +14,11 @@
 //! match begins and ends is the redactor's to decide), and an object two of whose keys guard
 //! to the same text (the SPEC does not say how both survive).
 //!
-//! The stretches are found by `ward_fragments`, the neutral scanner I8 uses too (checked
-//! against its plain reference version); what is replaced, and how, is decided here.
+//! The stretches are found here, not by the `ward_fragments` scanner the runtime's guard uses:
+//! a run of 8 or more characters holds 8 or more bytes, so it holds one of the value's 8-byte
+//! windows; each window is looked for with `memchr`'s `memmem`, and every hit is grown both
+//! ways as far as text and value agree. A bug of the runtime's scanner therefore shows as a
+//! record that differs from this prediction.
 
 use std::borrow::Cow;
 
@@ -23,7 +26,7 @@ use serde_json::{Map, Value};
 use ward_core::envelope::{FieldError, ToolError};
 use ward_core::session::Message;
 use ward_core::tool::ToolCall;
-use ward_fragments::Fragments;
+use memchr::memmem::Finder;
 
 use super::REDACTED;
 use crate::catalogue::SECRET_RUN_CHARS_MIN;
@@ -36,39 +39,75 @@ const INVISIBLE: [char; 6] = [
 
 /// The guard R22 describes, for one run's configured values.
 pub(crate) struct Expected {
-    /// `None` when the run configures no value: every record is then kept as it is.
-    fragments: Option<Fragments>,
+    /// The values, without invisible format characters, at least 8 characters long.
+    values: Vec<Vec<u8>>,
+    /// Every 8-byte window of every value: (value, offset, finder).
+    windows: Vec<(usize, usize, Finder<'static>)>,
 }
+
+/// The bytes of the shortest run that counts (a run of 8 characters has at least 8 bytes).
+const WINDOW: usize = SECRET_RUN_CHARS_MIN;
 
 impl Expected {
     /// The guard for `configured`.
     pub fn new(configured: &[&str]) -> Expected {
-        let values: Vec<String> = configured
+        let values: Vec<Vec<u8>> = configured
             .iter()
-            .map(|value| {
-                value
-                    .chars()
-                    .filter(|c| !INVISIBLE.contains(c))
-                    .collect::<String>()
-            })
+            .map(|value| value.chars().filter(|c| !INVISIBLE.contains(c)).collect::<String>())
             .filter(|value| value.chars().count() >= SECRET_RUN_CHARS_MIN)
+            .map(String::into_bytes)
             .collect();
-        let fragments = (!values.is_empty()).then(|| {
-            Fragments::new(
-                values
-                    .iter()
-                    .map(|value| (value.as_bytes(), SECRET_RUN_CHARS_MIN)),
-            )
-        });
-        Expected { fragments }
+        let windows = values
+            .iter()
+            .enumerate()
+            .flat_map(|(index, value)| {
+                (0..=value.len() - WINDOW).map(move |offset| {
+                    let window = value[offset..offset + WINDOW].to_vec();
+                    (index, offset, Finder::new(&window).into_owned())
+                })
+            })
+            .collect();
+        Expected { values, windows }
+    }
+
+    /// The stretches of `text` that share 8 or more characters with a value, sorted,
+    /// overlapping and touching ones joined.
+    fn stretches(&self, text: &[u8]) -> Vec<(usize, usize)> {
+        let characters = |bytes: &[u8]| bytes.iter().filter(|&&byte| byte & 0xC0 != 0x80).count();
+        let mut runs = Vec::new();
+        if text.len() < WINDOW {
+            return runs;
+        }
+        for (index, offset, finder) in &self.windows {
+            let value = &self.values[*index];
+            for at in finder.find_iter(text) {
+                let mut start = (at, *offset);
+                while start.0 > 0 && start.1 > 0 && text[start.0 - 1] == value[start.1 - 1] {
+                    start = (start.0 - 1, start.1 - 1);
+                }
+                let mut end = (at + WINDOW, offset + WINDOW);
+                while end.0 < text.len() && end.1 < value.len() && text[end.0] == value[end.1] {
+                    end = (end.0 + 1, end.1 + 1);
+                }
+                if characters(&text[start.0..end.0]) >= SECRET_RUN_CHARS_MIN {
+                    runs.push((start.0, end.0));
+                }
+            }
+        }
+        runs.sort_unstable();
+        let mut joined: Vec<(usize, usize)> = Vec::with_capacity(runs.len());
+        for (start, end) in runs {
+            match joined.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => joined.push((start, end)),
+            }
+        }
+        joined
     }
 
     /// `text` as the guard must let it through; `None` when not predicted.
     pub fn text<'t>(&self, text: &'t str) -> Option<Cow<'t, str>> {
-        let Some(fragments) = &self.fragments else {
-            return Some(Cow::Borrowed(text));
-        };
-        let spans = fragments.spans(text.as_bytes());
+        let spans = self.stretches(text.as_bytes());
         if spans.is_empty() {
             return Some(Cow::Borrowed(text));
         }
@@ -215,6 +254,43 @@ mod tests {
         // Invisible characters near a value: not predicted.
         assert_eq!(guarded(&format!("\u{200B}{KEY}")), None);
         assert_eq!(guarded("\u{200B} clean").as_deref(), Some("\u{200B} clean"));
+    }
+
+    #[test]
+    fn the_stretches_are_the_reference_scanners_runs_joined() {
+        use rand_core::Rng;
+        let values = [KEY, OTHER, "ééé-multi-byte-ñ"];
+        let expected = Expected::new(&values);
+        let mut rng = rand_pcg::Pcg64Mcg::new(7);
+        let pieces = ["é", "x", "-", " ", "prov-KEY", "9f8e7d6c5b4a", "0123456789", "ñ"];
+        for _ in 0..3000 {
+            let mut text = String::new();
+            for _ in 0..(rng.next_u32() % 12) {
+                match rng.next_u32() % 4 {
+                    0 => {
+                        let value = values[(rng.next_u32() % 3) as usize];
+                        let from = (rng.next_u32() as usize) % value.len();
+                        let to = from + (rng.next_u32() as usize) % (value.len() - from + 1);
+                        if let Some(part) = value.get(from..to) {
+                            text.push_str(part);
+                        }
+                    }
+                    _ => text.push_str(pieces[(rng.next_u32() % 8) as usize]),
+                }
+            }
+            let runs = ward_fragments::reference::runs(
+                values.iter().map(|value| (value.as_bytes(), SECRET_RUN_CHARS_MIN)),
+                text.as_bytes(),
+            );
+            let mut joined: Vec<(usize, usize)> = Vec::new();
+            for run in runs {
+                match joined.last_mut() {
+                    Some(last) if run.start <= last.1 => last.1 = last.1.max(run.end),
+                    _ => joined.push((run.start, run.end)),
+                }
+            }
+            assert_eq!(expected.stretches(text.as_bytes()), joined, "{text:?}");
+        }
     }
 
     #[test]
