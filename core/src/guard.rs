@@ -67,7 +67,10 @@ impl SecretGuard {
     }
 
     /// `text` with every configured value, and every fragment of 8 or more characters of
-    /// one, redacted; borrowed when it carries none.
+    /// one, redacted; borrowed when it carries none. Occurrences and fragments are found on
+    /// the text itself and joined where they overlap or touch, each joined stretch becoming
+    /// one `[REDACTED]` (R29), so that a value beside a fragment of another leaves one
+    /// placeholder and no stretch shorter than a fragment between two.
     pub fn text<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let (Some(redactor), Some(fragments)) = (&self.redactor, &self.fragments) else {
             return Cow::Borrowed(text);
@@ -75,13 +78,13 @@ impl SecretGuard {
         if clears(fragments, text) {
             return Cow::Borrowed(text);
         }
-        match redactor.redact(text) {
-            Cow::Borrowed(text) => redact_fragments(fragments, text),
-            Cow::Owned(redacted) => match redact_fragments(fragments, &redacted) {
-                Cow::Borrowed(_) => Cow::Owned(redacted),
-                Cow::Owned(again) => Cow::Owned(again),
-            },
-        }
+        let mut spans: Vec<(usize, usize)> = redactor
+            .redact_spans(text)
+            .iter()
+            .map(|span| (span.start, span.end))
+            .collect();
+        spans.extend(fragments.spans(text.as_bytes()));
+        redact_spans(text, spans)
     }
 
     /// An owned string, redacted in place when it carries a value.
@@ -323,17 +326,24 @@ fn clears(fragments: &Fragments, text: &str) -> bool {
     text.len() < WINDOW_CHARS || (text.is_ascii() && fragments.find(text.as_bytes()).is_none())
 }
 
-/// `text` with every fragment replaced by `[REDACTED]` (touching fragments merged).
-fn redact_fragments<'a>(fragments: &Fragments, text: &'a str) -> Cow<'a, str> {
-    let spans = fragments.spans(text.as_bytes());
+/// `text` with each stretch of `spans` (byte ranges, in any order) replaced by one
+/// `[REDACTED]`, after widening every span to the text's character boundaries (a fragment can
+/// begin or end inside a character: the text and the value share a lead byte, then differ)
+/// and joining those that overlap or touch.
+fn redact_spans(text: &str, mut spans: Vec<(usize, usize)>) -> Cow<'_, str> {
     if spans.is_empty() {
         return Cow::Borrowed(text);
     }
+    spans.sort_unstable();
     let mut output = String::with_capacity(text.len());
     let mut copied = 0;
+    let mut open: Option<(usize, usize)> = None;
+    let flush = |output: &mut String, copied: &mut usize, (start, end): (usize, usize)| {
+        output.push_str(&text[*copied..start]);
+        output.push_str(crate::redact::REDACTED);
+        *copied = end;
+    };
     for (start, end) in spans {
-        // A fragment can begin or end inside a character (the text and the value share a
-        // lead byte, then differ): widen it to the text's character boundaries.
         let start = (0..=start)
             .rev()
             .find(|&at| text.is_char_boundary(at))
@@ -341,12 +351,17 @@ fn redact_fragments<'a>(fragments: &Fragments, text: &'a str) -> Cow<'a, str> {
         let end = (end..=text.len())
             .find(|&at| text.is_char_boundary(at))
             .unwrap_or(text.len());
-        if start < copied {
-            continue;
-        }
-        output.push_str(&text[copied..start]);
-        output.push_str(crate::redact::REDACTED);
-        copied = end;
+        open = match open {
+            Some((first, last)) if start <= last => Some((first, last.max(end))),
+            Some(stretch) => {
+                flush(&mut output, &mut copied, stretch);
+                Some((start, end))
+            }
+            None => Some((start, end)),
+        };
+    }
+    if let Some(stretch) = open {
+        flush(&mut output, &mut copied, stretch);
     }
     output.push_str(&text[copied..]);
     Cow::Owned(output)
@@ -460,6 +475,17 @@ mod tests {
             format!("{padding} [REDACTED] {padding} [REDACTED] {padding}")
         );
         assert!(matches!(guard.text(&padding), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_value_touching_a_fragment_of_another_is_one_placeholder() {
+        let guard = SecretGuard::new([KEY, "search-key-0123456789"]).unwrap();
+        assert_eq!(guard.text(&format!("<{KEY}0123456789>")), "<[REDACTED]>");
+        assert_eq!(guard.text(&format!("prov-KEY-9f8e{KEY}")), "[REDACTED]");
+        assert_eq!(
+            guard.text(&format!("<{KEY}>, <{KEY}>")),
+            "<[REDACTED]>, <[REDACTED]>"
+        );
     }
 
     #[test]

@@ -245,6 +245,9 @@ pub enum Effect {
         /// Fail, with the secret in the error message.
         #[serde(default, skip_serializing_if = "is_false")]
         fail: bool,
+        /// Where the secret stands in the text that carries it.
+        #[serde(default, skip_serializing_if = "LeakAt::is_middle")]
+        at: LeakAt,
     },
     /// The result carries an instruction to call a tool.
     Inject {
@@ -253,6 +256,59 @@ pub enum Effect {
         /// The arguments it asks for (no backquote).
         arguments: String,
     },
+}
+
+/// Where a leaked secret stands in the text of a result (R22's guard must replace exactly it,
+/// also at a text's start and end).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LeakAt {
+    /// Inside a sentence: `connected with key <secret>`.
+    #[default]
+    Middle,
+    /// The whole text.
+    Whole,
+    /// At the text's start.
+    Start,
+    /// At the text's end.
+    End,
+    /// All but its first character, at the text's end: a fragment of 7 or more characters.
+    Tail,
+    /// As an object key of the data (for an error, as `Middle`).
+    Key,
+}
+
+impl LeakAt {
+    /// Every placement.
+    pub const ALL: [LeakAt; 6] = [
+        LeakAt::Middle,
+        LeakAt::Whole,
+        LeakAt::Start,
+        LeakAt::End,
+        LeakAt::Tail,
+        LeakAt::Key,
+    ];
+
+    fn is_middle(&self) -> bool {
+        *self == LeakAt::Middle
+    }
+
+    /// The text that carries `secret` here.
+    pub fn text(self, secret: &str) -> String {
+        match self {
+            LeakAt::Middle | LeakAt::Key => format!("connected with key {secret}"),
+            LeakAt::Whole => secret.to_owned(),
+            LeakAt::Start => format!("{secret} was refused"),
+            LeakAt::End => format!("key={secret}"),
+            LeakAt::Tail => {
+                let tail = secret
+                    .char_indices()
+                    .nth(1)
+                    .map_or("", |(at, _)| &secret[at..]);
+                format!("key=?{tail}")
+            }
+        }
+    }
 }
 
 impl Effect {

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::scenario::{Effect, ToolBehaviour};
+use crate::scenario::{Effect, LeakAt, ToolBehaviour};
 
 use super::edges::around;
 use super::plan::Catalogue;
@@ -66,6 +66,7 @@ impl<'p> Generator<'p> {
                     Some(label) => Effect::LeakSecret {
                         label: label.clone(),
                         fail: self.rng.percent(50),
+                        at: *self.rng.pick(&LeakAt::ALL),
                     },
                     None => Effect::Fail,
                 },

@@ -17,6 +17,8 @@ use super::{Generator, Misbehaviour, args};
 pub(super) struct Batch {
     pub(super) calls: Vec<CallScript>,
     pub(super) reactions: Vec<Reaction>,
+    /// The reply's text beside its calls.
+    pub(super) text: String,
 }
 
 /// A call with valid arguments, and those arguments as a value (to make invalid ones from).
@@ -66,6 +68,13 @@ impl<'p> Generator<'p> {
             let letter = if self.rng.percent(50) { 'x' } else { 'é' };
             calls[position].id = vocabulary::call_id_of(&calls[position].id, chars, letter);
         }
+        let mut text = String::new();
+        if !plan.configured.is_empty()
+            && !calls.is_empty()
+            && self.fire(Misbehaviour::SecretsEverywhere)
+        {
+            self.secret_somewhere(plan, &mut calls, &mut text);
+        }
         if plan
             .tools
             .values()
@@ -74,7 +83,74 @@ impl<'p> Generator<'p> {
             reactions.push(Reaction::FollowInjection);
         }
         reactions.dedup();
-        Batch { calls, reactions }
+        Batch {
+            calls,
+            reactions,
+            text,
+        }
+    }
+
+    /// A configured value, or a stretch of one (8 or more characters: a fragment; 7: not
+    /// one), at the start or the end of a call id, a tool name, an argument key or the reply's
+    /// text, or as the whole of it: R22's guard must replace exactly that stretch.
+    fn secret_somewhere(
+        &mut self,
+        plan: &RunPlan<'p>,
+        calls: &mut [CallScript],
+        text: &mut String,
+    ) {
+        let label = self.rng.pick(&plan.configured).clone();
+        let value: Vec<char> = self
+            .secret_value(&label)
+            .unwrap_or_default()
+            .chars()
+            .collect();
+        let length = match self.rng.below(3) {
+            0 => value.len(),
+            1 => SECRET_RUN_CHARS_MIN - 1,
+            _ => self
+                .rng
+                .range_usize(SECRET_RUN_CHARS_MIN, value.len().max(SECRET_RUN_CHARS_MIN)),
+        }
+        .min(value.len());
+        let from = self.rng.range_usize(0, value.len() - length);
+        let mut piece: String = value[from..from + length].iter().collect();
+        // Two values side by side: a whole one touching a fragment of the other (R29 joins them).
+        if plan.configured.len() > 1 && self.rng.percent(30) {
+            let other = plan
+                .configured
+                .iter()
+                .find(|other| **other != label)
+                .cloned();
+            let other = other
+                .and_then(|other| self.secret_value(&other))
+                .unwrap_or_default();
+            let fragment: String = other.chars().skip(1).collect();
+            piece = if self.rng.percent(50) {
+                format!("{piece}{fragment}")
+            } else {
+                format!("{fragment}{piece}")
+            };
+        }
+        let placement = self.rng.below(3);
+        let placed = |host: &str| match placement {
+            0 => format!("{piece}{host}"),
+            1 => format!("{host}{piece}"),
+            _ => piece.clone(),
+        };
+        let position = self.rng.range_usize(0, calls.len() - 1);
+        let call = &mut calls[position];
+        match self.rng.below(4) {
+            0 => call.id = placed(&call.id),
+            1 => call.name = placed(&call.name),
+            2 => {
+                if let Ok(Value::Object(mut members)) = serde_json::from_str(&call.arguments) {
+                    members.insert(placed("k"), json!(1));
+                    call.arguments = args::text(&Value::Object(members));
+                }
+            }
+            _ => *text = placed("Looking that up: "),
+        }
     }
 
     /// Mixes modes in `calls`: a parallel read first, and often a sequential tool (a write or
@@ -157,6 +233,9 @@ impl<'p> Generator<'p> {
 
     /// One call: plausible, or misbehaving as the swarm decides.
     fn call(&mut self, plan: &mut RunPlan<'p>, reactions: &mut Vec<Reaction>) -> CallScript {
+        if self.fire(Misbehaviour::RefusalTies) {
+            return self.tie(plan);
+        }
         if self.fire(Misbehaviour::NotOffered) {
             let name = match self.rng.below(3) {
                 0 => self.rng.pick(&self.catalogue.writes).to_string(),
@@ -201,8 +280,16 @@ impl<'p> Generator<'p> {
             let errors = self.rng.range_usize(6, 10);
             call.arguments = args::text(&args::invalid(&mut self.rng, valid, schema, errors));
             call.fix = Some(args::text(valid));
+        } else if self.fire(Misbehaviour::EdgeBounds) {
+            let errors = self.rng.range_usize(1, 7);
+            call.arguments = args::text(&args::at_bounds(&mut self.rng, valid, schema, errors));
+            call.fix = Some(args::text(valid));
         } else if self.fire(Misbehaviour::DuplicateKeys) {
-            call.arguments = args::with_duplicate_key(valid);
+            call.arguments = if self.rng.percent(30) {
+                args::with_duplicate_key(valid)
+            } else {
+                args::repeated_key(&mut self.rng, valid)
+            };
         } else if self.fire(Misbehaviour::NotJson) {
             call.arguments = args::not_json(&mut self.rng, &call.arguments);
         } else if self.swarm.rate(Misbehaviour::HugeArgs) > 0
@@ -241,12 +328,110 @@ impl<'p> Generator<'p> {
     }
 
     /// The value of the planted secret labelled `label`.
+    /// A call that meets two of R3's refusals at once, drawn among those the run allows: the
+    /// code R3 names first must win (I14).
+    fn tie(&mut self, plan: &mut RunPlan<'p>) -> CallScript {
+        let disabled_write = plan
+            .disabled
+            .iter()
+            .find(|name| self.catalogue.writes.iter().any(|write| **write == ***name))
+            .cloned();
+        let mut checks: Vec<Refusal> = vec![Refusal::Id, Refusal::Unknown, Refusal::Schema];
+        // A 256 KiB argument text costs a campaign more than a whole run: seldom (as huge-args).
+        if self.rng.percent(3) {
+            checks.push(Refusal::Size);
+        }
+        if plan.read_only {
+            checks.push(Refusal::ReadOnly);
+        }
+        if !plan.disabled.is_empty() {
+            checks.push(Refusal::Off);
+        }
+        if !plan.configured.is_empty() {
+            checks.push(Refusal::Secret);
+        }
+        let first = *self.rng.pick(&checks);
+        let others: Vec<Refusal> = checks
+            .iter()
+            .copied()
+            .filter(|check| *check != first && compatible(first, *check, disabled_write.is_some()))
+            .collect();
+        let second = self.rng.pick_from(others.iter()).copied().unwrap_or(first);
+        let meets = |check: Refusal| first == check || second == check;
+        let name = if meets(Refusal::Unknown) {
+            (*self.rng.pick(UNKNOWN_TOOLS)).to_owned()
+        } else if meets(Refusal::ReadOnly) && meets(Refusal::Off) {
+            disabled_write.unwrap_or_default()
+        } else if meets(Refusal::ReadOnly) {
+            self.rng.pick(&self.catalogue.writes).to_string()
+        } else if meets(Refusal::Off) {
+            self.rng.pick(&plan.disabled).clone()
+        } else {
+            self.plausible_with_value(plan, plan.read_only).call.name
+        };
+        let DrawnCall { mut call, valid } = self.call_with_value(plan, &name);
+        let mut value = valid.clone();
+        if meets(Refusal::Schema) {
+            let errors = self.rng.range_usize(1, 3);
+            let schema = self.schema(&name);
+            value = args::invalid(&mut self.rng, &valid, schema, errors);
+        }
+        if meets(Refusal::Secret) {
+            let label = self.rng.pick(&plan.configured).clone();
+            let secret = self.secret_value(&label).unwrap_or_default().to_owned();
+            if let Some(object) = value.as_object_mut() {
+                object.insert("note".to_owned(), json!(format!("key {secret}")));
+            }
+        }
+        call.arguments = if meets(Refusal::Size) {
+            args::oversized(&value)
+        } else {
+            args::text(&value)
+        };
+        if meets(Refusal::Id) {
+            call.id = if self.rng.percent(50) {
+                String::new()
+            } else {
+                vocabulary::overlong_call_id()
+            };
+        }
+        call
+    }
+
     fn secret_value(&self, label: &str) -> Option<&str> {
         self.secrets
             .iter()
             .find(|secret| secret.label == label)
             .map(|secret| secret.value.as_str())
     }
+}
+
+/// One of R3's refusals, for [`Generator::tie`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Refusal {
+    /// `INVALID_CALL_ID`.
+    Id,
+    /// `TOOL_NOT_FOUND`.
+    Unknown,
+    /// `TOOL_NOT_ALLOWED`, read-only.
+    ReadOnly,
+    /// `TOOL_NOT_ALLOWED`, switched off.
+    Off,
+    /// `PAYLOAD_TOO_LARGE`.
+    Size,
+    /// `SECRET_IN_INPUT`.
+    Secret,
+    /// `TOOL_INPUT_INVALID`.
+    Schema,
+}
+
+/// Whether one call can meet both refusals: an unknown tool is neither a write nor switched
+/// off, and a write switched off in a read-only run needs such a write.
+fn compatible(first: Refusal, second: Refusal, disabled_write: bool) -> bool {
+    let pair = |a: Refusal, b: Refusal| (first == a && second == b) || (first == b && second == a);
+    !(pair(Refusal::Unknown, Refusal::ReadOnly)
+        || pair(Refusal::Unknown, Refusal::Off)
+        || (pair(Refusal::ReadOnly, Refusal::Off) && !disabled_write))
 }
 
 /// Makes `call` a search that echoes `value` (R22's guard must refuse it).

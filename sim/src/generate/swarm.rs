@@ -43,6 +43,8 @@ misbehaviours! {
     ToolFaults = "tool-faults": "tool bodies fail, panic or leak a configured secret";
     SlowTools = "slow-tools": "tool bodies outlast the inactivity deadline";
     AskUser = "ask-user": "asks the user, who answers late or never";
+    RefusalTies = "refusal-ties": "one call meets two of R3's refusals at once (a bad id, an unknown tool, a write in a read-only run, a switched-off tool, oversized or secret-carrying or invalid arguments)";
+    SecretsEverywhere = "secrets-everywhere": "a configured value, a fragment of one or 7 of its characters at the start or end of a call id, a tool name, an argument key or the reply's text, or as the whole of it";
     NestedSecrets = "nested-secrets": "plants secrets inside and across one another (a key as a credential or URL password, a configured value in a key or a user name, a value across a span's end)";
     EdgeErrors = "edge-errors": "an input with 4, 5 or 6 errors (the cap of 5, ± 1), flat or nested in an array's objects";
     EdgePayload = "edge-payload": "argument text of 256 KiB − 1, 256 KiB or 256 KiB + 1 bytes";
@@ -54,6 +56,7 @@ misbehaviours! {
     EdgeRetries = "edge-retries": "as many retryable errors in a row as retries allow, or one more; retry-after at 60 s ± 1 ms";
     EdgeSecrets = "edge-secrets": "a configured value of 7 or 8 characters (8 is the shortest); arguments echoing 7, 8 or 9 characters of one";
     EdgeKeys = "edge-keys": "a key of each R26 family at its rule's minimum length (12 after sk-)";
+    EdgeBounds = "edge-bounds": "every keyword of the schema at its bound or one past it, at any depth and at several depths at once; lengths in one-, two- or four-byte characters";
     EdgeLimits = "edge-limits": "a limit at its range's bound − 1, the bound or the bound + 1 (out of range: refused at start)";
 }
 

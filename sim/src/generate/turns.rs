@@ -14,6 +14,7 @@ use super::{Generator, Misbehaviour};
 /// the provider answers.
 struct Reply {
     calls: Vec<CallScript>,
+    text: String,
     reactions: Vec<Reaction>,
     delay_ms: u64,
 }
@@ -39,6 +40,7 @@ impl<'p> Generator<'p> {
             turns.push(Turn {
                 delay_ms: reply.delay_ms,
                 calls: reply.calls,
+                text: reply.text,
                 react: std::mem::take(&mut react_next),
                 ..Turn::default()
             });
@@ -62,6 +64,7 @@ impl<'p> Generator<'p> {
         match plan.first_batch.take() {
             Some(FirstBatch::AfterReply { delay_ms, tool }) => Reply {
                 calls: vec![self.call_to(plan, &tool)],
+                text: String::new(),
                 reactions: Vec::new(),
                 delay_ms,
             },
@@ -69,12 +72,17 @@ impl<'p> Generator<'p> {
                 let calls = vec![self.call_to(plan, &quick), self.call_to(plan, &slow)];
                 Reply {
                     calls,
+                    text: String::new(),
                     reactions: Vec::new(),
                     delay_ms: 0,
                 }
             }
             None => {
-                let Batch { calls, reactions } = self.batch(plan);
+                let Batch {
+                    calls,
+                    reactions,
+                    text,
+                } = self.batch(plan);
                 let delay_ms = if self.fire(Misbehaviour::EdgeProviderTimeout) {
                     around(&mut self.rng, PROVIDER_TIMEOUT_MS)
                 } else {
@@ -82,6 +90,7 @@ impl<'p> Generator<'p> {
                 };
                 Reply {
                     calls,
+                    text,
                     reactions,
                     delay_ms,
                 }

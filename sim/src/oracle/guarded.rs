@@ -22,11 +22,11 @@
 
 use std::borrow::Cow;
 
+use memchr::memmem::Finder;
 use serde_json::{Map, Value};
 use ward_core::envelope::{FieldError, ToolError};
 use ward_core::session::Message;
 use ward_core::tool::ToolCall;
-use memchr::memmem::Finder;
 
 use super::REDACTED;
 use crate::catalogue::SECRET_RUN_CHARS_MIN;
@@ -53,7 +53,12 @@ impl Expected {
     pub fn new(configured: &[&str]) -> Expected {
         let values: Vec<Vec<u8>> = configured
             .iter()
-            .map(|value| value.chars().filter(|c| !INVISIBLE.contains(c)).collect::<String>())
+            .map(|value| {
+                value
+                    .chars()
+                    .filter(|c| !INVISIBLE.contains(c))
+                    .collect::<String>()
+            })
             .filter(|value| value.chars().count() >= SECRET_RUN_CHARS_MIN)
             .map(String::into_bytes)
             .collect();
@@ -262,7 +267,16 @@ mod tests {
         let values = [KEY, OTHER, "ééé-multi-byte-ñ"];
         let expected = Expected::new(&values);
         let mut rng = rand_pcg::Pcg64Mcg::new(7);
-        let pieces = ["é", "x", "-", " ", "prov-KEY", "9f8e7d6c5b4a", "0123456789", "ñ"];
+        let pieces = [
+            "é",
+            "x",
+            "-",
+            " ",
+            "prov-KEY",
+            "9f8e7d6c5b4a",
+            "0123456789",
+            "ñ",
+        ];
         for _ in 0..3000 {
             let mut text = String::new();
             for _ in 0..(rng.next_u32() % 12) {
@@ -279,7 +293,9 @@ mod tests {
                 }
             }
             let runs = ward_fragments::reference::runs(
-                values.iter().map(|value| (value.as_bytes(), SECRET_RUN_CHARS_MIN)),
+                values
+                    .iter()
+                    .map(|value| (value.as_bytes(), SECRET_RUN_CHARS_MIN)),
                 text.as_bytes(),
             );
             let mut joined: Vec<(usize, usize)> = Vec::new();

@@ -39,7 +39,7 @@ use crate::protocol::{
     BodyOutcome, FromAdapter, ProviderFailure, RunEndOutcome, StartRun, ToAdapter, ToolDescription,
     WireLimits,
 };
-use crate::scenario::{Answer, CallScript, Effect, FailureKind, RunScript, Scenario, Turn};
+use crate::scenario::{Answer, CallScript, Effect, FailureKind, LeakAt, RunScript, Scenario, Turn};
 
 /// How long ward lets a run go without anything to deliver before it stops moving time:
 /// past every limit a run may be given (R19's longest inactivity timeout, an hour).
@@ -939,17 +939,16 @@ fn with_effect(
             let _ = work();
             Err(failed("The tool failed while running."))
         }
-        Effect::LeakSecret { label, fail } => {
+        Effect::LeakSecret { label, fail, at } => {
             let result = work();
             let secret = secrets.get(label).cloned().unwrap_or_default();
-            if *fail {
-                Err(failed(&format!(
+            match at {
+                LeakAt::Middle if *fail => Err(failed(&format!(
                     "The tool failed while connecting with key {secret}."
-                )))
-            } else {
-                result.map(
-                    |data| json!({"result": data, "debug": format!("connected with key {secret}")}),
-                )
+                ))),
+                _ if *fail => Err(failed(&at.text(&secret))),
+                LeakAt::Key => result.map(|data| json!({"result": data, secret: true})),
+                _ => result.map(|data| json!({"result": data, "debug": at.text(&secret)})),
             }
         }
         Effect::Inject { tool, arguments } => {

@@ -9,12 +9,14 @@
 //! This file builds the valid inputs; `broken.rs` builds the invalid ones and the argument
 //! texts that are padded, oversized, repeat a key or are not JSON (re-exported here).
 
+mod bounds;
 mod broken;
 
 use serde_json::{Map, Value, json};
 
 use crate::rng::SimRng;
 
+pub use bounds::{at_bounds, repeated_key};
 pub use broken::{invalid, invalid_nested, not_json, oversized, padded, with_duplicate_key};
 
 const PANES: &[&str] = &["main", "pane-1", "pane-2", "main", "pane-1"];
