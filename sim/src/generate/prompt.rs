@@ -62,7 +62,11 @@ impl<'p> Generator<'p> {
             for _ in 0..self.rng.range(1, 3) {
                 let planting = match self.rng.below(4) {
                     _ if self.fire(Misbehaviour::EdgeKeys) => {
-                        secrets::shortest_key(&mut self.rng, &mut self.labels)
+                        if self.rng.percent(50) {
+                            secrets::shortest_key(&mut self.rng, &mut self.labels)
+                        } else {
+                            secrets::credential_at_threshold(&mut self.rng, &mut self.labels)
+                        }
                     }
                     0 => secrets::credential(&mut self.rng, &mut self.labels),
                     1 => secrets::key(&mut self.rng, &mut self.labels),

@@ -55,7 +55,7 @@ misbehaviours! {
     EdgeProviderTimeout = "edge-provider-timeout": "answers at the provider timeout − 1, exactly or + 1 ms";
     EdgeRetries = "edge-retries": "as many retryable errors in a row as retries allow, or one more; retry-after at 60 s ± 1 ms";
     EdgeSecrets = "edge-secrets": "a configured value of 7 or 8 characters (8 is the shortest); arguments echoing 7, 8 or 9 characters of one";
-    EdgeKeys = "edge-keys": "a key of each R26 family at its rule's minimum length (12 after sk-)";
+    EdgeKeys = "edge-keys": "a key of each R26 family at its rule's minimum length (12 after sk-), or an authorization value at each of R25's thresholds, in and out of header context, with an invisible character inside (R28)";
     EdgeBounds = "edge-bounds": "every keyword of the schema at its bound or one past it, at any depth and at several depths at once; lengths in one-, two- or four-byte characters";
     EdgeLimits = "edge-limits": "a limit at its range's bound − 1, the bound or the bound + 1 (out of range: refused at start)";
 }

@@ -113,6 +113,100 @@ pub fn credential(rng: &mut SimRng, labels: &mut Labels) -> Planting {
     }
 }
 
+/// An authorization value at one of R25's thresholds, each of which the rule must still
+/// redact: without header context, a `Bearer` credential of exactly 8 characters with a digit,
+/// one ending in `=` padding, a JWT-shaped one, or one of exactly 20 characters; a `Basic`
+/// credential that decodes to `user:password` (padded or not); with header context (a header
+/// or JSON key ending in `authorization`), a short credential of 6, after a line break or
+/// not; and an invisible format character inside the credential (R28).
+pub fn credential_at_threshold(rng: &mut SimRng, labels: &mut Labels) -> Planting {
+    const BASE64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let base64 = |bytes: &[u8]| {
+        let mut out = String::new();
+        for chunk in bytes.chunks(3) {
+            let word = chunk
+                .iter()
+                .fold(0u32, |word, &byte| word << 8 | u32::from(byte))
+                << (8 * (3 - chunk.len()));
+            for index in 0..=chunk.len() {
+                out.push(char::from(BASE64[(word >> (18 - 6 * index) & 63) as usize]));
+            }
+            out.push_str(&"=".repeat(3 - chunk.len()));
+        }
+        out
+    };
+    let (text, credential) = match rng.below(8) {
+        0 => {
+            let credential = token(rng, 8);
+            (format!("use Bearer {credential} for the call"), credential)
+        }
+        1 => {
+            let credential = format!("{}=", token(rng, 7));
+            (format!("use bearer {credential} now"), credential)
+        }
+        2 => {
+            let credential = format!(
+                "eyJ{}.eyJ{}.{}",
+                token(rng, 6),
+                token(rng, 8),
+                token(rng, 8)
+            );
+            (format!("send Bearer {credential} please"), credential)
+        }
+        3 => {
+            let credential = token(rng, 20);
+            (format!("use Basic {credential} there"), credential)
+        }
+        4 => {
+            // A word of letters alone is never a credential without header context (R25): the
+            // encoding must hold something else.
+            let strip = rng.percent(50);
+            let mut credential = String::new();
+            while credential.chars().all(char::is_alphabetic) {
+                let secret = format!("{}:{}", token(rng, 6), token(rng, 10));
+                credential = base64(secret.as_bytes());
+                if strip {
+                    credential = credential.trim_end_matches('=').to_owned();
+                }
+            }
+            (format!("log in with basic {credential} today"), credential)
+        }
+        5 => {
+            let credential = token(rng, 6);
+            let header = *rng.pick(&["Authorization: Bearer", "proxy-authorization= Basic"]);
+            let gap = if rng.percent(50) { "\n" } else { " " };
+            (format!("{header}{gap}{credential}"), credential)
+        }
+        6 => {
+            let credential = token(rng, 6);
+            (
+                format!("\"X-Authorization\": \"Bearer {credential}\""),
+                credential,
+            )
+        }
+        _ => {
+            let credential = token(rng, 24);
+            let cut = rng.range_usize(2, 20);
+            let text = format!(
+                "use Bearer {}{}{} for the call",
+                &credential[..cut],
+                rng.pick(INVISIBLE),
+                &credential[cut..]
+            );
+            (text, credential)
+        }
+    };
+    Planting {
+        text,
+        parts: vec![part(
+            labels,
+            "credential",
+            credential,
+            SecretShape::Credential,
+        )],
+    }
+}
+
 /// A key of one of R26's families with the fewest key characters its rule redacts
 /// ([`KEY_FAMILIES`]).
 pub fn shortest_key(rng: &mut SimRng, labels: &mut Labels) -> Planting {
