@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::catalogue::{LIMIT_RANGES, Limit};
-use crate::scenario::{Answer, LimitsScript, RunScript, SessionScript, ToolBehaviour};
+use crate::scenario::{Answer, Effect, LimitsScript, RunScript, SessionScript, ToolBehaviour};
 
 use super::behaviours::FirstBatch;
 use super::plan::{Catalogue, RegisteredTool};
@@ -36,7 +36,7 @@ impl<'p> Generator<'p> {
             1
         };
         let first_read_only = self.rng.percent(35);
-        let runs = (0..runs_count)
+        let mut runs: Vec<RunScript> = (0..runs_count)
             .map(|index| {
                 let read_only = if runs_count > 1 {
                     (index % 2 == 0) == first_read_only
@@ -46,6 +46,33 @@ impl<'p> Generator<'p> {
                 self.run(read_only)
             })
             .collect();
+        // Half the time, a value the first run carries without configuring it is configured by
+        // the last: the history the last run loads must pass its guard (R22).
+        // Only a value the first run does not leak on purpose (its planted errors and results
+        // would carry it unguarded) and that shares nothing with a planted part.
+        let movable = runs[0].secrets.first().cloned().filter(|label| {
+            let leaks = runs[0].turns.iter().any(|turn| {
+                turn.error
+                    .as_ref()
+                    .is_some_and(|error| error.leak.as_ref() == Some(label))
+            }) || runs[0].tools.values().any(|behaviour| {
+                matches!(&behaviour.effect, Effect::LeakSecret { label: leaked, .. } if leaked == label)
+            });
+            let value = self.secrets.iter().find(|secret| secret.label == *label);
+            let alone = value.is_some_and(|value| {
+                self.secrets.iter().all(|other| {
+                    other.label == value.label || !shares_a_window(&value.value, &other.value)
+                })
+            });
+            !leaks && alone
+        });
+        if let Some(label) = movable.filter(|_| runs_count > 1 && self.rng.percent(50)) {
+            runs[0].secrets.remove(0);
+            let last = runs.last_mut().expect("two runs or more");
+            if !last.secrets.contains(&label) {
+                last.secrets.push(label);
+            }
+        }
         SessionScript { runs }
     }
 
@@ -143,4 +170,12 @@ impl<'p> Generator<'p> {
             plan.limits.calls_per_batch_max = Some(self.rng.range(1, 4) as u32);
         }
     }
+}
+
+/// Whether two texts share a stretch of 8 characters (a leak of one could show the other).
+fn shares_a_window(one: &str, other: &str) -> bool {
+    let characters: Vec<char> = one.chars().collect();
+    characters
+        .windows(crate::catalogue::SECRET_RUN_CHARS_MIN)
+        .any(|window| other.contains(&window.iter().collect::<String>()))
 }
