@@ -61,11 +61,6 @@ impl SecretGuard {
         }
     }
 
-    /// Whether the guard checks anything.
-    pub fn is_active(&self) -> bool {
-        self.redactor.is_some()
-    }
-
     /// `text` with every configured value, and every fragment of 8 or more characters of
     /// one, redacted; borrowed when it carries none. Occurrences and fragments are found on
     /// the text itself and joined where they overlap or touch, each joined stretch becoming
@@ -95,14 +90,6 @@ impl SecretGuard {
         }
     }
 
-    /// A shared string, redacted when it carries a value: the very same string when clean.
-    pub fn shared(&self, text: Arc<str>) -> Arc<str> {
-        match self.text(&text) {
-            Cow::Borrowed(_) => text,
-            Cow::Owned(redacted) => Arc::from(redacted),
-        }
-    }
-
     /// Whether `text` carries a whole configured value (`SECRET_IN_INPUT`).
     pub fn finds_in(&self, text: &str) -> bool {
         let (Some(redactor), Some(fragments)) = (&self.redactor, &self.fragments) else {
@@ -113,34 +100,57 @@ impl SecretGuard {
 
     /// Whether any decoded string or object key of `value` carries a whole configured value.
     pub fn finds_in_value(&self, value: &Value) -> bool {
-        self.is_active() && any_text(value, &|text| self.finds_in(text))
-    }
-
-    /// Whether `text` has anything to redact: a value or a fragment of one. Most text is
-    /// cleared without building anything.
-    fn touches(&self, text: &str) -> bool {
-        self.fragments
-            .as_ref()
-            .is_some_and(|fragments| !clears(fragments, text))
-            && matches!(self.text(text), Cow::Owned(_))
+        any_text(value, &|text| self.finds_in(text))
     }
 
     /// `value` with every string and key redacted. Two keys that redact to the same text
-    /// stay distinct: the later one gets a ` (2)`, ` (3)`… suffix, so no member is lost.
+    /// stay distinct: the later one (in key order) gets a ` (2)`, ` (3)`… suffix, so no member
+    /// is lost.
     pub fn value(&self, value: Value) -> Value {
-        // Most values carry no secret: look first, and rebuild only when something is found.
-        if !self.is_active() || !any_text(&value, &|text| self.touches(text)) {
-            return value;
+        self.changed_value(&value).unwrap_or(value)
+    }
+
+    /// `text` redacted, when that changes it.
+    fn changed_text(&self, text: &str) -> Option<String> {
+        match self.text(text) {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(redacted) => Some(redacted),
         }
+    }
+
+    /// `value` guarded, when guarding changes it. One walk: nothing is built until the first
+    /// string or key that changes, and then only the containers around it.
+    fn changed_value(&self, value: &Value) -> Option<Value> {
         match value {
-            Value::String(text) => Value::String(self.string(text)),
+            Value::Null | Value::Bool(_) | Value::Number(_) => None,
+            Value::String(text) => self.changed_text(text).map(Value::String),
             Value::Array(items) => {
-                Value::Array(items.into_iter().map(|item| self.value(item)).collect())
+                let (first, changed) = items
+                    .iter()
+                    .enumerate()
+                    .find_map(|(at, item)| Some((at, self.changed_value(item)?)))?;
+                let mut guarded = Vec::with_capacity(items.len());
+                guarded.extend_from_slice(&items[..first]);
+                guarded.push(changed);
+                guarded.extend(
+                    items[first + 1..]
+                        .iter()
+                        .map(|item| self.changed_value(item).unwrap_or_else(|| item.clone())),
+                );
+                Some(Value::Array(guarded))
             }
             Value::Object(members) => {
+                let first = members.iter().position(|(key, member)| {
+                    !matches!(self.text(key), Cow::Borrowed(_))
+                        || self.changed_value(member).is_some()
+                })?;
                 let mut guarded = Map::with_capacity(members.len());
-                for (key, member) in members {
-                    let mut key = self.string(key);
+                for (at, (key, member)) in members.iter().enumerate() {
+                    if at < first {
+                        guarded.insert(key.clone(), member.clone());
+                        continue;
+                    }
+                    let mut key = self.changed_text(key).unwrap_or_else(|| key.clone());
                     if guarded.contains_key(&key) {
                         let base = key.clone();
                         let mut ordinal = 2;
@@ -149,139 +159,162 @@ impl SecretGuard {
                             ordinal += 1;
                         }
                     }
-                    guarded.insert(key, self.value(member));
+                    let member = self.changed_value(member).unwrap_or_else(|| member.clone());
+                    guarded.insert(key, member);
                 }
-                Value::Object(guarded)
+                Some(Value::Object(guarded))
             }
-            other => other,
         }
     }
 }
 
 impl SecretGuard {
-    /// A call with its id, name and argument text guarded.
-    pub fn call(&self, call: ToolCall) -> ToolCall {
-        ToolCall {
-            id: self.string(call.id),
-            name: self.string(call.name),
-            arguments: self.string(call.arguments),
+    /// A call with its id, name and argument text guarded, when that changes it.
+    fn changed_call(&self, call: &ToolCall) -> Option<ToolCall> {
+        let id = self.text(&call.id);
+        let name = self.text(&call.name);
+        let arguments = self.text(&call.arguments);
+        if [&id, &name, &arguments]
+            .iter()
+            .all(|text| matches!(text, Cow::Borrowed(_)))
+        {
+            return None;
         }
+        Some(ToolCall {
+            id: id.into_owned(),
+            name: name.into_owned(),
+            arguments: arguments.into_owned(),
+        })
     }
 
     /// An error with every text guarded.
     pub fn error(&self, error: ToolError) -> ToolError {
-        ToolError {
-            code: self.string(error.code),
-            message: self.string(error.message),
+        self.changed_error(&error).unwrap_or(error)
+    }
+
+    /// `error` guarded, when that changes it.
+    fn changed_error(&self, error: &ToolError) -> Option<ToolError> {
+        let code = self.text(&error.code);
+        let message = self.text(&error.message);
+        let action = self.text(&error.recommended_action);
+        let fields: Option<Vec<(Cow<'_, str>, Cow<'_, str>)>> =
+            error.fields.as_ref().map(|fields| {
+                fields
+                    .iter()
+                    .map(|field| (self.text(&field.path), self.text(&field.message)))
+                    .collect()
+            });
+        let owned = |text: &Cow<'_, str>| matches!(text, Cow::Owned(_));
+        let changed = owned(&code)
+            || owned(&message)
+            || owned(&action)
+            || fields
+                .iter()
+                .flatten()
+                .any(|(path, message)| owned(path) || owned(message));
+        if !changed {
+            return None;
+        }
+        Some(ToolError {
+            code: code.into_owned(),
+            message: message.into_owned(),
             retryable: error.retryable,
-            recommended_action: self.string(error.recommended_action),
-            fields: error.fields.map(|fields| {
+            recommended_action: action.into_owned(),
+            fields: fields.map(|fields| {
                 fields
                     .into_iter()
-                    .map(|field| FieldError {
-                        path: self.string(field.path),
-                        message: self.string(field.message),
+                    .map(|(path, message)| FieldError {
+                        path: path.into_owned(),
+                        message: message.into_owned(),
                     })
                     .collect()
             }),
-        }
+        })
     }
 
     /// An envelope with its data or error guarded.
     pub fn result(&self, result: ToolResult) -> ToolResult {
-        if !self.is_active() || !self.touches_result(&result) {
-            return result;
-        }
-        let outcome = match result.outcome {
-            Outcome::Success(data) => {
-                Outcome::Success(Arc::new(self.value(Arc::unwrap_or_clone(data))))
-            }
-            Outcome::Failure(error) => {
-                Outcome::Failure(Arc::new(self.error(Arc::unwrap_or_clone(error))))
-            }
-        };
-        ToolResult {
-            outcome,
-            state_changed: result.state_changed,
-        }
+        self.changed_result(&result).unwrap_or(result)
     }
 
-    /// Whether any text of `result` has anything to redact.
-    fn touches_result(&self, result: &ToolResult) -> bool {
-        match &result.outcome {
-            Outcome::Success(data) => any_text(data, &|text| self.touches(text)),
-            Outcome::Failure(error) => {
-                let fields = error.fields.iter().flatten();
-                [&error.code, &error.message, &error.recommended_action]
-                    .into_iter()
-                    .chain(fields.flat_map(|field| [&field.path, &field.message]))
-                    .any(|text| self.touches(text))
-            }
-        }
+    /// `result` guarded, when that changes it.
+    fn changed_result(&self, result: &ToolResult) -> Option<ToolResult> {
+        let outcome = match &result.outcome {
+            Outcome::Success(data) => Outcome::Success(Arc::new(self.changed_value(data)?)),
+            Outcome::Failure(error) => Outcome::Failure(Arc::new(self.changed_error(error)?)),
+        };
+        Some(ToolResult {
+            outcome,
+            state_changed: result.state_changed,
+        })
     }
 
     /// Calls with their ids, names and argument texts guarded: the very same calls when none
     /// carries anything to redact.
     pub fn calls(&self, calls: &Arc<[ToolCall]>) -> Arc<[ToolCall]> {
-        if !self.is_active() || !calls.iter().any(|call| self.touches_call(call)) {
-            return Arc::clone(calls);
-        }
-        calls.iter().cloned().map(|call| self.call(call)).collect()
+        self.changed_calls(calls)
+            .unwrap_or_else(|| Arc::clone(calls))
     }
 
-    /// Whether the id, name or argument text of `call` has anything to redact.
-    fn touches_call(&self, call: &ToolCall) -> bool {
-        [&call.id, &call.name, &call.arguments]
-            .into_iter()
-            .any(|text| self.touches(text))
+    fn changed_calls(&self, calls: &[ToolCall]) -> Option<Arc<[ToolCall]>> {
+        let (first, changed) = calls
+            .iter()
+            .enumerate()
+            .find_map(|(at, call)| Some((at, self.changed_call(call)?)))?;
+        let mut guarded = Vec::with_capacity(calls.len());
+        guarded.extend_from_slice(&calls[..first]);
+        guarded.push(changed);
+        guarded.extend(
+            calls[first + 1..]
+                .iter()
+                .map(|call| self.changed_call(call).unwrap_or_else(|| call.clone())),
+        );
+        Some(guarded.into())
     }
 
     /// A shared transcript message with every text guarded: the very same message when it
     /// carries nothing to redact.
     pub fn shared_message(&self, message: Arc<Message>) -> Arc<Message> {
-        if !self.is_active() || !self.touches_message(&message) {
-            return message;
+        match self.changed_message(&message) {
+            Some(guarded) => Arc::new(guarded),
+            None => message,
         }
-        Arc::new(self.message(Arc::unwrap_or_clone(message)))
     }
 
-    /// Whether any text of `message` has anything to redact.
-    fn touches_message(&self, message: &Message) -> bool {
+    /// `message` guarded, when that changes it.
+    fn changed_message(&self, message: &Message) -> Option<Message> {
         match message {
-            Message::User { text } => self.touches(text),
+            Message::User { text } => Some(Message::User {
+                text: self.changed_text(text)?,
+            }),
             Message::Assistant { text, calls } => {
-                self.touches(text) || calls.iter().any(|call| self.touches_call(call))
+                let guarded_text = self.changed_text(text);
+                let guarded_calls = self.changed_calls(calls);
+                if guarded_text.is_none() && guarded_calls.is_none() {
+                    return None;
+                }
+                Some(Message::Assistant {
+                    text: guarded_text.unwrap_or_else(|| text.clone()),
+                    calls: guarded_calls.unwrap_or_else(|| Arc::clone(calls)),
+                })
             }
             Message::Tool {
                 call_id,
                 name,
                 result,
-            } => self.touches(call_id) || self.touches(name) || self.touches_result(result),
-        }
-    }
-
-    /// A transcript message with every text guarded.
-    pub fn message(&self, message: Message) -> Message {
-        if !self.is_active() {
-            return message;
-        }
-        match message {
-            Message::User { text } => Message::User {
-                text: self.string(text),
-            },
-            Message::Assistant { text, calls } => Message::Assistant {
-                text: self.string(text),
-                calls: self.calls(&calls),
-            },
-            Message::Tool {
-                call_id,
-                name,
-                result,
-            } => Message::Tool {
-                call_id: self.shared(call_id),
-                name: self.shared(name),
-                result: self.result(result),
-            },
+            } => {
+                let guarded_id = self.changed_text(call_id);
+                let guarded_name = self.changed_text(name);
+                let guarded_result = self.changed_result(result);
+                if guarded_id.is_none() && guarded_name.is_none() && guarded_result.is_none() {
+                    return None;
+                }
+                Some(Message::Tool {
+                    call_id: guarded_id.map_or_else(|| Arc::clone(call_id), Arc::from),
+                    name: guarded_name.map_or_else(|| Arc::clone(name), Arc::from),
+                    result: guarded_result.unwrap_or_else(|| result.clone()),
+                })
+            }
         }
     }
 }
@@ -377,7 +410,6 @@ mod tests {
     #[test]
     fn an_empty_guard_is_inactive_and_hands_text_back_borrowed() {
         let guard = SecretGuard::new(Vec::<String>::new()).unwrap();
-        assert!(!guard.is_active());
         assert!(matches!(guard.text("anything"), Cow::Borrowed(_)));
     }
 
@@ -403,8 +435,6 @@ mod tests {
         assert_eq!(guarded[1].arguments, r#"{"query":"[REDACTED]"}"#);
 
         let name: Arc<str> = Arc::from("panes_list");
-        assert!(Arc::ptr_eq(&guard.shared(Arc::clone(&name)), &name));
-        assert_eq!(&*guard.shared(Arc::from(KEY)), "[REDACTED]");
 
         let tool = |call_id: &str, data: Value| {
             Arc::new(Message::Tool {
@@ -493,7 +523,7 @@ mod tests {
         let secrets = [KEY, "search-key-0123456789", "pa\u{200B}ss-word-42"];
         let shared = SecretGuard::for_redactor(&Redactor::new(secrets).unwrap());
         let own = SecretGuard::new(secrets).unwrap();
-        assert!(shared.is_active());
+        assert!(matches!(shared.text(KEY), Cow::Owned(_)));
         for text in [
             format!("a {KEY} b"),
             "tail: 9f8e7d6c5b4a, key-0123456 and pass-word-42".to_owned(),
@@ -505,7 +535,7 @@ mod tests {
         }
         assert_eq!(shared.text("x pass-word-42 y"), "x [REDACTED] y");
         let none = SecretGuard::for_redactor(&Redactor::new(Vec::<String>::new()).unwrap());
-        assert!(!none.is_active());
+        assert!(matches!(none.text(KEY), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -274,7 +274,8 @@ pub enum LeakAt {
     End,
     /// All but its first character, at the text's end: a fragment of 7 or more characters.
     Tail,
-    /// As an object key of the data (for an error, as `Middle`).
+    /// As an object key of the data, beside keys `[REDACTED]` and `[REDACTED] (2)` (for an
+    /// error, as `Middle`).
     Key,
 }
 

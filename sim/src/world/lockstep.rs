@@ -947,7 +947,10 @@ fn with_effect(
                     "The tool failed while connecting with key {secret}."
                 ))),
                 _ if *fail => Err(failed(&at.text(&secret))),
-                LeakAt::Key => result.map(|data| json!({"result": data, secret: true})),
+                // Beside keys that read as the placeholder: the guard must keep every member.
+                LeakAt::Key => result.map(|data| {
+                    json!({"result": data, secret: true, "[REDACTED]": false, "[REDACTED] (2)": 0})
+                }),
                 _ => result.map(|data| json!({"result": data, "debug": at.text(&secret)})),
             }
         }
