@@ -25,31 +25,42 @@ pub(super) struct Ranked {
 
 pub(super) const UNEXPECTED_PROPERTY: &str = "is not an allowed property";
 
+/// The documented order of the errors of one value, by keyword (the module docs' table, with
+/// `format` and `multipleOf` in their places); `unevaluatedProperties` ranks with
+/// `additionalProperties`, and every other keyword after them.
+pub(super) const DOCUMENTED_ORDER: [&str; 19] = [
+    "type",
+    "const",
+    "enum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minimum",
+    "exclusiveMinimum",
+    "maximum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "required",
+    "additionalProperties",
+];
+
 /// Keyword rank of the documented order.
 pub(super) fn keyword_rank(kind: &ValidationErrorKind) -> Rank {
-    match kind {
-        ValidationErrorKind::Type { .. } => 0,
-        ValidationErrorKind::Constant { .. } => 1,
-        ValidationErrorKind::Enum { .. } => 2,
-        ValidationErrorKind::MinLength { .. } => 3,
-        ValidationErrorKind::MaxLength { .. } => 4,
-        ValidationErrorKind::Pattern { .. } => 5,
-        ValidationErrorKind::Format { .. } => 6,
-        ValidationErrorKind::Minimum { .. } => 7,
-        ValidationErrorKind::ExclusiveMinimum { .. } => 8,
-        ValidationErrorKind::Maximum { .. } => 9,
-        ValidationErrorKind::ExclusiveMaximum { .. } => 10,
-        ValidationErrorKind::MultipleOf { .. } => 11,
-        ValidationErrorKind::MinItems { .. } => 12,
-        ValidationErrorKind::MaxItems { .. } => 13,
-        ValidationErrorKind::UniqueItems => 14,
-        ValidationErrorKind::MinProperties { .. } => 15,
-        ValidationErrorKind::MaxProperties { .. } => 16,
-        ValidationErrorKind::Required { .. } => 17,
-        ValidationErrorKind::AdditionalProperties { .. }
-        | ValidationErrorKind::UnevaluatedProperties { .. } => 18,
-        _ => 19,
-    }
+    let keyword = match kind.keyword() {
+        "unevaluatedProperties" => "additionalProperties",
+        keyword => keyword,
+    };
+    let rank = DOCUMENTED_ORDER
+        .iter()
+        .position(|documented| *documented == keyword)
+        .unwrap_or(DOCUMENTED_ORDER.len());
+    Rank::try_from(rank).unwrap_or(Rank::MAX)
 }
 
 /// The message for one error kind: the rule, never the value (R7).

@@ -400,3 +400,20 @@ fn every_message_is_the_documented_wording() {
     let got = bare_messages(&json!({"additionalProperties": false}), &json!({"k": 1}));
     assert_eq!(got, [documented("additionalProperties", &json!(false))]);
 }
+
+#[test]
+fn the_documented_order_is_the_wording_tables() {
+    let docs = include_str!("mod.rs");
+    let table = &docs[docs.find("<!-- wording: begin -->").unwrap()
+        ..docs.find("<!-- wording: end -->").unwrap()];
+    let listed: Vec<&str> = table
+        .lines()
+        .filter_map(|line| line.split("| `").nth(1)?.split('`').next())
+        .collect();
+    let ranked: Vec<&str> = super::messages::DOCUMENTED_ORDER
+        .iter()
+        .copied()
+        .filter(|keyword| !matches!(*keyword, "format" | "multipleOf"))
+        .collect();
+    assert_eq!(listed, ranked);
+}

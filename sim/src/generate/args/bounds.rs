@@ -98,7 +98,9 @@ fn edge(rng: &mut SimRng, place: &mut Value, schema: &Value) {
         "type" => {
             *place = match schema["type"].as_str() {
                 Some("string") => json!(7),
-                Some("integer") => json!(*rng.pick(&[1.5, 2.0])),
+                // 0.5 and -1.5 are below every minimum of the catalogue too: two errors at
+                // one value, in the documented order.
+                Some("integer") => json!(*rng.pick(&[1.5, 2.0, 0.5, -1.5])),
                 Some("number") => json!("1"),
                 Some("boolean") => json!("true"),
                 Some("array") => json!({}),
