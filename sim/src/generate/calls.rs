@@ -268,7 +268,11 @@ impl<'p> Generator<'p> {
             self.errors_edge(call, valid, schema);
         } else if self.fire(Misbehaviour::EdgePayload) {
             let bytes = around(&mut self.rng, ARGUMENT_BYTES_MAX) as usize;
-            call.arguments = args::padded(&call.arguments, bytes);
+            call.arguments = if self.rng.percent(50) {
+                args::padded(&call.arguments, bytes)
+            } else {
+                args::padded_multibyte(&call.arguments, bytes)
+            };
         } else if self.fire(Misbehaviour::InvalidArgs) {
             let errors = self.rng.range_usize(1, 3);
             call.arguments = args::text(&args::invalid(&mut self.rng, valid, schema, errors));

@@ -47,7 +47,7 @@ misbehaviours! {
     SecretsEverywhere = "secrets-everywhere": "a configured value, a fragment of one or 7 of its characters at the start or end of a call id, a tool name, an argument key or the reply's text, or as the whole of it";
     NestedSecrets = "nested-secrets": "plants secrets inside and across one another (a key as a credential or URL password, a configured value in a key or a user name, a value across a span's end)";
     EdgeErrors = "edge-errors": "an input with 4, 5 or 6 errors (the cap of 5, ± 1), flat or nested in an array's objects";
-    EdgePayload = "edge-payload": "argument text of 256 KiB − 1, 256 KiB or 256 KiB + 1 bytes";
+    EdgePayload = "edge-payload": "argument text of 256 KiB − 1, 256 KiB or 256 KiB + 1 bytes, padded with spaces or with two-byte characters (far fewer characters than bytes)";
     EdgeId = "edge-id": "a call id of 159, 160 or 161 characters";
     EdgeBatch = "edge-batch": "a batch of cap − 1, cap or cap + 1 calls";
     EdgeTurns = "edge-turns": "calls tools for the turn limit − 1, the limit or the limit + 1 turns";

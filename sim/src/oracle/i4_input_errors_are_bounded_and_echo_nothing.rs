@@ -54,6 +54,14 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
                     .to_owned();
             return findings.report(Breach::FieldErrorFormat, at, explanation);
         }
+        if let Some(path) = fields
+            .iter()
+            .map(|field| field.path.as_str())
+            .find(|path| !resolves(fact.parsed.as_ref(), &call.arguments, path))
+        {
+            let explanation = format!("the error path {path:?} does not resolve in the input");
+            return findings.report(Breach::FieldErrorFormat, at, explanation);
+        }
         if fact.registered() {
             findings.exact.input_errors += 1;
             if let Some(expected) = prediction(run, call, fact) {
@@ -117,6 +125,28 @@ fn differs(expected: &[Expected], fields: &[FieldError]) -> Option<String> {
         ));
     }
     None
+}
+
+/// Whether `path`, a JSON Pointer with the root written `/`, names a value of the input (read
+/// leniently when a repeated key made R6 refuse it; text that is not JSON has only `/`). A
+/// path guarded by R22 names a key with a secret in it, which the oracle cannot resolve: it
+/// passes.
+fn resolves(parsed: Option<&Value>, arguments: &str, path: &str) -> bool {
+    if path == "/" || path.contains(super::REDACTED) {
+        return true;
+    }
+    let lenient;
+    let value = match parsed {
+        Some(value) => value,
+        None => match serde_json::from_str::<Value>(arguments) {
+            Ok(value) => {
+                lenient = value;
+                &lenient
+            }
+            Err(_) => return false,
+        },
+    };
+    value.pointer(path).is_some()
 }
 
 /// Whether `message` is `The tool input is invalid: ` followed by the `path: message` of

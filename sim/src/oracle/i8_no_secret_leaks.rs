@@ -152,6 +152,46 @@ fn guarded_records(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
             return findings.report(Breach::GuardedRecordDiffers, At::Run, explanation);
         }
     }
+    // The call id and tool name each `tool.started` and `tool.finished` names: the call's as
+    // the reply gave them, guarded.
+    for batch in &view.batches {
+        for event in &view.events {
+            let (EventKind::ToolStarted {
+                index,
+                call_id,
+                name,
+            }
+            | EventKind::ToolFinished {
+                index,
+                call_id,
+                name,
+                ..
+            }) = &event.kind
+            else {
+                continue;
+            };
+            if !batch_holds(batch, event.seq) {
+                continue;
+            }
+            let Some(call) = batch.calls.get(*index) else {
+                continue;
+            };
+            let (Some(id), Some(tool)) = (guard.text(&call.id), guard.text(&call.name)) else {
+                continue;
+            };
+            if **call_id != *id || **name != *tool {
+                let explanation = format!(
+                    "event {} names call {index} of its batch otherwise than the call's id and tool with exactly their configured values and fragments replaced (R22)",
+                    event.seq
+                );
+                return findings.report(
+                    Breach::GuardedRecordDiffers,
+                    At::Turn(batch.turn),
+                    explanation,
+                );
+            }
+        }
+    }
     for body in &view.bodies {
         let Some(output) = body.output else { continue };
         let batch = &view.batches[body.batch];
@@ -362,4 +402,10 @@ fn inside_placeholder(text: &[u8], start: usize, end: usize) -> bool {
         let from = end.saturating_sub(placeholder.len());
         (from..=start).any(|at| text[at..].starts_with(placeholder))
     })
+}
+
+/// Whether the event numbered `seq` is one of `batch`'s `tool.started` or `tool.finished`.
+fn batch_holds(batch: &crate::view::BatchView<'_>, seq: u64) -> bool {
+    batch.started.iter().any(|(started, _)| *started == seq)
+        || batch.finished.iter().any(|finished| finished.seq == seq)
 }

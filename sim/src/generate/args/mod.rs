@@ -17,7 +17,9 @@ use serde_json::{Map, Value, json};
 use crate::rng::SimRng;
 
 pub use bounds::{at_bounds, repeated_key};
-pub use broken::{invalid, invalid_nested, not_json, oversized, padded, with_duplicate_key};
+pub use broken::{
+    invalid, invalid_nested, not_json, oversized, padded, padded_multibyte, with_duplicate_key,
+};
 
 const PANES: &[&str] = &["main", "pane-1", "pane-2", "main", "pane-1"];
 const SYMBOLS: &[&str] = &[

@@ -71,9 +71,11 @@ pub fn configured(rng: &mut SimRng, labels: &mut Labels) -> PlantedSecret {
     part(labels, "configured", value, SecretShape::Configured)
 }
 
-/// A configured exact value of `chars` characters (at least 3; R24 refuses fewer than 8).
+/// A configured exact value of `chars` characters (at least 3; R24 refuses fewer than 8),
+/// half the time with a two-byte character, so that it holds more bytes than characters.
 pub fn configured_of(rng: &mut SimRng, labels: &mut Labels, chars: usize) -> PlantedSecret {
-    let value = format!("cfg{}", token(rng, chars.saturating_sub(3)));
+    let head = if rng.percent(50) { "cfé" } else { "cfg" };
+    let value = format!("{head}{}", token(rng, chars.saturating_sub(3)));
     part(labels, "configured", value, SecretShape::Configured)
 }
 
