@@ -63,11 +63,38 @@
 //! | `additionalProperties` | `is not an allowed property` |
 //! <!-- wording: end -->
 //!
-//! (`format` is `must be a valid {format}` and `multipleOf` `must be a multiple of {n}`, ranked
-//! between `pattern` and `minimum` and after `exclusiveMaximum`; an `enum` of more than 16
-//! values is `must be one of the allowed values`, of none `is not allowed`; several types are
-//! `must be one of the types: {types}`.) The simulator's I4 oracle carries the same table, written
-//! on its own, and predicts every error list from it: a change here without it is a violation.
+//! `format` ranks between `pattern` and `minimum`, `multipleOf` after `exclusiveMaximum`. The
+//! other messages (a list of keywords: every one of them; a placeholder: anything):
+//!
+//! <!-- wording: other -->
+//! | keyword | message |
+//! |---|---|
+//! | `type` (several) | `must be one of the types: {types}` |
+//! | `enum` (no value) | `is not allowed` |
+//! | `enum` (more than 16) | `must be one of the allowed values` |
+//! | `format` | `must be a valid {format}` |
+//! | `multipleOf` | `must be a multiple of {n}` |
+//! | `required` (not a name) | `missing a required property` |
+//! | `anyOf`, `oneOf` (none) | `must match one of the allowed forms` |
+//! | `oneOf` (several) | `must match exactly one of the allowed forms` |
+//! | `not` | `must not match the excluded form` |
+//! | `false` | `is not allowed` |
+//! | `contains` | `must contain at least one matching item` |
+//! | `propertyNames` | `has a property name that is not allowed` |
+//! | `additionalItems` | `must have at most {n} item{s}` |
+//! | `unevaluatedItems` | `must have no items beyond those the schema allows` |
+//! | `unevaluatedProperties` | `is not an allowed property` |
+//! | `contentEncoding` | `must be encoded as {encoding}` |
+//! | `contentMediaType` | `must be valid {media type} content` |
+//! | `contentEncoding` (text) | `must decode to UTF-8 text` |
+//! | a custom keyword | `must satisfy the keyword {keyword}` |
+//! | `pattern` (not checkable) | `could not be checked against the pattern` |
+//! | `$ref` (not resolvable) | `could not be checked: a reference of the schema does not resolve` |
+//! <!-- wording: end other -->
+//!
+//! The simulator's I4 oracle carries the same tables, written on its own, and predicts every
+//! error list of the structural keywords from the first: a change here without it is a
+//! violation.
 //!
 //! Sub-schemas that use keywords outside the structural set this walk understands
 //! (`anyOf`, `oneOf`, `allOf`, `not`, `if`, `patternProperties`, tuple `items`, …)

@@ -48,9 +48,38 @@
 //! | `additionalProperties` | `is not an allowed property` |
 //! <!-- wording: end -->
 //!
-//! The same table stands in the core's validation docs (`core/src/validation/mod.rs`); a test
+//! Keywords outside the structural set are not predicted (below); each of their messages must
+//! still be one of these (a list of keywords: every one of them; a placeholder: anything):
+//!
+//! <!-- wording: other -->
+//! | keyword | message |
+//! |---|---|
+//! | `type` (several) | `must be one of the types: {types}` |
+//! | `enum` (no value) | `is not allowed` |
+//! | `enum` (more than 16) | `must be one of the allowed values` |
+//! | `format` | `must be a valid {format}` |
+//! | `multipleOf` | `must be a multiple of {n}` |
+//! | `required` (not a name) | `missing a required property` |
+//! | `anyOf`, `oneOf` (none) | `must match one of the allowed forms` |
+//! | `oneOf` (several) | `must match exactly one of the allowed forms` |
+//! | `not` | `must not match the excluded form` |
+//! | `false` | `is not allowed` |
+//! | `contains` | `must contain at least one matching item` |
+//! | `propertyNames` | `has a property name that is not allowed` |
+//! | `additionalItems` | `must have at most {n} item{s}` |
+//! | `unevaluatedItems` | `must have no items beyond those the schema allows` |
+//! | `unevaluatedProperties` | `is not an allowed property` |
+//! | `contentEncoding` | `must be encoded as {encoding}` |
+//! | `contentMediaType` | `must be valid {media type} content` |
+//! | `contentEncoding` (text) | `must decode to UTF-8 text` |
+//! | a custom keyword | `must satisfy the keyword {keyword}` |
+//! | `pattern` (not checkable) | `could not be checked against the pattern` |
+//! | `$ref` (not resolvable) | `could not be checked: a reference of the schema does not resolve` |
+//! <!-- wording: end other -->
+//!
+//! The same tables stand in the core's validation docs (`core/src/validation/mod.rs`); a test
 //! of this module fails when the two differ, and I4 fails when the core's messages differ from
-//! this module's. A schema that uses a keyword outside this table (apart from annotations
+//! this module's. A schema that uses a keyword outside the first table (apart from annotations
 //! such as `title` and `description`), several types in `type`, or an `enum` of more than 16
 //! values is not predicted: I4 then checks only the rules every list obeys (1 to 5 errors,
 //! the prefix, paths, no echo), and the campaign counts the input as not predicted.
@@ -563,11 +592,70 @@ fn y(count: u64) -> &'static str {
     if count == 1 { "y" } else { "ies" }
 }
 
-/// The rows of the wording table in a module's docs: `(keyword, message)`, in order.
-#[cfg(test)]
-pub(crate) fn wording_rows(source: &str) -> Vec<(String, String)> {
-    let begin = source.find("<!-- wording: begin -->");
-    let end = source.find("<!-- wording: end -->");
+/// Whether `message` has the wording of a row of this module's tables (placeholders stand for
+/// anything): what a message of a keyword outside the structural set must be.
+pub(crate) fn is_documented(message: &str) -> bool {
+    static TEMPLATES: std::sync::OnceLock<Vec<Regex>> = std::sync::OnceLock::new();
+    TEMPLATES
+        .get_or_init(|| {
+            let source = include_str!("input_errors.rs");
+            let rows = wording_rows(source, "<!-- wording: begin -->", "<!-- wording: end -->")
+                .into_iter()
+                .chain(wording_rows(
+                    source,
+                    "<!-- wording: other -->",
+                    "<!-- wording: end other -->",
+                ));
+            rows.flat_map(|(_, message)| templates_of(&message))
+                .filter_map(|template| Regex::new(&template).ok())
+                .collect()
+        })
+        .iter()
+        .any(|template| template.is_match(message))
+}
+
+/// The anchored patterns of a table cell: each code span is one message (`must be …` shared by
+/// the type row's alternatives), `{s}` and `{y}` their plural endings, any other placeholder
+/// any text.
+fn templates_of(cell: &str) -> Vec<String> {
+    let spans: Vec<&str> = cell.split('`').skip(1).step_by(2).collect();
+    spans
+        .iter()
+        .map(|span| {
+            let span = if span.starts_with("must ")
+                || span.starts_with("is ")
+                || span.starts_with("missing ")
+                || span.starts_with("has ")
+                || span.starts_with("could ")
+            {
+                (*span).to_owned()
+            } else {
+                format!("must be {span}")
+            };
+            let mut pattern = String::from("^");
+            let mut rest = span.as_str();
+            while let Some(open) = rest.find('{') {
+                pattern.push_str(&regex::escape(&rest[..open]));
+                let close = rest[open..].find('}').map_or(rest.len(), |at| open + at);
+                pattern.push_str(match &rest[open..=close.min(rest.len() - 1)] {
+                    "{s}" => "s?",
+                    "{y}" => "(?:y|ies)",
+                    _ => ".+",
+                });
+                rest = &rest[(close + 1).min(rest.len())..];
+            }
+            pattern.push_str(&regex::escape(rest));
+            pattern.push('$');
+            pattern
+        })
+        .collect()
+}
+
+/// The rows of a wording table in a module's docs, between `begin` and `end`: `(keyword,
+/// message)`, in order.
+pub(crate) fn wording_rows(source: &str, begin: &str, end: &str) -> Vec<(String, String)> {
+    let begin = source.find(begin);
+    let end = source.find(end);
     let (Some(begin), Some(end)) = (begin, end) else {
         return Vec::new();
     };
@@ -576,7 +664,7 @@ pub(crate) fn wording_rows(source: &str) -> Vec<(String, String)> {
         .filter_map(|line| {
             let row = line.trim_start_matches("//!").trim();
             let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
-            (row.starts_with("| `") && cells.len() == 2)
+            (row.starts_with("| ") && !row.starts_with("| keyword") && cells.len() == 2)
                 .then(|| (cells[0].to_owned(), cells[1].to_owned()))
         })
         .collect()
@@ -681,10 +769,40 @@ mod tests {
     }
 
     #[test]
-    fn the_wording_table_is_the_cores() {
-        let ours = wording_rows(include_str!("input_errors.rs"));
-        let cores = wording_rows(include_str!("../../../core/src/validation/mod.rs"));
-        assert_eq!(ours.len(), 17);
-        assert_eq!(ours, cores);
+    fn the_wording_tables_are_the_cores() {
+        let ours = include_str!("input_errors.rs");
+        let cores = include_str!("../../../core/src/validation/mod.rs");
+        for (begin, end, rows) in [
+            ("<!-- wording: begin -->", "<!-- wording: end -->", 17),
+            ("<!-- wording: other -->", "<!-- wording: end other -->", 21),
+        ] {
+            let ours = wording_rows(ours, begin, end);
+            assert_eq!(ours.len(), rows, "{begin}");
+            assert_eq!(ours, wording_rows(cores, begin, end), "{begin}");
+        }
+    }
+
+    #[test]
+    fn documented_messages_are_told_from_others() {
+        for message in [
+            "must be an integer",
+            "must be null",
+            "must have at most 1 property",
+            "must have at least 3 items",
+            "must match one of the allowed forms",
+            "must be one of the types: string, null",
+            "missing required property 'a'",
+        ] {
+            assert!(is_documented(message), "{message}");
+        }
+        for message in [
+            "",
+            "does not match",
+            "must be",
+            "must have at least 3 itemz",
+            "xyzzy",
+        ] {
+            assert!(!is_documented(message), "{message}");
+        }
     }
 }

@@ -46,6 +46,7 @@ mod i9_state_changed_tells_the_truth;
 mod guarded;
 mod input_errors;
 mod registration;
+mod suite;
 
 pub(crate) use input_errors::Patterns;
 
@@ -664,7 +665,7 @@ impl Oracle {
     pub fn new(schemas: Schemas) -> Oracle {
         Oracle {
             schemas,
-            registration: registration::disagreement(),
+            registration: registration::disagreement().or_else(suite::disagreement),
         }
     }
 

@@ -1,0 +1,719 @@
+//! R8a as part of I14's model: any schema a runtime developer registers, not only ward's
+//! own. Once per process the oracle registers every schema of the official JSON Schema Test
+//! Suite (draft 2020-12 and draft 7, vendored under `corpus/json-schema-test-suite/`; a draft-7
+//! schema without `$schema` is given draft 7's) as the parameters of a read-only tool of its
+//! own, and calls it through the registry's entry point with each of the suite's instances.
+//! Tool parameters describe an object (R1), so each schema gains `"type": "object"` (one that
+//! names another type is passed over) and only the object instances whose verdict that keeps
+//! are tried: 674 instances, 311 of them invalid, 64 of those with an error list predicted
+//! exactly (a unit test keeps the counts from falling). The suite's verdict is the ground
+//! truth:
+//!
+//! - a valid instance reaches the body, and the result is the body's;
+//! - an invalid one gets `TOOL_INPUT_INVALID` with 1 to 5 field errors listed in its message
+//!   (R6), each path resolving in the instance, and each message the documented wording of its
+//!   keyword: exactly the predicted list where [`super::input_errors`] predicts one (the
+//!   structural keywords), else a message of the wording tables there (R7: the rule, never a
+//!   generic "does not match").
+//!
+//! A schema registration refuses is passed over when it refers to a remote document (R5: no
+//! fetching; the suite's remote documents live at `localhost:1234`); any other refusal is a
+//! disagreement. Like [`super::registration`], this happens before any run, so the
+//! [`Oracle`](super::Oracle) reports it on the first run of every scenario it checks.
+
+use std::sync::OnceLock;
+
+use futures::FutureExt;
+use serde_json::{Value, json};
+use ward_core::chart::SharedChart;
+use ward_core::envelope::{Outcome, ToolError};
+use ward_core::guard::SecretGuard;
+use ward_core::policy::RunPolicy;
+use ward_core::registry::RegistryBuilder;
+use ward_core::tool::{ExecutionMode, Safety, ToolCall, ToolContext, ToolSpec};
+
+use super::input_errors::{self, Patterns};
+use crate::catalogue::FIELD_ERRORS_MAX;
+
+/// The draft a suite file is written for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Draft {
+    Draft7,
+    Draft202012,
+}
+
+/// Every file of the two drafts' suites but `refRemote.json` (remote documents only).
+const FILES: &[(&str, Draft, &str)] = &[
+    (
+        "draft2020-12/additionalProperties.json",
+        Draft::Draft202012,
+        include_str!(
+            "../../../corpus/json-schema-test-suite/tests/draft2020-12/additionalProperties.json"
+        ),
+    ),
+    (
+        "draft2020-12/allOf.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/allOf.json"),
+    ),
+    (
+        "draft2020-12/anchor.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/anchor.json"),
+    ),
+    (
+        "draft2020-12/anyOf.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/anyOf.json"),
+    ),
+    (
+        "draft2020-12/boolean_schema.json",
+        Draft::Draft202012,
+        include_str!(
+            "../../../corpus/json-schema-test-suite/tests/draft2020-12/boolean_schema.json"
+        ),
+    ),
+    (
+        "draft2020-12/const.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/const.json"),
+    ),
+    (
+        "draft2020-12/contains.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/contains.json"),
+    ),
+    (
+        "draft2020-12/content.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/content.json"),
+    ),
+    (
+        "draft2020-12/default.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/default.json"),
+    ),
+    (
+        "draft2020-12/defs.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/defs.json"),
+    ),
+    (
+        "draft2020-12/dependentRequired.json",
+        Draft::Draft202012,
+        include_str!(
+            "../../../corpus/json-schema-test-suite/tests/draft2020-12/dependentRequired.json"
+        ),
+    ),
+    (
+        "draft2020-12/dependentSchemas.json",
+        Draft::Draft202012,
+        include_str!(
+            "../../../corpus/json-schema-test-suite/tests/draft2020-12/dependentSchemas.json"
+        ),
+    ),
+    (
+        "draft2020-12/dynamicRef.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/dynamicRef.json"),
+    ),
+    (
+        "draft2020-12/enum.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/enum.json"),
+    ),
+    (
+        "draft2020-12/exclusiveMaximum.json",
+        Draft::Draft202012,
+        include_str!(
+            "../../../corpus/json-schema-test-suite/tests/draft2020-12/exclusiveMaximum.json"
+        ),
+    ),
+    (
+        "draft2020-12/exclusiveMinimum.json",
+        Draft::Draft202012,
+        include_str!(
+            "../../../corpus/json-schema-test-suite/tests/draft2020-12/exclusiveMinimum.json"
+        ),
+    ),
+    (
+        "draft2020-12/format.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/format.json"),
+    ),
+    (
+        "draft2020-12/if-then-else.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/if-then-else.json"),
+    ),
+    (
+        "draft2020-12/infinite-loop-detection.json",
+        Draft::Draft202012,
+        include_str!(
+            "../../../corpus/json-schema-test-suite/tests/draft2020-12/infinite-loop-detection.json"
+        ),
+    ),
+    (
+        "draft2020-12/items.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/items.json"),
+    ),
+    (
+        "draft2020-12/maxContains.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/maxContains.json"),
+    ),
+    (
+        "draft2020-12/maxItems.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/maxItems.json"),
+    ),
+    (
+        "draft2020-12/maxLength.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/maxLength.json"),
+    ),
+    (
+        "draft2020-12/maxProperties.json",
+        Draft::Draft202012,
+        include_str!(
+            "../../../corpus/json-schema-test-suite/tests/draft2020-12/maxProperties.json"
+        ),
+    ),
+    (
+        "draft2020-12/maximum.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/maximum.json"),
+    ),
+    (
+        "draft2020-12/minContains.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/minContains.json"),
+    ),
+    (
+        "draft2020-12/minItems.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/minItems.json"),
+    ),
+    (
+        "draft2020-12/minLength.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/minLength.json"),
+    ),
+    (
+        "draft2020-12/minProperties.json",
+        Draft::Draft202012,
+        include_str!(
+            "../../../corpus/json-schema-test-suite/tests/draft2020-12/minProperties.json"
+        ),
+    ),
+    (
+        "draft2020-12/minimum.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/minimum.json"),
+    ),
+    (
+        "draft2020-12/multipleOf.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/multipleOf.json"),
+    ),
+    (
+        "draft2020-12/not.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/not.json"),
+    ),
+    (
+        "draft2020-12/oneOf.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/oneOf.json"),
+    ),
+    (
+        "draft2020-12/pattern.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/pattern.json"),
+    ),
+    (
+        "draft2020-12/patternProperties.json",
+        Draft::Draft202012,
+        include_str!(
+            "../../../corpus/json-schema-test-suite/tests/draft2020-12/patternProperties.json"
+        ),
+    ),
+    (
+        "draft2020-12/prefixItems.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/prefixItems.json"),
+    ),
+    (
+        "draft2020-12/properties.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/properties.json"),
+    ),
+    (
+        "draft2020-12/propertyNames.json",
+        Draft::Draft202012,
+        include_str!(
+            "../../../corpus/json-schema-test-suite/tests/draft2020-12/propertyNames.json"
+        ),
+    ),
+    (
+        "draft2020-12/ref.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/ref.json"),
+    ),
+    (
+        "draft2020-12/required.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/required.json"),
+    ),
+    (
+        "draft2020-12/type.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/type.json"),
+    ),
+    (
+        "draft2020-12/unevaluatedItems.json",
+        Draft::Draft202012,
+        include_str!(
+            "../../../corpus/json-schema-test-suite/tests/draft2020-12/unevaluatedItems.json"
+        ),
+    ),
+    (
+        "draft2020-12/unevaluatedProperties.json",
+        Draft::Draft202012,
+        include_str!(
+            "../../../corpus/json-schema-test-suite/tests/draft2020-12/unevaluatedProperties.json"
+        ),
+    ),
+    (
+        "draft2020-12/uniqueItems.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/uniqueItems.json"),
+    ),
+    (
+        "draft2020-12/vocabulary.json",
+        Draft::Draft202012,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft2020-12/vocabulary.json"),
+    ),
+    (
+        "draft7/additionalItems.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/additionalItems.json"),
+    ),
+    (
+        "draft7/additionalProperties.json",
+        Draft::Draft7,
+        include_str!(
+            "../../../corpus/json-schema-test-suite/tests/draft7/additionalProperties.json"
+        ),
+    ),
+    (
+        "draft7/allOf.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/allOf.json"),
+    ),
+    (
+        "draft7/anyOf.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/anyOf.json"),
+    ),
+    (
+        "draft7/boolean_schema.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/boolean_schema.json"),
+    ),
+    (
+        "draft7/const.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/const.json"),
+    ),
+    (
+        "draft7/contains.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/contains.json"),
+    ),
+    (
+        "draft7/default.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/default.json"),
+    ),
+    (
+        "draft7/definitions.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/definitions.json"),
+    ),
+    (
+        "draft7/dependencies.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/dependencies.json"),
+    ),
+    (
+        "draft7/enum.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/enum.json"),
+    ),
+    (
+        "draft7/exclusiveMaximum.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/exclusiveMaximum.json"),
+    ),
+    (
+        "draft7/exclusiveMinimum.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/exclusiveMinimum.json"),
+    ),
+    (
+        "draft7/format.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/format.json"),
+    ),
+    (
+        "draft7/if-then-else.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/if-then-else.json"),
+    ),
+    (
+        "draft7/infinite-loop-detection.json",
+        Draft::Draft7,
+        include_str!(
+            "../../../corpus/json-schema-test-suite/tests/draft7/infinite-loop-detection.json"
+        ),
+    ),
+    (
+        "draft7/items.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/items.json"),
+    ),
+    (
+        "draft7/maxItems.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/maxItems.json"),
+    ),
+    (
+        "draft7/maxLength.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/maxLength.json"),
+    ),
+    (
+        "draft7/maxProperties.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/maxProperties.json"),
+    ),
+    (
+        "draft7/maximum.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/maximum.json"),
+    ),
+    (
+        "draft7/minItems.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/minItems.json"),
+    ),
+    (
+        "draft7/minLength.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/minLength.json"),
+    ),
+    (
+        "draft7/minProperties.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/minProperties.json"),
+    ),
+    (
+        "draft7/minimum.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/minimum.json"),
+    ),
+    (
+        "draft7/multipleOf.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/multipleOf.json"),
+    ),
+    (
+        "draft7/not.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/not.json"),
+    ),
+    (
+        "draft7/oneOf.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/oneOf.json"),
+    ),
+    (
+        "draft7/pattern.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/pattern.json"),
+    ),
+    (
+        "draft7/patternProperties.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/patternProperties.json"),
+    ),
+    (
+        "draft7/properties.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/properties.json"),
+    ),
+    (
+        "draft7/propertyNames.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/propertyNames.json"),
+    ),
+    (
+        "draft7/ref.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/ref.json"),
+    ),
+    (
+        "draft7/required.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/required.json"),
+    ),
+    (
+        "draft7/type.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/type.json"),
+    ),
+    (
+        "draft7/uniqueItems.json",
+        Draft::Draft7,
+        include_str!("../../../corpus/json-schema-test-suite/tests/draft7/uniqueItems.json"),
+    ),
+];
+
+const DRAFT7: &str = "http://json-schema.org/draft-07/schema#";
+
+/// The body of every probe tool: it ran.
+fn body(_context: &ToolContext, _input: Value) -> Result<Value, ToolError> {
+    Ok(json!({"ran": true}))
+}
+
+/// The first way the runtime's validation differs from the suite and R6–R8a, computed once
+/// per process.
+pub(super) fn disagreement() -> Option<String> {
+    static FOUND: OnceLock<Option<String>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| first_disagreement(&mut Tried::default()))
+        .clone()
+}
+
+/// What the sweep tried.
+#[derive(Debug, Default)]
+struct Tried {
+    /// Instances called.
+    cases: usize,
+    /// Of those, invalid ones.
+    invalid: usize,
+    /// Of those, the ones whose error list was predicted exactly.
+    predicted: usize,
+}
+
+fn first_disagreement(tried: &mut Tried) -> Option<String> {
+    let chart = SharedChart::new(0);
+    let policy = RunPolicy::default();
+    let guard = SecretGuard::default();
+    for (file, draft, text) in FILES {
+        let Ok(Value::Array(groups)) = serde_json::from_str::<Value>(text) else {
+            return Some(format!("the suite file {file} does not read as JSON"));
+        };
+        for group in &groups {
+            let (Some(Value::Object(schema)), Some(tests)) = (
+                group.get("schema"),
+                group.get("tests").and_then(Value::as_array),
+            ) else {
+                continue;
+            };
+            // Tool parameters describe an object (R1): the schema gains `"type": "object"`
+            // (one that names another type is passed over), and only the cases with an object
+            // instance whose verdict that keeps are tried.
+            let mut schema = schema.clone();
+            match schema.get("type") {
+                None => {
+                    schema.insert("type".to_owned(), json!("object"));
+                }
+                Some(kind) if kind == "object" => {}
+                Some(_) => continue,
+            }
+            if *draft == Draft::Draft7 && !schema.contains_key("$schema") {
+                schema.insert("$schema".to_owned(), json!(DRAFT7));
+            }
+            let schema = Value::Object(schema);
+            let verdict = jsonschema::validator_for(&schema).ok();
+            let named = |what: &str| {
+                let description = group["description"].as_str().unwrap_or("?");
+                format!("R8a, {file}, \"{description}\": {what}")
+            };
+            let mut builder = RegistryBuilder::new();
+            let spec = ToolSpec {
+                name: "suite_probe".to_owned(),
+                label: "Suite probe".to_owned(),
+                description: "Validates one instance of the JSON Schema Test Suite.".to_owned(),
+                parameters: schema.clone(),
+                safety: Safety::ReadOnly,
+                execution_mode: ExecutionMode::Parallel,
+            };
+            if let Err(error) = builder.register(spec, body) {
+                if schema.to_string().contains("localhost:1234") {
+                    continue;
+                }
+                return Some(named(&format!("registration refused the schema ({error})")));
+            }
+            let registry = builder.build();
+            let mut patterns = Patterns::default();
+            patterns.add(&schema);
+            for (index, test) in tests.iter().enumerate() {
+                let (Some(data), Some(valid)) = (test.get("data"), test["valid"].as_bool()) else {
+                    continue;
+                };
+                let kept = verdict
+                    .as_ref()
+                    .is_some_and(|verdict| data.is_object() && verdict.is_valid(data) == valid);
+                if !kept {
+                    continue;
+                }
+                tried.cases += 1;
+                tried.invalid += usize::from(!valid);
+                let call = ToolCall {
+                    id: format!("case_{index}"),
+                    name: "suite_probe".to_owned(),
+                    arguments: data.to_string(),
+                };
+                let Some(result) = registry
+                    .execute_standalone(&policy, &guard, &chart, &call)
+                    .now_or_never()
+                else {
+                    return Some(named("the entry point did not finish at once"));
+                };
+                let case = test["description"].as_str().unwrap_or("?");
+                let differs = match (&result.outcome, valid) {
+                    (Outcome::Success(_), true) => None,
+                    (Outcome::Failure(error), true) => {
+                        Some(format!("a valid instance got {}", error.code))
+                    }
+                    (Outcome::Success(_), false) => {
+                        Some("an invalid instance reached the body".to_owned())
+                    }
+                    (Outcome::Failure(error), false) => {
+                        list_differs(error, data, &call.arguments, &schema, &patterns, tried)
+                    }
+                };
+                if let Some(differs) = differs {
+                    return Some(named(&format!("\"{case}\": {differs}")));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// How the error list of an invalid instance differs from R6–R8a.
+fn list_differs(
+    error: &ToolError,
+    data: &Value,
+    arguments: &str,
+    schema: &Value,
+    patterns: &Patterns,
+    tried: &mut Tried,
+) -> Option<String> {
+    if error.code != "TOOL_INPUT_INVALID" {
+        return Some(format!("an invalid instance got {}", error.code));
+    }
+    let fields = error.fields.as_deref().unwrap_or_default();
+    if fields.is_empty() || fields.len() > FIELD_ERRORS_MAX {
+        return Some(format!(
+            "{} field errors, not 1 to {FIELD_ERRORS_MAX}",
+            fields.len()
+        ));
+    }
+    let listed: Vec<String> = fields
+        .iter()
+        .map(|field| format!("{}: {}", field.path, field.message))
+        .collect();
+    if error.message != format!("The tool input is invalid: {}", listed.join("; ")) {
+        return Some("the message is not the prefix and the `path: message` list".to_owned());
+    }
+    if let Some(field) = fields
+        .iter()
+        .find(|field| field.path != "/" && data.pointer(&field.path).is_none())
+    {
+        return Some(format!(
+            "the path {:?} does not resolve in the instance",
+            field.path
+        ));
+    }
+    match input_errors::predict(arguments, schema, patterns) {
+        Some(mut expected) if !expected.is_empty() => {
+            tried.predicted += 1;
+            expected.truncate(FIELD_ERRORS_MAX);
+            let same = expected.len() == fields.len()
+                && expected
+                    .iter()
+                    .zip(fields)
+                    .all(|(want, got)| want.path == got.path && want.message.matches(&got.message));
+            (!same).then(|| {
+                let want: Vec<String> = expected.iter().map(ToString::to_string).collect();
+                format!(
+                    "the errors are `{}`; R6 and R7 give `{}`",
+                    listed.join("; "),
+                    want.join("; ")
+                )
+            })
+        }
+        _ => fields
+            .iter()
+            .find(|field| !input_errors::is_documented(&field.message))
+            .map(|field| format!("the message {:?} is no documented wording", field.message)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_core_agrees_with_the_suite_on_every_case_tried() {
+        let mut tried = Tried::default();
+        assert_eq!(first_disagreement(&mut tried), None);
+        assert!(tried.cases > 600 && tried.invalid > 250, "{tried:?}");
+        assert!(
+            tried.predicted > 50 && tried.predicted < tried.invalid,
+            "{tried:?}"
+        );
+    }
+
+    #[test]
+    fn a_generic_or_misplaced_message_is_a_disagreement() {
+        let schema = json!({"type": "object", "anyOf": [{"required": ["a"]}]});
+        let patterns = Patterns::default();
+        let error = |path: &str, message: &str| ToolError {
+            code: "TOOL_INPUT_INVALID".to_owned(),
+            message: format!("The tool input is invalid: {path}: {message}"),
+            retryable: true,
+            recommended_action: String::new(),
+            fields: Some(vec![ward_core::envelope::FieldError {
+                path: path.to_owned(),
+                message: message.to_owned(),
+            }]),
+        };
+        let data = json!({"b": 1});
+        let mut tried = Tried::default();
+        let judge = |error: &ToolError, tried: &mut Tried| {
+            list_differs(error, &data, &data.to_string(), &schema, &patterns, tried)
+        };
+        assert_eq!(
+            judge(
+                &error("/", "must match one of the allowed forms"),
+                &mut tried
+            ),
+            None
+        );
+        assert!(judge(&error("/", "does not match"), &mut tried).is_some());
+        assert!(
+            judge(
+                &error("/c", "must match one of the allowed forms"),
+                &mut tried
+            )
+            .is_some()
+        );
+    }
+}
