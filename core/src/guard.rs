@@ -103,13 +103,6 @@ impl SecretGuard {
         any_text(value, &|text| self.finds_in(text))
     }
 
-    /// `value` with every string and key redacted. Two keys that redact to the same text
-    /// stay distinct: the later one (in key order) gets a ` (2)`, ` (3)`… suffix, so no member
-    /// is lost.
-    pub fn value(&self, value: Value) -> Value {
-        self.changed_value(&value).unwrap_or(value)
-    }
-
     /// `text` redacted, when that changes it.
     fn changed_text(&self, text: &str) -> Option<String> {
         match self.text(text) {
@@ -118,8 +111,10 @@ impl SecretGuard {
         }
     }
 
-    /// `value` guarded, when guarding changes it. One walk: nothing is built until the first
-    /// string or key that changes, and then only the containers around it.
+    /// `value` with every string and key redacted, when that changes it. One walk: nothing is
+    /// built until the first string or key that changes, and then only the containers around
+    /// it. Two keys that redact to the same text stay distinct: the later one (in key order)
+    /// gets a ` (2)`, ` (3)`… suffix, so no member is lost.
     fn changed_value(&self, value: &Value) -> Option<Value> {
         match value {
             Value::Null | Value::Bool(_) | Value::Number(_) => None,
@@ -468,7 +463,7 @@ mod tests {
         let guard = SecretGuard::new([KEY]).unwrap();
         let value = json!({"note": format!("key={KEY}!"), KEY: [KEY, 1], "[REDACTED]": true});
         assert!(guard.finds_in_value(&value));
-        let guarded = guard.value(value);
+        let guarded = guard.changed_value(&value).unwrap();
         let text = guarded.to_string();
         assert!(!text.contains(KEY), "{text}");
         assert_eq!(guarded["note"], "key=[REDACTED]!");
