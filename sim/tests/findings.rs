@@ -252,3 +252,52 @@ fn openai_agents_a_reused_call_id_rewrites_the_history() {
         r#"the request of turn 1 attempt 0: the batch of 1 calls got 0 results, ids [] for calls ["call_9"]"#,
     );
 }
+
+#[test]
+fn openai_agents_a_call_id_reused_in_a_later_turn_fails_the_run() {
+    replays(
+        "openai-agents",
+        "findings/openai-agents/id-reused-next-turn-fails-the-run.json",
+        Claim::Claimed,
+        "I13",
+        "a valid call to offered tool drawings_list never reached its body (ABORTED)",
+    );
+}
+
+#[test]
+fn openai_agents_an_identical_call_reused_in_a_later_turn_is_skipped() {
+    replays(
+        "openai-agents",
+        "findings/openai-agents/id-reused-next-turn-is-skipped.json",
+        Claim::Claimed,
+        "I13",
+        "a valid call to offered tool panes_list never reached its body (ABORTED)",
+    );
+}
+
+/// The adapters' glue, not an SDK: a body's start names its call as the call's events do,
+/// with the id guarded (R22). Before, the raw id left ward waiting for an `ask_user` whose
+/// `tool.finished` named `[REDACTED]` (false I7 and I10 reports on every SDK).
+#[test]
+fn every_adapter_names_a_body_by_its_guarded_call_id() {
+    for runtime in ["ai", "openai-agents", "pi"] {
+        let command = match adapter(runtime) {
+            Ok(command) => command,
+            Err(why) => {
+                eprintln!("skipped: the {runtime} adapter cannot run here: {why}");
+                return;
+            }
+        };
+        let file = "adapters/node/test/scenarios/ask-user-secret-call-id.json";
+        let output = Command::new(env!("CARGO_BIN_EXE_ward"))
+            .args(["replay", "--runtime", &command, file])
+            .current_dir(root())
+            .output()
+            .expect("ward runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            stdout.contains("all invariants held"),
+            "{file} against {command}:\n{stdout}"
+        );
+    }
+}

@@ -233,7 +233,11 @@ export class Run {
       const result =
         call.name === "ask_user"
           ? await this.askUser(call, index, input, signal)
-          : await this.ward.body({ callId: call.id, index, tool: call.name, input }, writes ? undefined : signal);
+          : await this.ward.body(
+              // The body sees the call id as its events name it: guarded (R22), as the core does.
+              { callId: this.guard.text(call.id), index, tool: call.name, input },
+              writes ? undefined : signal,
+            );
       this.finished(index, result);
       return result;
     } catch (error) {
@@ -287,7 +291,7 @@ export class Run {
     this.asking += 1;
     clearTimeout(this.deadline);
     try {
-      const text = await this.ward.ask({ callId: call.id, index, input }, signal);
+      const text = await this.ward.ask({ callId: this.guard.text(call.id), index, input }, signal);
       return { success: true, data: { answer: text }, stateChanged: false };
     } finally {
       this.asking -= 1;
