@@ -199,14 +199,14 @@ impl SecretGuard {
                     .map(|field| (self.text(&field.path), self.text(&field.message)))
                     .collect()
             });
-        let owned = |text: &Cow<'_, str>| matches!(text, Cow::Owned(_));
-        let changed = owned(&code)
-            || owned(&message)
-            || owned(&action)
-            || fields
-                .iter()
-                .flatten()
-                .any(|(path, message)| owned(path) || owned(message));
+        let fields_texts = fields
+            .iter()
+            .flatten()
+            .flat_map(|(path, message)| [path, message]);
+        let changed = [&code, &message, &action]
+            .into_iter()
+            .chain(fields_texts)
+            .any(|text| matches!(text, Cow::Owned(_)));
         if !changed {
             return None;
         }

@@ -277,17 +277,25 @@ pub enum LeakAt {
     /// As an object key of the data, beside keys `[REDACTED]` and `[REDACTED] (2)` (for an
     /// error, as `Middle`).
     Key,
+    /// As the first key of the data, another member carrying it at its end (for an error, as
+    /// `End`).
+    FirstKey,
+    /// As an item of a list in the data, between two that carry nothing (for an error, as
+    /// `Whole`).
+    Item,
 }
 
 impl LeakAt {
     /// Every placement.
-    pub const ALL: [LeakAt; 6] = [
+    pub const ALL: [LeakAt; 8] = [
         LeakAt::Middle,
         LeakAt::Whole,
         LeakAt::Start,
         LeakAt::End,
         LeakAt::Tail,
         LeakAt::Key,
+        LeakAt::FirstKey,
+        LeakAt::Item,
     ];
 
     fn is_middle(&self) -> bool {
@@ -298,9 +306,9 @@ impl LeakAt {
     pub fn text(self, secret: &str) -> String {
         match self {
             LeakAt::Middle | LeakAt::Key => format!("connected with key {secret}"),
-            LeakAt::Whole => secret.to_owned(),
+            LeakAt::Whole | LeakAt::Item => secret.to_owned(),
             LeakAt::Start => format!("{secret} was refused"),
-            LeakAt::End => format!("key={secret}"),
+            LeakAt::End | LeakAt::FirstKey => format!("key={secret}"),
             LeakAt::Tail => {
                 let tail = secret
                     .char_indices()

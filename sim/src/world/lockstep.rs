@@ -951,6 +951,12 @@ fn with_effect(
                 LeakAt::Key => result.map(|data| {
                     json!({"result": data, secret: true, "[REDACTED]": false, "[REDACTED] (2)": 0})
                 }),
+                // The secret sorts before every other key ("0…" before letters).
+                LeakAt::FirstKey => result.map(|data| {
+                    json!({format!("0{secret}"): true, "debug": at.text(&secret), "result": data})
+                }),
+                LeakAt::Item => result
+                    .map(|data| json!({"notes": ["ok", at.text(&secret), "done"], "result": data})),
                 _ => result.map(|data| json!({"result": data, "debug": at.text(&secret)})),
             }
         }
