@@ -56,7 +56,7 @@ use ward_sim::{trace, world};
 
 use crate::{CheckResult, is_invisible};
 use ward_sim::scenario::{
-    Answer, CallScript, Effect, FailureKind, LimitsScript, PlantedSecret, ProviderFailure,
+    Answer, CallScript, Effect, FailureKind, LeakAt, LimitsScript, PlantedSecret, ProviderFailure,
     Reaction, RunScript, SCENARIO_VERSION, Scenario, SecretShape, SessionScript, ToolBehaviour,
     Turn,
 };
@@ -272,7 +272,8 @@ pub enum FuzzEffect {
     Fail,
     /// Panics.
     Panic,
-    /// Leaks configured value number `n` of the scenario (fails when there is none).
+    /// Leaks configured value number `n` of the scenario (fails when there is none), at the
+    /// placement its high four bits name ([`LeakAt::ALL`], cyclically).
     LeakConfigured(u8),
     /// Injects an instruction to call a tool with `{}`.
     Inject(ToolPick),
@@ -601,6 +602,7 @@ impl Builder<'_> {
                     Some(secret) => Effect::LeakSecret {
                         label: secret.label.clone(),
                         fail: false,
+                        at: LeakAt::ALL[usize::from(index >> 4) % LeakAt::ALL.len()],
                     },
                     None => Effect::Fail,
                 }
