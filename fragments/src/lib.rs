@@ -266,19 +266,6 @@ impl Fragments {
         }
     }
 
-    /// The fewest bytes a run can hold (a text shorter than this holds none), or `None` when
-    /// no needle counts.
-    ///
-    /// ```
-    /// use ward_fragments::Fragments;
-    ///
-    /// assert_eq!(Fragments::new([("abcdefghij", 8), ("xyz", 8)]).run_len_min(), Some(3));
-    /// assert_eq!(Fragments::new([("a", 8)]).run_len_min(), None);
-    /// ```
-    pub fn run_len_min(&self) -> Option<usize> {
-        (self.stride > 0).then_some(self.stride + 1)
-    }
-
     /// Every run of `text`, in the order of the text positions they were found from (not
     /// sorted by start; a run can be reported more than once).
     ///
@@ -589,7 +576,6 @@ mod tests {
         assert_eq!(runs(&needles, "k3yk3y"), [run(0, 3, 0), run(3, 6, 0)]);
         // The short needle sets the stride (2): a run of the other is still found.
         assert_eq!(runs(&needles, "-89abcdef-"), [run(1, 9, 1)]);
-        assert_eq!(Fragments::new(needles).run_len_min(), Some(3));
     }
 
     #[test]
@@ -654,9 +640,8 @@ mod tests {
         let needles = [("", 8), ("a", 8), ("é", 8), ("abcdefgh", 8)];
         assert_eq!(runs(&needles, "é a abcdefgh"), [run(5, 13, 3)]);
         let none = Fragments::new(Vec::<(&[u8], usize)>::new());
-        assert_eq!(none.run_len_min(), None);
         assert_eq!(none.find(b"anything at all"), None);
-        assert_eq!(Fragments::new([("é", 8)]).run_len_min(), None);
+        assert_eq!(Fragments::new([("é", 8)]).find("é é".as_bytes()), None);
     }
 
     #[test]

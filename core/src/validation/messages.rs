@@ -225,11 +225,6 @@ pub(super) fn rank_errors(
     }
 }
 
-/// Sorts ranked errors of a whole input into the documented order.
-pub(super) fn sort_ranked(input: &Value, ranked: &mut [Ranked]) {
-    sort_ranked_at(input, 0, ranked);
-}
-
 /// Sorts ranked errors of the sub-tree `value` whose paths start with a prefix of
 /// `prefix_length` bytes.
 pub(super) fn sort_ranked_at(value: &Value, prefix_length: usize, ranked: &mut [Ranked]) {

@@ -11,6 +11,35 @@
 //! column; an object that repeats a key gives one error at that object's path (parsers
 //! disagree on which value wins, so ward refuses to guess).
 //!
+//! Text that is not JSON reads `is not valid JSON: <reason> (line L, column C)`, the reason
+//! being `serde_json`'s for its syntax error, which describes the grammar, never the text:
+//!
+//! <!-- wording: reasons -->
+//! | reason | `serde_json`'s error code |
+//! |---|---|
+//! | `EOF while parsing a list` | `EofWhileParsingList` |
+//! | `EOF while parsing an object` | `EofWhileParsingObject` |
+//! | `EOF while parsing a string` | `EofWhileParsingString` |
+//! | `EOF while parsing a value` | `EofWhileParsingValue` |
+//! | `` expected `:` `` | `ExpectedColon` |
+//! | `` expected `,` or `]` `` | `ExpectedListCommaOrEnd` |
+//! | `` expected `,` or `}` `` | `ExpectedObjectCommaOrEnd` |
+//! | `expected ident` | `ExpectedSomeIdent` |
+//! | `expected value` | `ExpectedSomeValue` |
+//! | `` expected `"` `` | `ExpectedDoubleQuote` |
+//! | `invalid escape` | `InvalidEscape` |
+//! | `invalid number` | `InvalidNumber` |
+//! | `number out of range` | `NumberOutOfRange` |
+//! | `invalid unicode code point` | `InvalidUnicodeCodePoint` |
+//! | `unexpected end of hex escape` | `UnexpectedEndOfHexEscape` |
+//! | `lone leading surrogate in hex escape` | `LoneLeadingSurrogateInHexEscape` |
+//! | `control character (\u0000-\u001F) found while parsing a string` | `ControlCharacterWhileParsingString` |
+//! | `key must be a string` | `KeyMustBeAString` |
+//! | `trailing comma` | `TrailingComma` |
+//! | `trailing characters` | `TrailingCharacters` |
+//! | `recursion limit exceeded` | `RecursionLimitExceeded` |
+//! <!-- wording: end reasons -->
+//!
 //! # Verdict and errors (R6–R8)
 //!
 //! The verdict is always `jsonschema`'s `is_valid` on the whole schema. Only an invalid input

@@ -9,7 +9,7 @@
 //! wording) and compares the runtime's list with its first five, element by element — which
 //! errors, their paths (passed through R22's guard, [`super::guarded`]), their order and
 //! their wording. Where it cannot predict (a schema outside its table), the rules every list
-//! obeys are still checked. Object keys taken from the input appear only in paths, never in a
+//! obeys are still checked, the documented order among them. Object keys taken from the input appear only in paths, never in a
 //! field's message.
 
 use std::borrow::Cow;
@@ -61,6 +61,14 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
         {
             let explanation = format!("the error path {path:?} does not resolve in the input");
             return findings.report(Breach::FieldErrorFormat, at, explanation);
+        }
+        if let Some(explanation) = fact.parsed.as_ref().and_then(|input| {
+            let listed = fields
+                .iter()
+                .map(|field| (field.path.as_str(), field.message.as_str()));
+            input_errors::out_of_order(input, listed)
+        }) {
+            return findings.report(Breach::FieldErrorsDiffer, at, explanation);
         }
         if fact.registered() {
             findings.exact.input_errors += 1;

@@ -274,18 +274,27 @@ impl<'a> Scanner<'a> {
     fn new(planted: &[&'a str], configured: &[&'a str]) -> Option<Scanner<'a>> {
         // A configured value of fewer than 8 characters has no run that counts (the runtime
         // refuses one at the start, R24); a planted part that short counts whole.
-        let secrets: Vec<&'a [u8]> = planted
+        let secrets: Vec<&'a str> = planted
             .iter()
             .chain(
                 configured
                     .iter()
                     .filter(|value| value.chars().count() >= SECRET_RUN_CHARS_MIN),
             )
-            .map(|secret| secret.as_bytes())
+            .copied()
             .collect();
+        // The fewest bytes a run holds, so that a shorter text is passed over unread: a run
+        // is at least 8 characters of a secret, or the whole of a shorter one, and a secret
+        // of fewer than 2 characters has none (`Fragments::new`).
+        let length_min = secrets
+            .iter()
+            .map(|secret| secret.chars().count())
+            .filter(|&characters| characters >= 2)
+            .map(|characters| characters.min(SECRET_RUN_CHARS_MIN))
+            .min()?;
         let fragments =
             Fragments::new(secrets.iter().map(|&secret| (secret, SECRET_RUN_CHARS_MIN)));
-        let length_min = fragments.run_len_min()?;
+        let secrets = secrets.iter().map(|secret| secret.as_bytes()).collect();
         Some(Scanner {
             fragments,
             secrets,

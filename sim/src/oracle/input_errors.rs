@@ -8,7 +8,8 @@
 //! Empty or all-white-space text is `{}`. Text that is not JSON is one error at `/`:
 //! `is not valid JSON: <the parser's reason> (line L, column C)`, where `L` and `C` are where
 //! `serde_json` stops reading (1-based; a column counts bytes); the reason is the parser's
-//! own and only its position is predicted. An object that repeats a key is one error at that
+//! own (its `Display` without ` at line L column C`), one of the reasons listed below, and
+//! only its position is predicted. An object that repeats a key is one error at that
 //! object's path: `repeats a key (line L, column C)`, at the position just past the repeated
 //! key (the first repetition the reading meets, whatever follows it).
 //!
@@ -19,6 +20,11 @@
 //! below (one error per missing `required` property, in the schema's order); then its members
 //! or items. A member whose key the schema does not allow (`additionalProperties: false`) is
 //! one error at `/<key>`, where that key stands among its siblings.
+//!
+//! Every list keeps this order, predicted or not: its paths never go back in the input's
+//! pre-order, and two errors at one path never go back in the first table's order below (the
+//! `const` row, whose `must be {value}` other rows' messages could also read as, ranks none;
+//! nor do the second table's rows, which the core ranks after the first's).
 //!
 //! # The wording
 //!
@@ -77,6 +83,34 @@
 //! | `$ref` (not resolvable) | `could not be checked: a reference of the schema does not resolve` |
 //! <!-- wording: end other -->
 //!
+//! The parser's reasons (the syntax errors `serde_json` reports):
+//!
+//! <!-- wording: reasons -->
+//! | reason | when |
+//! |---|---|
+//! | `EOF while parsing a list` | the text ends inside an array |
+//! | `EOF while parsing an object` | the text ends inside an object |
+//! | `EOF while parsing a string` | the text ends inside a string |
+//! | `EOF while parsing a value` | the text ends where a value should start |
+//! | `` expected `:` `` | a key is not followed by a colon |
+//! | `` expected `,` or `]` `` | an item is not followed by a comma or the array's end |
+//! | `` expected `,` or `}` `` | a member is not followed by a comma or the object's end |
+//! | `expected ident` | a word other than `true`, `false` or `null` |
+//! | `expected value` | something that starts no value |
+//! | `` expected `"` `` | a key that does not start with a quote |
+//! | `invalid escape` | a backslash that starts no escape |
+//! | `invalid number` | a number that does not read as one |
+//! | `number out of range` | a number too large for a 64-bit float |
+//! | `invalid unicode code point` | a `\u` escape that names no code point |
+//! | `unexpected end of hex escape` | a `\u` escape of fewer than four digits |
+//! | `lone leading surrogate in hex escape` | a `\u` high surrogate without its low one |
+//! | `control character (\u0000-\u001F) found while parsing a string` | a raw control character in a string |
+//! | `key must be a string` | a key that is not a string |
+//! | `trailing comma` | a comma before `]` or `}` |
+//! | `trailing characters` | text after the value |
+//! | `recursion limit exceeded` | more than 128 nested arrays and objects |
+//! <!-- wording: end reasons -->
+//!
 //! The same tables stand in the core's validation docs (`core/src/validation/mod.rs`); a test
 //! of this module fails when the two differ, and I4 fails when the core's messages differ from
 //! this module's. A schema that uses a keyword outside the first table (apart from annotations
@@ -122,9 +156,108 @@ impl Wording {
             Wording::NotJson { line, column } => message
                 .strip_prefix(NOT_JSON)
                 .and_then(|rest| rest.strip_suffix(&format!(" (line {line}, column {column})")))
-                .is_some_and(|reason| !reason.is_empty()),
+                .is_some_and(is_reason),
         }
     }
+}
+
+/// Whether `reason` is one of the parser's reasons of the module docs' table.
+fn is_reason(reason: &str) -> bool {
+    static REASONS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    REASONS
+        .get_or_init(|| {
+            let source = include_str!("input_errors.rs");
+            let rows = wording_rows(
+                source,
+                "<!-- wording: reasons -->",
+                "<!-- wording: end reasons -->",
+            );
+            rows.into_iter()
+                .map(|(reason, _)| reason.trim_matches('`').trim().to_owned())
+                .collect()
+        })
+        .iter()
+        .any(|documented| documented == reason)
+}
+
+/// How `fields` (path and message) break the documented order over `input`, which every list
+/// keeps, predicted or not: the first error that goes back in the input's pre-order, or in
+/// the first table's order at one path. A path guarded by R22 (it names a key with a secret
+/// in it) has no known place and is passed over.
+pub(crate) fn out_of_order<'f>(
+    input: &Value,
+    fields: impl IntoIterator<Item = (&'f str, &'f str)>,
+) -> Option<String> {
+    let mut places = BTreeMap::new();
+    number_values(input, &mut String::new(), &mut places);
+    let mut last: Option<(&str, usize, Option<usize>)> = None;
+    for (path, message) in fields {
+        let pointer = if path == "/" { "" } else { path };
+        let Some(&place) = places.get(pointer) else {
+            continue;
+        };
+        let rank = table_rank(message);
+        if let Some((before, before_place, before_rank)) = last {
+            let back = place < before_place
+                || (place == before_place && rank.zip(before_rank).is_some_and(|(r, b)| r < b));
+            if back {
+                return Some(format!(
+                    "`{path}: {message}` comes after `{before}`, against the documented order"
+                ));
+            }
+        }
+        last = Some((path, place, rank));
+    }
+    None
+}
+
+/// Numbers every value of `value` in pre-order (members in key order), keyed by its JSON
+/// Pointer, the root the empty string.
+fn number_values(value: &Value, pointer: &mut String, places: &mut BTreeMap<String, usize>) {
+    let place = places.len();
+    places.insert(pointer.clone(), place);
+    let length = pointer.len();
+    match value {
+        Value::Object(members) => {
+            for (key, member) in members {
+                push_segment(pointer, key);
+                number_values(member, pointer, places);
+                pointer.truncate(length);
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                let _ = write!(pointer, "/{index}");
+                number_values(item, pointer, places);
+                pointer.truncate(length);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The row of the first wording table whose wording `message` has, `const`'s passed over;
+/// `None` for a message of no other row.
+fn table_rank(message: &str) -> Option<usize> {
+    static ROWS: std::sync::OnceLock<Vec<(usize, Vec<Regex>)>> = std::sync::OnceLock::new();
+    ROWS.get_or_init(|| {
+        let source = include_str!("input_errors.rs");
+        wording_rows(source, "<!-- wording: begin -->", "<!-- wording: end -->")
+            .into_iter()
+            .enumerate()
+            .filter(|(_, (keyword, _))| keyword != "`const`")
+            .map(|(rank, (_, cell))| {
+                let templates = templates_of(&cell)
+                    .iter()
+                    .filter_map(|template| Regex::new(template).ok())
+                    .collect();
+                (rank, templates)
+            })
+            .collect()
+    })
+    .iter()
+    .find(|(_, templates)| templates.iter().any(|template| template.is_match(message)))
+    .map(|(rank, _)| *rank)
 }
 
 impl fmt::Display for Expected {
@@ -664,7 +797,8 @@ pub(crate) fn wording_rows(source: &str, begin: &str, end: &str) -> Vec<(String,
         .filter_map(|line| {
             let row = line.trim_start_matches("//!").trim();
             let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
-            (row.starts_with("| ") && !row.starts_with("| keyword") && cells.len() == 2)
+            let header = row.starts_with("| keyword") || row.starts_with("| reason");
+            (row.starts_with("| ") && !header && cells.len() == 2)
                 .then(|| (cells[0].to_owned(), cells[1].to_owned()))
         })
         .collect()
@@ -734,6 +868,8 @@ mod tests {
             column: 10,
         };
         assert!(wording.matches("is not valid JSON: expected ident (line 1, column 10)"));
+        assert!(wording.matches("is not valid JSON: expected `,` or `}` (line 1, column 10)"));
+        assert!(!wording.matches("is not valid JSON: expected a key (line 1, column 10)"));
         assert!(!wording.matches("is not valid JSON:  (line 1, column 10)"));
         assert!(!wording.matches("is not valid JSON: expected ident (line 1, column 9)"));
     }
@@ -780,6 +916,15 @@ mod tests {
             assert_eq!(ours.len(), rows, "{begin}");
             assert_eq!(ours, wording_rows(cores, begin, end), "{begin}");
         }
+        let (begin, end) = ("<!-- wording: reasons -->", "<!-- wording: end reasons -->");
+        let reasons = |source| -> Vec<String> {
+            wording_rows(source, begin, end)
+                .into_iter()
+                .map(|(reason, _)| reason)
+                .collect()
+        };
+        assert_eq!(reasons(ours).len(), 21);
+        assert_eq!(reasons(ours), reasons(cores));
     }
 
     #[test]
