@@ -259,7 +259,9 @@ pub enum Effect {
 }
 
 /// Where a leaked secret stands in the text of a result (R22's guard must replace exactly it,
-/// also at a text's start and end).
+/// also at a text's start and end). Data placed at `Middle`, `Whole`, `Start`, `End` or
+/// `Tail` carries the text twice: as the member `debug` and as the last item of the list
+/// `notes`, after one that carries nothing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LeakAt {

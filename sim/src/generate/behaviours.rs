@@ -54,18 +54,20 @@ impl<'p> Generator<'p> {
         }
     }
 
-    /// One or two bodies that fail, panic or leak a configured value, and in a run that may
-    /// write, a write that fails after doing part of its work.
+    /// One or two bodies that fail, panic or leak a configured value (in their data or their
+    /// error), and in a run that may write, a write that fails after doing part of its work.
     fn tool_faults(&mut self, plan: &mut RunPlan<'p>) {
         for _ in 0..self.rng.range(1, 2) {
             let name = Arc::clone(&self.rng.pick(&self.catalogue.registered).name);
-            let effect = match self.rng.below(3) {
+            // Half of the faults leak, two in three of those in data: what R22's guard must
+            // keep whole around the secret.
+            let effect = match self.rng.below(4) {
                 0 => Effect::Fail,
                 1 => Effect::Panic,
                 _ => match plan.configured.first() {
                     Some(label) => Effect::LeakSecret {
                         label: label.clone(),
-                        fail: self.rng.percent(50),
+                        fail: self.rng.percent(33),
                         at: *self.rng.pick(&LeakAt::ALL),
                     },
                     None => Effect::Fail,

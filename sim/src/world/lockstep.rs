@@ -957,7 +957,10 @@ fn with_effect(
                 }),
                 LeakAt::Item => result
                     .map(|data| json!({"notes": ["ok", at.text(&secret), "done"], "result": data})),
-                _ => result.map(|data| json!({"result": data, "debug": at.text(&secret)})),
+                // Also the last item of a list, after one that carries nothing.
+                _ => result.map(|data| {
+                    json!({"debug": at.text(&secret), "notes": ["ok", at.text(&secret)], "result": data})
+                }),
             }
         }
         Effect::Inject { tool, arguments } => {
