@@ -119,6 +119,7 @@
 //! rules every list obeys (1 to 5 errors, the prefix, paths, the documented order, no echo),
 //! and the campaign counts the input as not predicted.
 
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
@@ -164,16 +165,11 @@ impl Wording {
 
 /// Whether `reason` is one of the parser's reasons of the module docs' table.
 fn is_reason(reason: &str) -> bool {
-    static REASONS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    REASONS
+    static LISTED: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    LISTED
         .get_or_init(|| {
-            let source = include_str!("input_errors.rs");
-            let rows = wording_rows(
-                source,
-                "<!-- wording: reasons -->",
-                "<!-- wording: end reasons -->",
-            );
-            rows.into_iter()
+            wording_rows(SOURCE, REASONS)
+                .into_iter()
                 .map(|(reason, _)| reason.trim_matches('`').trim().to_owned())
                 .collect()
         })
@@ -183,57 +179,67 @@ fn is_reason(reason: &str) -> bool {
 
 /// How `fields` (path and message) break the documented order over `input`, which every list
 /// keeps, predicted or not: the first error that goes back in the input's pre-order, or in
-/// the first table's order at one path. A path guarded by R22 (it names a key with a secret
-/// in it) has no known place and is passed over.
+/// the first table's order at one path. A path that names no value of the input (one guarded
+/// by R22 names a key with a secret in it) has no known place and is passed over.
 pub(crate) fn out_of_order<'f>(
     input: &Value,
     fields: impl IntoIterator<Item = (&'f str, &'f str)>,
 ) -> Option<String> {
-    let mut places = BTreeMap::new();
-    number_values(input, &mut String::new(), &mut places);
-    let mut last: Option<(&str, usize, Option<usize>)> = None;
+    let mut last: Option<(&str, &str, Option<usize>)> = None;
     for (path, message) in fields {
         let pointer = if path == "/" { "" } else { path };
-        let Some(&place) = places.get(pointer) else {
+        if input.pointer(pointer).is_none() {
             continue;
-        };
+        }
         let rank = table_rank(message);
-        if let Some((before, before_place, before_rank)) = last {
-            let back = place < before_place
-                || (place == before_place && rank.zip(before_rank).is_some_and(|(r, b)| r < b));
+        if let Some((before, before_pointer, before_rank)) = last {
+            let back = match preorder(input, pointer, before_pointer) {
+                Some(Ordering::Less) => true,
+                Some(Ordering::Equal) => rank.zip(before_rank).is_some_and(|(r, b)| r < b),
+                Some(Ordering::Greater) | None => false,
+            };
             if back {
                 return Some(format!(
                     "`{path}: {message}` comes after `{before}`, against the documented order"
                 ));
             }
         }
-        last = Some((path, place, rank));
+        last = Some((path, pointer, rank));
     }
     None
 }
 
-/// Numbers every value of `value` in pre-order (members in key order), keyed by its JSON
-/// Pointer, the root the empty string.
-fn number_values(value: &Value, pointer: &mut String, places: &mut BTreeMap<String, usize>) {
-    let place = places.len();
-    places.insert(pointer.clone(), place);
-    let length = pointer.len();
-    match value {
-        Value::Object(members) => {
-            for (key, member) in members {
-                push_segment(pointer, key);
-                number_values(member, pointer, places);
-                pointer.truncate(length);
+/// Where the value at pointer `a` stands against the one at `b` in `input`'s pre-order
+/// (members in key order, byte-wise; items by index; a value before its members and items),
+/// for two pointers that name values of `input` (the root the empty string); `None` when a
+/// segment does not read as its container's.
+fn preorder(input: &Value, a: &str, b: &str) -> Option<Ordering> {
+    let unescaped = |segment: &str| segment.replace("~1", "/").replace("~0", "~");
+    let (mut left, mut right) = (a.split('/').skip(1), b.split('/').skip(1));
+    let mut container = input;
+    loop {
+        let (x, y) = match (left.next(), right.next()) {
+            (None, None) => return Some(Ordering::Equal),
+            (None, Some(_)) => return Some(Ordering::Less),
+            (Some(_), None) => return Some(Ordering::Greater),
+            (Some(x), Some(y)) => (unescaped(x), unescaped(y)),
+        };
+        container = match container {
+            Value::Array(items) => {
+                let (x, y) = (x.parse::<usize>().ok()?, y.parse::<usize>().ok()?);
+                if x != y {
+                    return Some(x.cmp(&y));
+                }
+                items.get(x)?
             }
-        }
-        Value::Array(items) => {
-            for (index, item) in items.iter().enumerate() {
-                let _ = write!(pointer, "/{index}");
-                number_values(item, pointer, places);
-                pointer.truncate(length);
+            Value::Object(members) => {
+                if x != y {
+                    return Some(x.cmp(&y));
+                }
+                members.get(&x)?
             }
-        }
-        _ => {}
+            _ => return None,
+        };
     }
 }
 
@@ -242,8 +248,7 @@ fn number_values(value: &Value, pointer: &mut String, places: &mut BTreeMap<Stri
 fn table_rank(message: &str) -> Option<usize> {
     static ROWS: std::sync::OnceLock<Vec<(usize, Vec<Regex>)>> = std::sync::OnceLock::new();
     ROWS.get_or_init(|| {
-        let source = include_str!("input_errors.rs");
-        wording_rows(source, "<!-- wording: begin -->", "<!-- wording: end -->")
+        wording_rows(SOURCE, FIRST)
             .into_iter()
             .enumerate()
             .filter(|(_, (keyword, _))| keyword != "`const`")
@@ -275,6 +280,15 @@ impl fmt::Display for Expected {
 }
 
 const NOT_JSON: &str = "is not valid JSON: ";
+
+/// This module's source, whose docs hold the tables.
+const SOURCE: &str = include_str!("input_errors.rs");
+/// The markers of the first wording table (the structural keywords).
+const FIRST: (&str, &str) = ("<!-- wording: begin -->", "<!-- wording: end -->");
+/// The markers of the second (every other keyword).
+const OTHER: (&str, &str) = ("<!-- wording: other -->", "<!-- wording: end other -->");
+/// The markers of the parser's reasons.
+const REASONS: (&str, &str) = ("<!-- wording: reasons -->", "<!-- wording: end reasons -->");
 
 /// The patterns of the published schemas, compiled once.
 #[derive(Debug, Default)]
@@ -737,14 +751,9 @@ pub(crate) fn is_documented(message: &str) -> bool {
     static TEMPLATES: std::sync::OnceLock<Vec<Regex>> = std::sync::OnceLock::new();
     TEMPLATES
         .get_or_init(|| {
-            let source = include_str!("input_errors.rs");
-            let rows = wording_rows(source, "<!-- wording: begin -->", "<!-- wording: end -->")
+            let rows = wording_rows(SOURCE, FIRST)
                 .into_iter()
-                .chain(wording_rows(
-                    source,
-                    "<!-- wording: other -->",
-                    "<!-- wording: end other -->",
-                ));
+                .chain(wording_rows(SOURCE, OTHER));
             rows.flat_map(|(_, message)| templates_of(&message))
                 .filter_map(|template| Regex::new(&template).ok())
                 .collect()
@@ -790,9 +799,9 @@ fn templates_of(cell: &str) -> Vec<String> {
         .collect()
 }
 
-/// The rows of a wording table in a module's docs, between `begin` and `end`: `(keyword,
-/// message)`, in order.
-pub(crate) fn wording_rows(source: &str, begin: &str, end: &str) -> Vec<(String, String)> {
+/// The rows of a wording table in a module's docs, between its `(begin, end)` markers:
+/// `(first cell, second cell)`, in order.
+pub(crate) fn wording_rows(source: &str, (begin, end): (&str, &str)) -> Vec<(String, String)> {
     let begin = source.find(begin);
     let end = source.find(end);
     let (Some(begin), Some(end)) = (begin, end) else {
@@ -912,25 +921,63 @@ mod tests {
 
     #[test]
     fn the_wording_tables_are_the_cores() {
-        let ours = include_str!("input_errors.rs");
         let cores = include_str!("../../../core/src/validation/mod.rs");
-        for (begin, end, rows) in [
-            ("<!-- wording: begin -->", "<!-- wording: end -->", 17),
-            ("<!-- wording: other -->", "<!-- wording: end other -->", 21),
-        ] {
-            let ours = wording_rows(ours, begin, end);
-            assert_eq!(ours.len(), rows, "{begin}");
-            assert_eq!(ours, wording_rows(cores, begin, end), "{begin}");
+        for (markers, rows) in [(FIRST, 17), (OTHER, 21)] {
+            let ours = wording_rows(SOURCE, markers);
+            assert_eq!(ours.len(), rows, "{markers:?}");
+            assert_eq!(ours, wording_rows(cores, markers), "{markers:?}");
         }
-        let (begin, end) = ("<!-- wording: reasons -->", "<!-- wording: end reasons -->");
         let reasons = |source| -> Vec<String> {
-            wording_rows(source, begin, end)
+            wording_rows(source, REASONS)
                 .into_iter()
                 .map(|(reason, _)| reason)
                 .collect()
         };
-        assert_eq!(reasons(ours).len(), 21);
-        assert_eq!(reasons(ours), reasons(cores));
+        assert_eq!(reasons(SOURCE).len(), 21);
+        assert_eq!(reasons(SOURCE), reasons(cores));
+    }
+
+    #[test]
+    fn the_order_is_checked_on_any_list() {
+        let input = json!({"a": 1, "a~/b": 2, "list": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]});
+        let order = |fields: &[(&str, &str)]| out_of_order(&input, fields.iter().copied());
+        // Pre-order: the root before its members, members in key order, items by index.
+        let kept = [
+            ("/", "missing required property 'z'"),
+            ("/a", "must be a string"),
+            ("/a", "must be at least 2"),
+            ("/a~0~1b", "is not an allowed property"),
+            ("/list/2", "must be a string"),
+            ("/list/10", "must be a string"),
+        ];
+        assert_eq!(order(&kept), None);
+        for broken in [
+            [
+                ("/a", "must be a string"),
+                ("/", "must have at most 1 property"),
+            ],
+            [
+                ("/list/10", "must be a string"),
+                ("/list/2", "must be a string"),
+            ],
+            [("/a~0~1b", "must be a string"), ("/a", "must be a string")],
+            [("/a", "must be at least 2"), ("/a", "must be a string")],
+            [
+                ("/a", "is not an allowed property"),
+                ("/a", "must be at most 3"),
+            ],
+        ] {
+            assert!(order(&broken).is_some(), "{broken:?}");
+        }
+        // Unranked messages and paths that name nothing are passed over.
+        assert_eq!(
+            order(&[("/a", "must be 3"), ("/a", "must be a string")]),
+            None
+        );
+        assert_eq!(
+            order(&[("/list/3", "must be a string"), ("/b/[REDACTED]", "x")]),
+            None
+        );
     }
 
     #[test]
