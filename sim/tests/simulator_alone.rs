@@ -1,7 +1,9 @@
 //! The simulator alone: generated seeds run in-process against the correct core, failing at
 //! the first violation of any invariant. This is the one test cargo-mutants runs
 //! (`.cargo/mutants.toml`), so a mutant of the core counts as caught only when the
-//! simulator's invariants notice it; `MUTANTS.md` has the score.
+//! simulator's invariants notice it; `MUTANTS.md` has the score. It installs
+//! `allocation-counter`'s allocator, so the oracle checks R8's cost too
+//! ([`ward_sim::oracle::cost`]).
 
 use ward_sim::simulate::{Engine, is_rerun};
 
@@ -12,6 +14,9 @@ const SEEDS: u64 = 3_000;
 
 #[test]
 fn the_core_holds_every_invariant_over_3000_generated_seeds() {
+    ward_sim::oracle::cost::count_allocations_with(|run| {
+        allocation_counter::measure(run).count_total
+    });
     let engine = Engine::new();
     for seed in 0..SEEDS {
         let outcome = engine.run_seed(seed, None, is_rerun(seed, 20));

@@ -43,6 +43,7 @@ mod i7_sequential_batches_and_writes_never_overlap;
 mod i8_no_secret_leaks;
 mod i9_state_changed_tells_the_truth;
 // The oracle's own readings of R22's guard and of R6–R7's error list, shared by I4 and I8.
+pub mod cost;
 mod guarded;
 mod input_errors;
 mod registration;
@@ -664,8 +665,10 @@ impl Oracle {
     /// edges once.
     pub fn new(schemas: Schemas) -> Oracle {
         Oracle {
+            registration: registration::disagreement()
+                .or_else(suite::disagreement)
+                .or_else(|| cost::disagreement(&schemas)),
             schemas,
-            registration: registration::disagreement().or_else(suite::disagreement),
         }
     }
 
