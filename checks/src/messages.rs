@@ -91,13 +91,12 @@ fn is_field_message(message: &str, schema_text: &str) -> bool {
         return true;
     }
     for (prefix, suffixes) in NUMBERED {
-        if let Some(rest) = message.strip_prefix(prefix) {
-            if suffixes
+        if let Some(rest) = message.strip_prefix(prefix)
+            && suffixes
                 .iter()
                 .any(|suffix| rest.strip_suffix(suffix).is_some_and(is_number))
-            {
-                return true;
-            }
+        {
+            return true;
         }
     }
     if let Some(types) = message.strip_prefix("must be one of the types: ") {
@@ -127,10 +126,10 @@ fn is_field_message(message: &str, schema_text: &str) -> bool {
         "must satisfy the keyword ",
         "must be ",
     ] {
-        if let Some(rest) = message.strip_prefix(prefix) {
-            if from_schema(rest, schema_text) {
-                return true;
-            }
+        if let Some(rest) = message.strip_prefix(prefix)
+            && from_schema(rest, schema_text)
+        {
+            return true;
         }
     }
     false

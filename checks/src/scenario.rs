@@ -911,7 +911,7 @@ fn check_run(
         digest: trace::digest(&trace),
         trace,
     };
-    if rerun || xxhash_rust::xxh3::xxh3_64(data) % RERUN_EVERY == 0 {
+    if rerun || xxhash_rust::xxh3::xxh3_64(data).is_multiple_of(RERUN_EVERY) {
         engine.rerun(scenario, faults, &mut checked);
     }
     let violations: Vec<String> = checked

@@ -194,10 +194,10 @@ impl Activity {
         let now = Instant::now();
         let mut state = self.state();
         state.pauses_open = state.pauses_open.saturating_sub(1);
-        if state.pauses_open == 0 {
-            if let Some(since) = state.paused_since.take() {
-                state.paused_total += now.saturating_duration_since(since);
-            }
+        if state.pauses_open == 0
+            && let Some(since) = state.paused_since.take()
+        {
+            state.paused_total += now.saturating_duration_since(since);
         }
         drop(state);
         self.inner.changed.notify_waiters();

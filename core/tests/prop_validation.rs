@@ -501,10 +501,10 @@ fn with_repeated_key(value: &Value, target: &[Segment], path: &mut Vec<Segment>)
                     format!("{}:{text}", Value::String(key.clone()))
                 })
                 .collect();
-            if path == target {
-                if let Some(first) = parts.first().cloned() {
-                    parts.push(first);
-                }
+            if path == target
+                && let Some(first) = parts.first().cloned()
+            {
+                parts.push(first);
             }
             format!("{{{}}}", parts.join(","))
         }

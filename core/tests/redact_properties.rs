@@ -521,7 +521,7 @@ fn r25_redacts(text: &str, range: std::ops::Range<usize>) -> bool {
 /// Standard base64 with padding, or `None`.
 fn decode_base64(text: &str) -> Option<Vec<u8>> {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    if text.len() % 4 != 0 {
+    if !text.len().is_multiple_of(4) {
         return None;
     }
     let mut out = Vec::new();

@@ -564,13 +564,13 @@ impl Scenario {
                     }
                 }
                 for (tool, behaviour) in run.tools.iter() {
-                    if let Effect::LeakSecret { label, .. } = &behaviour.effect {
-                        if self.secret(label).is_none() {
-                            return Err(invalid(
-                                format!("{at}/tools/{tool}/effect/label"),
-                                format!("no planted secret is labelled '{label}'"),
-                            ));
-                        }
+                    if let Effect::LeakSecret { label, .. } = &behaviour.effect
+                        && self.secret(label).is_none()
+                    {
+                        return Err(invalid(
+                            format!("{at}/tools/{tool}/effect/label"),
+                            format!("no planted secret is labelled '{label}'"),
+                        ));
                     }
                 }
                 for (index, turn) in run.turns.iter().enumerate() {

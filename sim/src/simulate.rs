@@ -107,7 +107,7 @@ pub fn faults_of(scenario: &Scenario, extra: Option<Fault>) -> FaultSet {
 /// Whether `seed` is rerun to check determinism: a fixed 1 in `every` of the seeds, chosen by
 /// a hash so that the chosen seeds spread over any range.
 pub fn is_rerun(seed: u64, every: u64) -> bool {
-    every > 0 && xxhash_rust::xxh3::xxh3_64(&seed.to_le_bytes()) % every == 0
+    every > 0 && xxhash_rust::xxh3::xxh3_64(&seed.to_le_bytes()).is_multiple_of(every)
 }
 
 impl Engine {

@@ -400,13 +400,13 @@ impl Summary {
                 reason: reason_without_position(&error),
             })?;
         // Another version's summary may have another format: the version is named first.
-        if let Some(found) = value.get("wardVersion").and_then(serde_json::Value::as_str) {
-            if found != WARD_VERSION {
-                return Err(SummaryError::Version {
-                    path: path.to_owned(),
-                    found: found.to_owned(),
-                });
-            }
+        if let Some(found) = value.get("wardVersion").and_then(serde_json::Value::as_str)
+            && found != WARD_VERSION
+        {
+            return Err(SummaryError::Version {
+                path: path.to_owned(),
+                found: found.to_owned(),
+            });
         }
         let invalid = |pointer: &str, reason: String| SummaryError::Invalid {
             path: path.to_owned(),

@@ -103,10 +103,11 @@ fn aim(tool: &str, mut input: Value, aims: &Aims, picks: &mut Picks) -> Value {
             members.insert(key.to_owned(), json!(pane.0));
         }
     }
-    if members.contains_key("drawingId") && picks.chance(9, 10) {
-        if let Some(drawing) = picks.one_of(&aims.drawings) {
-            members.insert("drawingId".to_owned(), json!(drawing.0));
-        }
+    if members.contains_key("drawingId")
+        && picks.chance(9, 10)
+        && let Some(drawing) = picks.one_of(&aims.drawings)
+    {
+        members.insert("drawingId".to_owned(), json!(drawing.0));
     }
     if tool == "drawings_copy" && picks.chance(4, 5) {
         // Copy from a pane that holds drawings, the listed ones among them.
@@ -127,10 +128,11 @@ fn aim(tool: &str, mut input: Value, aims: &Aims, picks: &mut Picks) -> Value {
             }
         }
     }
-    if members.contains_key("comparisonId") && picks.chance(9, 10) {
-        if let Some(comparison) = picks.one_of(&aims.comparisons) {
-            members.insert("comparisonId".to_owned(), json!(comparison));
-        }
+    if members.contains_key("comparisonId")
+        && picks.chance(9, 10)
+        && let Some(comparison) = picks.one_of(&aims.comparisons)
+    {
+        members.insert("comparisonId".to_owned(), json!(comparison));
     }
     if tool == "comparison_create" && picks.chance(9, 10) {
         // Seven symbols, the main one among them: repeats and the limit come soon.

@@ -747,10 +747,10 @@ impl EventSink for HostEvents {
         let mut shared = lock(&self.shared);
         if let EventKind::ToolFinished { index, call_id, .. } = &event.kind {
             let key = (*index, call_id.to_string());
-            if let Some((body_id, before)) = shared.failed_writes.remove(&key) {
-                if *self.chart.snapshot_shared() == *before {
-                    shared.outbox.push(FromAdapter::Rollback { body_id });
-                }
+            if let Some((body_id, before)) = shared.failed_writes.remove(&key)
+                && *self.chart.snapshot_shared() == *before
+            {
+                shared.outbox.push(FromAdapter::Rollback { body_id });
             }
         }
         shared.outbox.push(FromAdapter::Event { event });

@@ -196,10 +196,10 @@ impl ProcessHost {
             .stderr
             .lock()
             .map(|tail| tail.iter().cloned().collect::<Vec<_>>());
-        if let Ok(tail) = tail {
-            if !tail.is_empty() {
-                text.push_str(&format!("; its standard error ends: {}", tail.join(" | ")));
-            }
+        if let Ok(tail) = tail
+            && !tail.is_empty()
+        {
+            text.push_str(&format!("; its standard error ends: {}", tail.join(" | ")));
         }
         Violation::new(text)
     }

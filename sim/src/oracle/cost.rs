@@ -178,7 +178,7 @@ mod tests {
         fn growing(run: &mut dyn FnMut()) -> u64 {
             run();
             let calls = CALLS.with(|calls| calls.replace(calls.get() + 1));
-            if calls % 2 == 0 {
+            if calls.is_multiple_of(2) {
                 SMALL as u64
             } else {
                 LARGE as u64

@@ -42,19 +42,20 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
             return findings.report(Breach::AllowedCallRefused, at, explanation);
         }
     }
-    if let Some(last) = view.replies.last() {
-        if last.error.is_none() && last.calls.is_empty() {
-            findings.arm(Invariant::I13);
-            let completed = matches!(
-                view.terminal().map(|event| &event.kind),
-                Some(EventKind::RunCompleted { .. })
-            );
-            if !completed {
-                let explanation =
-                    "the provider stopped calling tools but the run did not end run.completed"
-                        .to_owned();
-                findings.report(Breach::NotCompleted, At::Turn(last.turn), explanation);
-            }
+    if let Some(last) = view.replies.last()
+        && last.error.is_none()
+        && last.calls.is_empty()
+    {
+        findings.arm(Invariant::I13);
+        let completed = matches!(
+            view.terminal().map(|event| &event.kind),
+            Some(EventKind::RunCompleted { .. })
+        );
+        if !completed {
+            let explanation =
+                "the provider stopped calling tools but the run did not end run.completed"
+                    .to_owned();
+            findings.report(Breach::NotCompleted, At::Turn(last.turn), explanation);
         }
     }
 }

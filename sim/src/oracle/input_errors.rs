@@ -587,10 +587,10 @@ impl Walk<'_> {
                 ("exclusiveMaximum", |v, l| v >= l, "must be less than"),
             ];
             for (keyword, fails, rule) in checks {
-                if let Some(limit) = bound(keyword) {
-                    if fails(number, limit.as_f64()?) {
-                        self.error(path, format!("{rule} {limit}"));
-                    }
+                if let Some(limit) = bound(keyword)
+                    && fails(number, limit.as_f64()?)
+                {
+                    self.error(path, format!("{rule} {limit}"));
                 }
             }
         }

@@ -19,7 +19,7 @@ struct Chunked<'a> {
 impl Read for Chunked<'_> {
     fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
         self.turn += 1;
-        if self.turn % 3 == 0 {
+        if self.turn.is_multiple_of(3) {
             return Err(io::ErrorKind::Interrupted.into());
         }
         let size = self.sizes[self.turn % self.sizes.len()]
@@ -438,7 +438,11 @@ fn the_look_ahead_bounds_decide_the_same_in_whole_text() {
 
     // A plain word of `length` bytes (`ab-a-a-…-a`, or `abc-a-…-a` when odd).
     let plain = |length: usize| {
-        let head = if length % 2 == 0 { "ab" } else { "abc" };
+        let head = if length.is_multiple_of(2) {
+            "ab"
+        } else {
+            "abc"
+        };
         format!("a basic {head}{} x", "-a".repeat((length - head.len()) / 2))
     };
     let word = plain(auth::PLAIN_WORD_LEN_MAX);

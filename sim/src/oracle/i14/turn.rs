@@ -168,10 +168,10 @@ impl<'r, 'a> Model<'r, 'a> {
             return disagree(Breach::ModelTiming, Where::Turn(turn), explanation);
         }
         let retry_ms = within_horizon(due_ms.saturating_add(wait_ms))?;
-        if let Some(stop) = self.clock.stop_by(retry_ms) {
-            if stop.at_ms < retry_ms || retry.is_none() {
-                return Ok(Attempt::Ended(ended(stop)));
-            }
+        if let Some(stop) = self.clock.stop_by(retry_ms)
+            && (stop.at_ms < retry_ms || retry.is_none())
+        {
+            return Ok(Attempt::Ended(ended(stop)));
         }
         Ok(Attempt::Retried(retry_ms))
     }
