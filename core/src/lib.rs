@@ -23,6 +23,7 @@
 pub mod chart;
 pub mod deadline;
 pub mod driver;
+pub mod durable;
 pub mod envelope;
 pub mod events;
 pub mod fault;
