@@ -51,7 +51,7 @@ use thiserror::Error;
 use crate::chart::ChartState;
 use crate::session::Message;
 
-pub use redb::StorageBackend;
+pub use redb::{BackendError, StorageBackend};
 
 /// Every session's journal: (session, sequence number) → CRC-32 and JSON of a [`Record`].
 const JOURNAL: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("journal");

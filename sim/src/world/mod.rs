@@ -21,6 +21,7 @@
 //! All of it lands in one [`Trace`] per run, in the order it happened (`records`).
 
 mod body;
+pub mod disk;
 pub mod lockstep;
 mod provider;
 mod records;
