@@ -1,0 +1,151 @@
+//! The durable store (SPEC §16, R30–R31): one run's journal committed record by record, on a
+//! real redb file, on the simulator's disk (a redb database over `SimulatedDisk`, every sync a
+//! copy of the image), and, as the baseline, into the in-memory store that keeps no journal.
+//!
+//! A run's journal here is its start, four replies each with two calls, the eight results
+//! (about 600 bytes of JSON each), the chart committed with each of the four writes' results
+//! (R31), and its end: 14 commits. Each iteration journals a new session into the same
+//! database, so the file grows as a real one does.
+//!
+//! ```text
+//! cargo bench -p ward-benches --bench durable
+//! ```
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use serde_json::json;
+use ward_core::chart::{ChartState, SharedChart};
+use ward_core::durable::{DurableStore, Record, StoredLimits};
+use ward_core::envelope::ToolResult;
+use ward_core::session::{MemoryStore, Message, SessionStore};
+use ward_core::tool::ToolCall;
+use ward_sim::world::disk::SimulatedDisk;
+
+/// One run's records, and which of them carry the chart (a write's result).
+fn journal() -> Vec<(Record, bool)> {
+    let mut records = vec![(
+        Record::RunStarted {
+            run: 0,
+            read_only: false,
+            disabled: Vec::new(),
+            limits: StoredLimits {
+                turns_max: 8,
+                calls_per_batch_max: 16,
+                provider_timeout_ms: 60_000,
+                inactivity_timeout_ms: 120_000,
+                provider_retries_max: 3,
+            },
+            prompt: "Draw a trend line from the last low to the high and add RSI.".to_owned(),
+        },
+        false,
+    )];
+    for turn in 0..4 {
+        let calls: Vec<ToolCall> = (0..2)
+            .map(|index| ToolCall {
+                id: format!("call_{turn}_{index}"),
+                name: if index == 0 {
+                    "drawing_create"
+                } else {
+                    "indicators_query"
+                }
+                .to_owned(),
+                arguments: json!({"kind": "trendline", "anchors": [
+                    {"time": 1_700_000_000 + turn, "price": 101.5},
+                    {"time": 1_700_086_400 + turn, "price": 108.25}]})
+                .to_string(),
+            })
+            .collect();
+        records.push((
+            Record::Message {
+                message: Message::Assistant {
+                    text: "Drawing the line first.".to_owned(),
+                    calls: calls.clone().into(),
+                },
+            },
+            false,
+        ));
+        for (index, call) in calls.iter().enumerate() {
+            let data = json!({"id": format!("drawing-{turn}"), "points": (0..20)
+                .map(|point| json!({"time": point, "value": f64::from(point) * 1.5}))
+                .collect::<Vec<_>>()});
+            records.push((
+                Record::Message {
+                    message: Message::Tool {
+                        call_id: Arc::from(call.id.as_str()),
+                        name: Arc::from(call.name.as_str()),
+                        result: ToolResult::success(data, index == 0),
+                    },
+                },
+                index == 0,
+            ));
+        }
+    }
+    records.push((
+        Record::RunEnded {
+            run: 0,
+            outcome: "completed".to_owned(),
+        },
+        false,
+    ));
+    records
+}
+
+fn commit_all(
+    store: &mut DurableStore,
+    session: &str,
+    records: &[(Record, bool)],
+    chart: &ChartState,
+) {
+    for (record, with_chart) in records {
+        if *with_chart {
+            store
+                .commit_with_chart(session, record, chart)
+                .expect("committed");
+        } else {
+            store.append(session, record).expect("committed");
+        }
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let records = journal();
+    let chart = SharedChart::new(0).snapshot();
+    let mut group = c.benchmark_group("journal");
+    group.throughput(Throughput::Elements(records.len() as u64));
+    group.bench_function("memory store (no journal)", |b| {
+        let mut store = MemoryStore::new();
+        b.iter(|| {
+            for (record, _) in &records {
+                if let Record::Message { message } = record {
+                    store.append("bench", &Arc::new(message.clone()));
+                }
+            }
+            black_box(&store);
+        });
+    });
+    group.bench_function("redb on the simulated disk", |b| {
+        let mut store = DurableStore::open_on(SimulatedDisk::new()).expect("a store");
+        let mut session = 0_u64;
+        b.iter(|| {
+            session += 1;
+            commit_all(&mut store, &session.to_string(), &records, &chart);
+        });
+    });
+    let directory = std::env::temp_dir().join(format!("ward-bench-durable-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).expect("a directory");
+    group.bench_function("redb on a file", |b| {
+        let mut store = DurableStore::open(&directory.join("bench.redb")).expect("a store");
+        let mut session = 0_u64;
+        b.iter(|| {
+            session += 1;
+            commit_all(&mut store, &session.to_string(), &records, &chart);
+        });
+    });
+    group.finish();
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
