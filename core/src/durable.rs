@@ -8,9 +8,9 @@
 //! One table holds every session's journal, keyed by (session, sequence number): each
 //! [`Record`] is its JSON behind a CRC-32 of that JSON, so that a damaged record is refused on
 //! reading (R35), never read back as another. A second table holds each session's chart as
-//! JSON, with the same check. Records arrive already guarded (R22) and the prompt already
-//! redacted (R15): the store writes what it is given, and [`DurableStore::append`] is the only
-//! way a record reaches the backend.
+//! JSON, with the same check. The store writes what it is given: guarding every record (R22)
+//! and redacting the prompt (R15) before it reaches [`DurableStore::append`] is its caller's
+//! duty, and the run driver's (R30).
 //!
 //! # Commits (R30, R31, R35)
 //!
@@ -243,13 +243,19 @@ impl DurableStore {
         chart: Option<&ChartState>,
     ) -> Result<u64, StoreError> {
         self.running()?;
-        let json = serde_json::to_vec(record).map_err(|error| self.stop(error))?;
+        // A record that does not serialise never reached the backend: refused, not a crash.
+        let unserialisable = |error: serde_json::Error| StoreError::Failed(error.to_string());
+        let json = serde_json::to_vec(record).map_err(unserialisable)?;
         let chart_json = chart
             .map(serde_json::to_vec)
             .transpose()
-            .map_err(|error| self.stop(error))?;
+            .map_err(unserialisable)?;
         let result = (|| -> Result<u64, redb::Error> {
-            let transaction = self.database.begin_write()?;
+            let mut transaction = self.database.begin_write()?;
+            // Two phases: a crash part way through a commit never leaves the database
+            // pointing at a commit whose pages an attacker could shape through the records
+            // they control (model replies, tool results); one sync more per commit.
+            transaction.set_two_phase_commit(true);
             let sequence = {
                 let mut journal = transaction.open_table(JOURNAL)?;
                 let sequence = journal
@@ -362,6 +368,41 @@ mod tests {
         );
         assert_eq!(store.records("b").unwrap(), vec![message("other")]);
         assert_eq!(store.chart("a").unwrap(), None);
+        std::fs::remove_dir_all(&directory).unwrap();
+    }
+
+    #[test]
+    fn a_record_that_fails_its_crc_or_leaves_a_gap_is_refused() {
+        let directory =
+            std::env::temp_dir().join(format!("ward-durable-damaged-{}", std::process::id()));
+        std::fs::create_dir_all(&directory).unwrap();
+        let path = directory.join("sessions.redb");
+        let _ = std::fs::remove_file(&path);
+        let mut store = DurableStore::open(&path).unwrap();
+        store.append("a", &message("one")).unwrap();
+        store.append("b", &message("one")).unwrap();
+        // Bytes redb keeps whole (its pages' checksums hold) but that are no sealed record.
+        let transaction = store.database.begin_write().unwrap();
+        {
+            let mut journal = transaction.open_table(JOURNAL).unwrap();
+            let mut bad = sealed(br#"{"record":"runEnded","run":0,"outcome":"completed"}"#);
+            bad[10] ^= 0x01;
+            journal.insert(("a", 1), bad.as_slice()).unwrap();
+            let later = sealed(br#"{"record":"runEnded","run":0,"outcome":"completed"}"#);
+            journal.insert(("b", 2), later.as_slice()).unwrap();
+        }
+        transaction.commit().unwrap();
+        let refused = store.records("a").unwrap_err();
+        assert_eq!(
+            refused,
+            StoreError::Damaged("session \"a\": record 1 fails its CRC-32".to_owned())
+        );
+        let gap = store.records("b").unwrap_err();
+        assert_eq!(
+            gap,
+            StoreError::Damaged("session \"b\": record 1 is missing".to_owned())
+        );
+        drop(store);
         std::fs::remove_dir_all(&directory).unwrap();
     }
 

@@ -5,9 +5,12 @@
 //! The child commits record `n` and the chart whose `next_id` is `n + 1` in one transaction
 //! (`commit_with_chart`, R31), then prints `ack n`. After a kill the journal must hold every
 //! acknowledged record and at most one more (the commit the kill cut may have reached the
-//! file whole: a killed process loses nothing it handed to the operating system): nothing acknowledged is lost (I16); each record is
-//! the one written at its place, once (I15: no write applied twice); and the chart is the one
-//! committed with the last record, never an earlier or a later one (R31).
+//! file whole: a killed process loses nothing it handed to the operating system): nothing
+//! acknowledged is lost (I16); each record is the one written at its place, once (I15: no
+//! write applied twice); and the chart is the one committed with the last record, never an
+//! earlier or a later one (R31). A kill keeps what the process handed to the kernel, so the
+//! drill shows recovery from a commit cut part way, not from a power loss: that is the
+//! simulated disk's (`sim/tests/durable_store.rs`).
 //!
 //! This test runs itself as the child: with `WARD_CRASH_DRILL_STORE` set, the test
 //! `drill_child` commits until it is killed; without it, it returns at once.
@@ -99,7 +102,7 @@ fn a_store_killed_at_random_instants_keeps_every_acknowledged_commit() {
             .args(["--exact", "drill_child", "--nocapture", "--test-threads=1"])
             .env(STORE_VARIABLE, &path)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::inherit())
             .spawn()
             .expect("the child starts");
         let stdout = child.stdout.take().unwrap();
