@@ -77,6 +77,21 @@ fn planned(what: &str) -> io::Error {
     io::Error::other(format!("a planned {what} error of the simulated disk"))
 }
 
+/// The simulated disk lives in memory: an end past what an image may hold is an error, not
+/// an allocation that aborts.
+fn beyond_memory(end: u64) -> io::Result<()> {
+    match usize::try_from(end) {
+        Ok(end) if end <= IMAGE_BYTES_MAX => Ok(()),
+        _ => Err(io::Error::other(format!(
+            "an end at byte {end}, past the simulated disk's {IMAGE_BYTES_MAX} bytes"
+        ))),
+    }
+}
+
+/// The largest image the simulated disk holds: 4 GiB.
+pub const IMAGE_BYTES_MAX: usize = 4 << 30;
+
+/// Applies one change to an image; its end was checked by [`beyond_memory`].
 fn apply(image: &mut Vec<u8>, change: &Unsynced) {
     match change {
         Unsynced::Write { offset, data } => {
@@ -228,6 +243,7 @@ impl StorageBackend for SimulatedDisk {
     fn set_len(&self, len: u64) -> Result<(), BackendError> {
         let mut state = self.lock();
         SimulatedDisk::call(&mut state, "write")?;
+        beyond_memory(len)?;
         let change = Unsynced::SetLen(len);
         apply(&mut state.volatile, &change);
         state.unsynced.push(change);
@@ -245,6 +261,7 @@ impl StorageBackend for SimulatedDisk {
     fn write(&self, offset: u64, data: &[u8]) -> Result<(), BackendError> {
         let mut state = self.lock();
         SimulatedDisk::call(&mut state, "write")?;
+        beyond_memory(offset.saturating_add(data.len() as u64))?;
         let change = Unsynced::Write {
             offset,
             data: data.to_vec(),
@@ -313,6 +330,14 @@ mod tests {
         // The first 100 bytes are the newest write's or the synced ones, both seen.
         assert!(seen.contains(&(0, vec![1, 2, 3])) || seen.contains(&(0, vec![1, 3])));
         assert!(seen.contains(&(0, vec![1])));
+    }
+
+    #[test]
+    fn an_end_past_the_image_limit_is_an_error() {
+        let disk = SimulatedDisk::new();
+        assert!(disk.set_len(u64::MAX).is_err());
+        assert!(disk.write(u64::MAX - 2, b"xyz").is_err());
+        assert_eq!(disk.len().unwrap(), 0);
     }
 
     #[test]
