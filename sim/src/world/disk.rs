@@ -17,8 +17,9 @@
 //!
 //! The disk counts its storage calls, so that a scenario names a cut by its position, and
 //! keeps every write's bytes, synced or not, so that a check can scan all that reached the
-//! backend (I18). Not modelled: a failed sync after which the operating system drops the
-//! pages it could not write (a crash after one keeps them).
+//! backend (I18). After a failed sync the operating system may have dropped the pages it
+//! could not write (Linux does): a crash after one keeps none of the unsynced writes, the worst
+//! case.
 
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -58,6 +59,8 @@ struct State {
     failure: Option<Failure>,
     /// The cut has happened: every call fails.
     dead: bool,
+    /// A sync failed since the last one that succeeded.
+    sync_failed: bool,
     /// Every write's bytes since the disk was made, in the order written.
     written: Vec<Vec<u8>>,
 }
@@ -139,9 +142,19 @@ impl SimulatedDisk {
     }
 
     /// The disk after the process crashed: every write readable, none made durable by the
-    /// crash, nothing planned.
+    /// crash, nothing planned; after a failed sync, none of the unsynced writes.
     pub fn after_crash(&self) -> SimulatedDisk {
         let state = self.lock();
+        if state.sync_failed {
+            return SimulatedDisk {
+                state: Arc::new(Mutex::new(State {
+                    durable: state.durable.clone(),
+                    volatile: state.durable.clone(),
+                    written: state.written.clone(),
+                    ..State::default()
+                })),
+            };
+        }
         SimulatedDisk {
             state: Arc::new(Mutex::new(State {
                 durable: state.durable.clone(),
@@ -252,9 +265,14 @@ impl StorageBackend for SimulatedDisk {
 
     fn sync_data(&self) -> Result<(), BackendError> {
         let mut state = self.lock();
-        SimulatedDisk::call(&mut state, "sync")?;
+        if let Err(error) = SimulatedDisk::call(&mut state, "sync") {
+            // A sync the disk failed, not one a dead process never made.
+            state.sync_failed |= !state.dead;
+            return Err(error.into());
+        }
         state.durable = state.volatile.clone();
         state.unsynced.clear();
+        state.sync_failed = false;
         Ok(())
     }
 
@@ -351,5 +369,16 @@ mod tests {
         assert_eq!(disk.calls(), 3);
         assert_eq!(disk.after_crash().len().unwrap(), 4);
         assert_eq!(disk.written(), vec![b"kept".to_vec()]);
+    }
+
+    #[test]
+    fn a_crash_after_a_failed_sync_keeps_no_unsynced_write() {
+        let disk = SimulatedDisk::new();
+        disk.write(0, b"synced").unwrap();
+        disk.sync_data().unwrap();
+        disk.plan(Some(Failure::Sync(disk.calls() + 1)));
+        disk.write(0, b"SYNCED").unwrap();
+        assert!(disk.sync_data().is_err());
+        assert_eq!(image(&disk.after_crash()), b"synced");
     }
 }
