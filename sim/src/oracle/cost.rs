@@ -28,13 +28,12 @@
 use std::sync::OnceLock;
 
 use futures::FutureExt;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use ward_core::chart::SharedChart;
-use ward_core::envelope::{Outcome, ToolError};
+use ward_core::envelope::Outcome;
 use ward_core::guard::SecretGuard;
 use ward_core::policy::RunPolicy;
-use ward_core::registry::RegistryBuilder;
-use ward_core::tool::{ExecutionMode, Safety, ToolCall, ToolContext, ToolSpec};
+use ward_core::tool::ToolCall;
 
 use crate::catalogue::Schemas;
 
@@ -67,11 +66,6 @@ pub(super) fn disagreement(schemas: &Schemas) -> Option<String> {
         .clone()
 }
 
-/// The body of every probe tool: it ran.
-fn body(_context: &ToolContext, _input: Value) -> Result<Value, ToolError> {
-    Ok(json!({"ran": true}))
-}
-
 fn first_disagreement(counter: AllocationCounter, schemas: &Schemas) -> Option<String> {
     let chart = SharedChart::new(0);
     let policy = RunPolicy::default();
@@ -87,21 +81,12 @@ fn first_disagreement(counter: AllocationCounter, schemas: &Schemas) -> Option<S
             .flatten()
             .filter(|(_, member)| member.get("type").is_some_and(|kind| kind == "array"));
         for (member, _) in arrays {
-            let mut builder = RegistryBuilder::new();
-            let spec = ToolSpec {
-                name: "cost_probe".to_owned(),
-                label: "Cost probe".to_owned(),
-                description: "Validates one large invalid input.".to_owned(),
-                parameters: parameters.clone(),
-                safety: Safety::ReadOnly,
-                execution_mode: ExecutionMode::Parallel,
-            };
-            if builder.register(spec, body).is_err() {
+            let description = "Validates one large invalid input.";
+            let Ok(registry) = super::suite::probe("cost_probe", description, parameters) else {
                 return Some(format!(
                     "R8, {tool}: registration refused its published schema"
                 ));
-            }
-            let registry = builder.build();
+            };
             let mut measured = [(0_u64, None::<usize>); 2];
             for (slot, items) in measured.iter_mut().zip([SMALL, LARGE]) {
                 let mut input = Map::new();

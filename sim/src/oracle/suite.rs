@@ -36,7 +36,7 @@ use ward_core::chart::SharedChart;
 use ward_core::envelope::{Outcome, ToolError};
 use ward_core::guard::SecretGuard;
 use ward_core::policy::RunPolicy;
-use ward_core::registry::RegistryBuilder;
+use ward_core::registry::{Registry, RegistryBuilder, RegistryError};
 use ward_core::tool::{ExecutionMode, Safety, ToolCall, ToolContext, ToolSpec};
 
 use super::input_errors::{self, Patterns};
@@ -651,6 +651,28 @@ fn body(_context: &ToolContext, _input: Value) -> Result<Value, ToolError> {
     Ok(json!({"ran": true}))
 }
 
+/// A registry of one read-only probe tool, `name`, with `parameters`, whose body only says it
+/// ran: how the oracle's once-per-process checks (this sweep, R8's cost) call the registry.
+pub(super) fn probe(
+    name: &str,
+    description: &str,
+    parameters: &Value,
+) -> Result<Registry, RegistryError> {
+    let mut builder = RegistryBuilder::new();
+    builder.register(
+        ToolSpec {
+            name: name.to_owned(),
+            label: "Probe".to_owned(),
+            description: description.to_owned(),
+            parameters: parameters.clone(),
+            safety: Safety::ReadOnly,
+            execution_mode: ExecutionMode::Parallel,
+        },
+        body,
+    )?;
+    Ok(builder.build())
+}
+
 /// The first way the runtime's validation differs from the suite and R6–R8a, computed once
 /// per process.
 pub(super) fn disagreement() -> Option<String> {
@@ -729,22 +751,12 @@ fn try_group(
         let description = group["description"].as_str().unwrap_or("?");
         format!("R8a, {file}, \"{description}\": {what}")
     };
-    let mut builder = RegistryBuilder::new();
-    let spec = ToolSpec {
-        name: "suite_probe".to_owned(),
-        label: "Suite probe".to_owned(),
-        description: "Validates one instance of the JSON Schema Test Suite.".to_owned(),
-        parameters: schema.clone(),
-        safety: Safety::ReadOnly,
-        execution_mode: ExecutionMode::Parallel,
+    let description = "Validates one instance of the JSON Schema Test Suite.";
+    let registry = match probe("suite_probe", description, schema) {
+        Ok(registry) => registry,
+        Err(_) if schema.to_string().contains("localhost:1234") => return None,
+        Err(error) => return Some(named(&format!("registration refused the schema ({error})"))),
     };
-    if let Err(error) = builder.register(spec, body) {
-        if schema.to_string().contains("localhost:1234") {
-            return None;
-        }
-        return Some(named(&format!("registration refused the schema ({error})")));
-    }
-    let registry = builder.build();
     let mut patterns = Patterns::default();
     patterns.add(schema);
     for (index, test) in tests.iter().enumerate() {
