@@ -65,13 +65,12 @@ fn hash(word: u64) -> usize {
     (word.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - HASH_BITS)) as usize
 }
 
-/// The 8 bytes of `bytes` from `at` as a little-endian `u64`.
-#[inline]
-fn word_at(bytes: &[u8], at: usize) -> u64 {
-    match bytes[at..].first_chunk::<WINDOW>() {
-        Some(word) => u64::from_le_bytes(*word),
-        None => 0,
-    }
+/// A window's bytes as a little-endian `u64`, the word the scan in `stretches` rolls.
+fn word_of(window: &[u8]) -> u64 {
+    window
+        .iter()
+        .rev()
+        .fold(0, |word, &byte| (word << 8) | u64::from(byte))
 }
 
 /// The bytes of the shortest run that counts (a run of 8 characters has at least 8 bytes).
@@ -95,8 +94,10 @@ impl Expected {
             .iter()
             .enumerate()
             .flat_map(|(index, value)| {
-                (0..=value.len() - WINDOW)
-                    .map(move |offset| (word_at(value, offset), index, offset))
+                value
+                    .windows(WINDOW)
+                    .enumerate()
+                    .map(move |(offset, window)| (word_of(window), index, offset))
             })
             .collect();
         windows.sort_unstable();
