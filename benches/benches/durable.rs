@@ -17,6 +17,7 @@ use std::sync::Arc;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
 use ward_core::chart::{ChartState, SharedChart};
+use ward_core::driver::Limits;
 use ward_core::durable::{DurableStore, Record, StoredLimits};
 use ward_core::envelope::ToolResult;
 use ward_core::session::{MemoryStore, Message, SessionStore};
@@ -30,13 +31,7 @@ fn journal() -> Vec<(Record, bool)> {
             run: 0,
             read_only: false,
             disabled: Vec::new(),
-            limits: StoredLimits {
-                turns_max: 8,
-                calls_per_batch_max: 16,
-                provider_timeout_ms: 60_000,
-                inactivity_timeout_ms: 120_000,
-                provider_retries_max: 3,
-            },
+            limits: StoredLimits::from(Limits::default()),
             prompt: "Draw a trend line from the last low to the high and add RSI.".to_owned(),
         },
         false,

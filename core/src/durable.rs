@@ -250,60 +250,49 @@ impl DurableStore {
             .map(serde_json::to_vec)
             .transpose()
             .map_err(unserialisable)?;
-        let result = (|| -> Result<u64, redb::Error> {
-            let mut transaction = self.database.begin_write()?;
-            // Two phases: a crash part way through a commit never leaves the database
-            // pointing at a commit whose pages an attacker could shape through the records
-            // they control (model replies, tool results); one sync more per commit.
-            transaction.set_two_phase_commit(true);
-            let sequence = {
-                let mut journal = transaction.open_table(JOURNAL)?;
-                let sequence = journal
-                    .range((session, 0)..=(session, u64::MAX))?
-                    .next_back()
-                    .transpose()?
-                    .map_or(0, |(key, _)| key.value().1 + 1);
-                journal.insert((session, sequence), sealed(&json).as_slice())?;
-                sequence
-            };
-            if let Some(chart_json) = &chart_json {
-                let mut charts = transaction.open_table(CHARTS)?;
-                charts.insert(session, sealed(chart_json).as_slice())?;
-            }
-            transaction.commit()?;
-            Ok(sequence)
-        })();
-        result.map_err(|error| self.stop(error))
+        let committed = write(&self.database, session, &json, chart_json.as_deref());
+        committed.map_err(|error| self.stop(error))
+    }
+
+    /// `table`, in a read transaction of its own; `None` before anything was written to it.
+    fn table<K: redb::Key + 'static, V: redb::Value + 'static>(
+        &self,
+        table: TableDefinition<K, V>,
+        session: &str,
+    ) -> Result<Option<redb::ReadOnlyTable<K, V>>, StoreError> {
+        self.running()?;
+        let transaction = self
+            .database
+            .begin_read()
+            .map_err(|error| damaged(session, error))?;
+        match transaction.open_table(table) {
+            Ok(opened) => Ok(Some(opened)),
+            Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
+            Err(error) => Err(damaged(session, error)),
+        }
     }
 
     /// The journal of `session`, in order (empty for a new session). A damaged record, or a
     /// gap in the sequence, is an error (R35).
     pub fn records(&self, session: &str) -> Result<Vec<Record>, StoreError> {
-        self.running()?;
-        let damaged = |what: String| StoreError::Damaged(format!("session {session:?}: {what}"));
-        let transaction = self
-            .database
-            .begin_read()
-            .map_err(|error| damaged(error.to_string()))?;
-        let journal = match transaction.open_table(JOURNAL) {
-            Ok(journal) => journal,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
-            Err(error) => return Err(damaged(error.to_string())),
+        let Some(journal) = self.table(JOURNAL, session)? else {
+            return Ok(Vec::new());
         };
-        let mut records = Vec::new();
         let range = journal
             .range((session, 0)..=(session, u64::MAX))
-            .map_err(|error| damaged(error.to_string()))?;
+            .map_err(|error| damaged(session, error))?;
+        let mut records = Vec::new();
         for (expected, entry) in (0_u64..).zip(range) {
-            let (key, value) = entry.map_err(|error| damaged(error.to_string()))?;
+            let (key, value) = entry.map_err(|error| damaged(session, error))?;
             let sequence = key.value().1;
             if sequence != expected {
-                return Err(damaged(format!("record {expected} is missing")));
+                return Err(damaged(session, format!("record {expected} is missing")));
             }
             let json = unsealed(value.value())
-                .ok_or_else(|| damaged(format!("record {sequence} fails its CRC-32")))?;
-            let record = serde_json::from_slice(json)
-                .map_err(|error| damaged(format!("record {sequence} does not read: {error}")))?;
+                .ok_or_else(|| damaged(session, format!("record {sequence} fails its CRC-32")))?;
+            let record = serde_json::from_slice(json).map_err(|error| {
+                damaged(session, format!("record {sequence} does not read: {error}"))
+            })?;
             records.push(record);
         }
         Ok(records)
@@ -311,29 +300,58 @@ impl DurableStore {
 
     /// The chart of `session` as last committed, if a write committed one.
     pub fn chart(&self, session: &str) -> Result<Option<ChartState>, StoreError> {
-        self.running()?;
-        let damaged = |what: String| StoreError::Damaged(format!("session {session:?}: {what}"));
-        let transaction = self
-            .database
-            .begin_read()
-            .map_err(|error| damaged(error.to_string()))?;
-        let charts = match transaction.open_table(CHARTS) {
-            Ok(charts) => charts,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
-            Err(error) => return Err(damaged(error.to_string())),
+        let Some(charts) = self.table(CHARTS, session)? else {
+            return Ok(None);
         };
         let Some(value) = charts
             .get(session)
-            .map_err(|error| damaged(error.to_string()))?
+            .map_err(|error| damaged(session, error))?
         else {
             return Ok(None);
         };
-        let json =
-            unsealed(value.value()).ok_or_else(|| damaged("the chart fails its CRC-32".into()))?;
+        let json = unsealed(value.value())
+            .ok_or_else(|| damaged(session, "the chart fails its CRC-32"))?;
         serde_json::from_slice(json)
             .map(Some)
-            .map_err(|error| damaged(format!("the chart does not read: {error}")))
+            .map_err(|error| damaged(session, format!("the chart does not read: {error}")))
     }
+}
+
+/// The error of a damaged part of `session`'s data (R35).
+fn damaged(session: &str, what: impl std::fmt::Display) -> StoreError {
+    StoreError::Damaged(format!("session {session:?}: {what}"))
+}
+
+/// One write transaction, committed in two phases: the record (JSON) at the end of the
+/// journal of `session`, and the chart (JSON) when there is one. Returns the record's sequence
+/// number.
+fn write(
+    database: &Database,
+    session: &str,
+    json: &[u8],
+    chart_json: Option<&[u8]>,
+) -> Result<u64, redb::Error> {
+    let mut transaction = database.begin_write()?;
+    // Two phases: a crash part way through a commit never leaves the database pointing at a
+    // commit whose pages an attacker could shape through the records they control (model
+    // replies, tool results); one sync more per commit.
+    transaction.set_two_phase_commit(true);
+    let sequence = {
+        let mut journal = transaction.open_table(JOURNAL)?;
+        let sequence = journal
+            .range((session, 0)..=(session, u64::MAX))?
+            .next_back()
+            .transpose()?
+            .map_or(0, |(key, _)| key.value().1 + 1);
+        journal.insert((session, sequence), sealed(json).as_slice())?;
+        sequence
+    };
+    if let Some(chart_json) = chart_json {
+        let mut charts = transaction.open_table(CHARTS)?;
+        charts.insert(session, sealed(chart_json).as_slice())?;
+    }
+    transaction.commit()?;
+    Ok(sequence)
 }
 
 #[cfg(test)]
