@@ -38,10 +38,20 @@ enum Unsynced {
     SetLen(u64),
 }
 
+/// What a storage call does, as far as a planned failure cares: a change of length counts as
+/// a write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Call {
+    Read,
+    Write,
+    Sync,
+}
+
 /// A planned failure of one storage call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Failure {
-    /// The `n`th call (from 0) fails if it is a write; later calls go on.
+    /// The `n`th call (from 0) fails if it is a write or a change of length; later calls go
+    /// on.
     Write(u64),
     /// The `n`th call fails if it is a sync; later calls go on.
     Sync(u64),
@@ -145,22 +155,28 @@ impl SimulatedDisk {
     /// crash, nothing planned; after a failed sync, none of the unsynced writes.
     pub fn after_crash(&self) -> SimulatedDisk {
         let state = self.lock();
-        if state.sync_failed {
-            return SimulatedDisk {
-                state: Arc::new(Mutex::new(State {
-                    durable: state.durable.clone(),
-                    volatile: state.durable.clone(),
-                    written: state.written.clone(),
-                    ..State::default()
-                })),
-            };
-        }
+        let (volatile, unsynced) = if state.sync_failed {
+            (state.durable.clone(), Vec::new())
+        } else {
+            (state.volatile.clone(), state.unsynced.clone())
+        };
+        SimulatedDisk::with(state.durable.clone(), volatile, unsynced, &state.written)
+    }
+
+    /// A disk holding `durable` and `volatile` with `unsynced` between them, nothing planned,
+    /// and the writes of the disk it follows.
+    fn with(
+        durable: Vec<u8>,
+        volatile: Vec<u8>,
+        unsynced: Vec<Unsynced>,
+        written: &[Vec<u8>],
+    ) -> SimulatedDisk {
         SimulatedDisk {
             state: Arc::new(Mutex::new(State {
-                durable: state.durable.clone(),
-                volatile: state.volatile.clone(),
-                unsynced: state.unsynced.clone(),
-                written: state.written.clone(),
+                durable,
+                volatile,
+                unsynced,
+                written: written.to_vec(),
                 ..State::default()
             })),
         }
@@ -202,18 +218,11 @@ impl SimulatedDisk {
                 }
             }
         }
-        SimulatedDisk {
-            state: Arc::new(Mutex::new(State {
-                durable: image.clone(),
-                volatile: image,
-                written: state.written.clone(),
-                ..State::default()
-            })),
-        }
+        SimulatedDisk::with(image.clone(), image, Vec::new(), &state.written)
     }
 
-    /// Counts one call and fails it as planned; `kind` is `"write"`, `"sync"` or another.
-    fn call(state: &mut State, kind: &str) -> io::Result<()> {
+    /// Counts one call of `kind` and fails it as planned.
+    fn call(state: &mut State, kind: Call) -> io::Result<()> {
         let call = state.calls;
         state.calls += 1;
         if state.dead {
@@ -224,8 +233,8 @@ impl SimulatedDisk {
                 state.dead = true;
                 Err(dead())
             }
-            Some(Failure::Write(at)) if at == call && kind == "write" => Err(planned("write")),
-            Some(Failure::Sync(at)) if at == call && kind == "sync" => Err(planned("sync")),
+            Some(Failure::Write(at)) if at == call && kind == Call::Write => Err(planned("write")),
+            Some(Failure::Sync(at)) if at == call && kind == Call::Sync => Err(planned("sync")),
             _ => Ok(()),
         }
     }
@@ -234,13 +243,13 @@ impl SimulatedDisk {
 impl StorageBackend for SimulatedDisk {
     fn len(&self) -> Result<u64, BackendError> {
         let mut state = self.lock();
-        SimulatedDisk::call(&mut state, "len")?;
+        SimulatedDisk::call(&mut state, Call::Read)?;
         Ok(state.volatile.len() as u64)
     }
 
     fn read(&self, offset: u64, out: &mut [u8]) -> Result<(), BackendError> {
         let mut state = self.lock();
-        SimulatedDisk::call(&mut state, "read")?;
+        SimulatedDisk::call(&mut state, Call::Read)?;
         let start = usize::try_from(offset).unwrap_or(usize::MAX);
         let Some(bytes) = state.volatile.get(start..start.saturating_add(out.len())) else {
             return Err(io::Error::new(
@@ -255,7 +264,7 @@ impl StorageBackend for SimulatedDisk {
 
     fn set_len(&self, len: u64) -> Result<(), BackendError> {
         let mut state = self.lock();
-        SimulatedDisk::call(&mut state, "write")?;
+        SimulatedDisk::call(&mut state, Call::Write)?;
         beyond_memory(len)?;
         let change = Unsynced::SetLen(len);
         apply(&mut state.volatile, &change);
@@ -265,7 +274,7 @@ impl StorageBackend for SimulatedDisk {
 
     fn sync_data(&self) -> Result<(), BackendError> {
         let mut state = self.lock();
-        if let Err(error) = SimulatedDisk::call(&mut state, "sync") {
+        if let Err(error) = SimulatedDisk::call(&mut state, Call::Sync) {
             // A sync the disk failed, not one a dead process never made.
             state.sync_failed |= !state.dead;
             return Err(error.into());
@@ -278,7 +287,7 @@ impl StorageBackend for SimulatedDisk {
 
     fn write(&self, offset: u64, data: &[u8]) -> Result<(), BackendError> {
         let mut state = self.lock();
-        SimulatedDisk::call(&mut state, "write")?;
+        SimulatedDisk::call(&mut state, Call::Write)?;
         beyond_memory(offset.saturating_add(data.len() as u64))?;
         let change = Unsynced::Write {
             offset,
