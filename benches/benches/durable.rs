@@ -1,11 +1,12 @@
-//! The durable store (SPEC §16, R30–R31): one run's journal committed record by record, on a
-//! real redb file, on the simulator's disk (a redb database over `SimulatedDisk`, every sync a
-//! copy of the image), and, as the baseline, into the in-memory store that keeps no journal.
+//! The durable store (SPEC §16, R30–R31): one run's journal committed step by step, as the run
+//! driver commits it, on a real redb file, on the simulator's disk (a redb database over
+//! `SimulatedDisk`, every sync a copy of the image), and, as the baseline, into the in-memory
+//! store.
 //!
-//! A run's journal here is its start, four replies each with two calls, the eight results
-//! (about 600 bytes of JSON each), the chart committed with each of the four writes' results
-//! (R31), and its end: 14 commits. Each iteration journals a new session into the same
-//! database, so the file grows as a real one does.
+//! A run's journal here is its start with the prompt, four replies each with two calls, each
+//! batch's two results (about 600 bytes of JSON each) committed with the chart (R31), the
+//! last reply, and its end: 11 commits of 15 records. Each iteration journals a new session
+//! into the same database, so the file grows as a real one does.
 //!
 //! ```text
 //! cargo bench -p ward-benches --bench durable
@@ -24,16 +25,26 @@ use ward_core::session::{MemoryStore, Message, SessionStore};
 use ward_core::tool::ToolCall;
 use ward_sim::world::disk::SimulatedDisk;
 
-/// One run's records, and which of them carry the chart (a write's result).
-fn journal() -> Vec<(Record, bool)> {
+/// One run's steps as the driver commits them (SPEC §16), each one transaction, and whether
+/// it carries the chart (a batch with a write): the start with the prompt, four replies with
+/// two calls each, each batch's two results, the last reply, and the end.
+fn journal() -> Vec<(Vec<Record>, bool)> {
+    let prompt = "Draw a trend line from the last low to the high and add RSI.";
     let mut records = vec![(
-        Record::RunStarted {
-            run: 0,
-            read_only: false,
-            disabled: Vec::new(),
-            limits: StoredLimits::from(Limits::default()),
-            prompt: "Draw a trend line from the last low to the high and add RSI.".to_owned(),
-        },
+        vec![
+            Record::RunStarted {
+                run: 0,
+                read_only: false,
+                disabled: Vec::new(),
+                limits: StoredLimits::from(Limits::default()),
+                prompt: prompt.to_owned(),
+            },
+            Record::Message {
+                message: Arc::new(Message::User {
+                    text: prompt.to_owned(),
+                }),
+            },
+        ],
         false,
     )];
     for turn in 0..4 {
@@ -53,35 +64,42 @@ fn journal() -> Vec<(Record, bool)> {
             })
             .collect();
         records.push((
-            Record::Message {
-                message: Message::Assistant {
+            vec![Record::Message {
+                message: Arc::new(Message::Assistant {
                     text: "Drawing the line first.".to_owned(),
                     calls: calls.clone().into(),
-                },
-            },
+                }),
+            }],
             false,
         ));
-        for (index, call) in calls.iter().enumerate() {
+        let results = calls.iter().enumerate().map(|(index, call)| {
             let data = json!({"id": format!("drawing-{turn}"), "points": (0..20)
                 .map(|point| json!({"time": point, "value": f64::from(point) * 1.5}))
                 .collect::<Vec<_>>()});
-            records.push((
-                Record::Message {
-                    message: Message::Tool {
-                        call_id: Arc::from(call.id.as_str()),
-                        name: Arc::from(call.name.as_str()),
-                        result: ToolResult::success(data, index == 0),
-                    },
-                },
-                index == 0,
-            ));
-        }
+            Record::Message {
+                message: Arc::new(Message::Tool {
+                    call_id: Arc::from(call.id.as_str()),
+                    name: Arc::from(call.name.as_str()),
+                    result: ToolResult::success(data, index == 0),
+                }),
+            }
+        });
+        records.push((results.collect(), true));
     }
     records.push((
-        Record::RunEnded {
+        vec![Record::Message {
+            message: Arc::new(Message::Assistant {
+                text: "The line and RSI are on the chart.".to_owned(),
+                calls: Vec::new().into(),
+            }),
+        }],
+        false,
+    ));
+    records.push((
+        vec![Record::RunEnded {
             run: 0,
             outcome: "completed".to_owned(),
-        },
+        }],
         false,
     ));
     records
@@ -90,17 +108,13 @@ fn journal() -> Vec<(Record, bool)> {
 fn commit_all(
     store: &mut DurableStore,
     session: &str,
-    records: &[(Record, bool)],
+    steps: &[(Vec<Record>, bool)],
     chart: &ChartState,
 ) {
-    for (record, with_chart) in records {
-        if *with_chart {
-            store
-                .commit_with_chart(session, record, chart)
-                .expect("committed");
-        } else {
-            store.append(session, record).expect("committed");
-        }
+    for (records, with_chart) in steps {
+        store
+            .commit_records(session, records, with_chart.then_some(chart))
+            .expect("committed");
     }
 }
 
@@ -108,14 +122,15 @@ fn bench(c: &mut Criterion) {
     let records = journal();
     let chart = SharedChart::new(0).snapshot();
     let mut group = c.benchmark_group("journal");
-    group.throughput(Throughput::Elements(records.len() as u64));
-    group.bench_function("memory store (no journal)", |b| {
-        let mut store = MemoryStore::new();
+    group.throughput(Throughput::Elements(records.len() as u64)); // commits
+    group.bench_function("memory store", |b| {
+        let chart = Arc::new(chart.clone());
         b.iter(|| {
-            for (record, _) in &records {
-                if let Record::Message { message } = record {
-                    store.append("bench", &Arc::new(message.clone()));
-                }
+            let mut store = MemoryStore::new();
+            for (step, with_chart) in &records {
+                store
+                    .commit("bench", step, with_chart.then_some(&chart))
+                    .expect("committed");
             }
             black_box(&store);
         });

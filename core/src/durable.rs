@@ -9,17 +9,17 @@
 //! [`Record`] is its JSON behind a CRC-32 of that JSON, so that a damaged record is refused on
 //! reading (R35), never read back as another. A second table holds each session's chart as
 //! JSON, with the same check. The store writes what it is given: guarding every record (R22)
-//! and redacting the prompt (R15) before it reaches [`DurableStore::append`] is its caller's
-//! duty, and the run driver's (R30).
+//! and redacting the prompt (R15) before it reaches [`DurableStore::commit_records`] is its
+//! caller's duty, and the run driver's (R30).
 //!
 //! # Commits (R30, R31, R35)
 //!
-//! Every append is one write transaction committed with redb's `Immediate` durability: when
-//! `append` returns `Ok`, the record survives any later crash (I16). A result of a call that
-//! changed the chart commits with the chart in one transaction
-//! ([`DurableStore::commit_with_chart`]): after a crash before that commit neither is there,
-//! and the call is as if its body never ran (R31). An intent ([`Record::Intent`]) is appended
-//! before the body of a call whose effect lives outside the store starts (R32).
+//! Every commit (one step of a run, [`SessionStore::commit`]) is one write transaction
+//! committed with redb's `Immediate` durability: when it returns `Ok`, its records survive any
+//! later crash (I16). The results of a batch that changed the chart commit with the chart in
+//! one transaction: after a crash before that commit neither is there, and each call is as if
+//! its body never ran (R31). An intent ([`Record::Intent`]) is committed before the body of a
+//! call whose effect lives outside the store starts (R32).
 //!
 //! A failed write, sync or commit is a crash (R35): the store stops, and every later call
 //! returns [`StoreError::Stopped`] naming the first failure, so that nothing after it is
@@ -45,11 +45,13 @@
 use std::path::Path;
 
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
-use serde::{Deserialize, Serialize};
-use thiserror::Error;
+
+use std::sync::Arc;
 
 use crate::chart::ChartState;
-use crate::session::Message;
+use crate::fault::{Fault, FaultSet};
+use crate::session::SessionStore;
+pub use crate::session::{Record, StoreError, StoredLimits};
 
 pub use redb::{BackendError, StorageBackend};
 
@@ -59,96 +61,13 @@ const JOURNAL: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("journ
 /// Every session's chart: session → CRC-32 and JSON of a [`ChartState`].
 const CHARTS: TableDefinition<&str, &[u8]> = TableDefinition::new("charts");
 
-/// The limits a run started with (R34 keeps them on resume), as stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StoredLimits {
-    /// `turns_max`.
-    pub turns_max: u32,
-    /// `calls_per_batch_max`.
-    pub calls_per_batch_max: u32,
-    /// `provider_timeout_ms`.
-    pub provider_timeout_ms: u64,
-    /// `inactivity_timeout_ms`.
-    pub inactivity_timeout_ms: u64,
-    /// `provider_retries_max`.
-    pub provider_retries_max: u32,
-}
-
-impl From<crate::driver::Limits> for StoredLimits {
-    fn from(limits: crate::driver::Limits) -> StoredLimits {
-        StoredLimits {
-            turns_max: limits.turns_max,
-            calls_per_batch_max: limits.calls_per_batch_max,
-            provider_timeout_ms: limits.provider_timeout_ms,
-            inactivity_timeout_ms: limits.inactivity_timeout_ms,
-            provider_retries_max: limits.provider_retries_max,
-        }
-    }
-}
-
-/// One record of a session's journal (R30).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "record", rename_all = "camelCase")]
-pub enum Record {
-    /// A run began: its policy, its limits and its prompt, redacted (R15).
-    #[serde(rename_all = "camelCase")]
-    RunStarted {
-        /// The run's number in its session, from 0.
-        run: u32,
-        /// Whether the run is read-only (R11).
-        read_only: bool,
-        /// The tools switched off (R13), in order.
-        disabled: Vec<String>,
-        /// The run's limits (R19).
-        limits: StoredLimits,
-        /// The prompt, redacted.
-        prompt: String,
-    },
-    /// A message entered the transcript: a reply, or a call's result (guarded, R22).
-    Message {
-        /// The message.
-        message: Message,
-    },
-    /// The body of a call whose effect lives outside the store is about to start (R32).
-    #[serde(rename_all = "camelCase")]
-    Intent {
-        /// The call's id (guarded).
-        call_id: String,
-        /// The tool.
-        tool: String,
-    },
-    /// The run ended.
-    RunEnded {
-        /// The run's number in its session.
-        run: u32,
-        /// How it ended: `completed`, or the code of the error that ended it.
-        outcome: String,
-    },
-}
-
-/// Why the store refused or stopped.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-pub enum StoreError {
-    /// The database could not be opened, or its committed data is damaged (R35).
-    #[error("the session store cannot be opened: {0}")]
-    Open(String),
-    /// A stored record or chart is damaged (R35).
-    #[error("the session store is damaged: {0}")]
-    Damaged(String),
-    /// A write, sync or commit failed: the store stopped (R35).
-    #[error("the session store failed to commit: {0}")]
-    Failed(String),
-    /// An earlier failure stopped the store; nothing is acknowledged after it (R35).
-    #[error("the session store stopped after an earlier failure: {0}")]
-    Stopped(String),
-}
-
 /// The journal and the charts of every session, in one redb database.
 pub struct DurableStore {
     database: Database,
     /// The first failure, after which nothing is acknowledged.
     stopped: Option<String>,
+    /// The seeded bugs on for this store (SPEC §11); empty outside the simulator.
+    faults: FaultSet,
 }
 
 impl std::fmt::Debug for DurableStore {
@@ -174,17 +93,40 @@ fn unsealed(bytes: &[u8]) -> Option<&[u8]> {
 }
 
 impl DurableStore {
-    /// Opens the database in the file at `path`, creating it when absent.
+    /// Opens the database in the file at `path`, creating it when absent. A new database is
+    /// made beside it and renamed into place once made, so that a crash while it is made
+    /// leaves no file, never one that does not open.
     pub fn open(path: &Path) -> Result<DurableStore, StoreError> {
+        let failed = |error: &dyn std::fmt::Display| {
+            StoreError::Open(format!("{}: {error}", path.display()))
+        };
+        if !path.exists() {
+            let mut fresh = path.as_os_str().to_owned();
+            fresh.push(".new");
+            let fresh = Path::new(&fresh);
+            let _ = std::fs::remove_file(fresh);
+            drop(Database::create(fresh).map_err(|error| failed(&error))?);
+            std::fs::rename(fresh, path).map_err(|error| failed(&error))?;
+            if let Some(folder) = path
+                .parent()
+                .filter(|folder| !folder.as_os_str().is_empty())
+            {
+                std::fs::File::open(folder)
+                    .and_then(|folder| folder.sync_all())
+                    .map_err(|error| failed(&error))?;
+            }
+        }
         let database = Database::builder()
             .set_check_integrity_on_open(true)
             .create(path)
-            .map_err(|error| StoreError::Open(format!("{}: {error}", path.display())))?;
+            .map_err(|error| failed(&error))?;
         Ok(DurableStore::with(database))
     }
 
     /// Opens the database on `backend`, creating it when the backend is empty; after a crash,
-    /// the database is the last commit that returned.
+    /// the database is the last commit that returned. A backend has no rename: a crash while
+    /// the database is first made may leave a backend that does not open, so a caller makes
+    /// the database (opens it once) before it holds anything.
     pub fn open_on(backend: impl StorageBackend) -> Result<DurableStore, StoreError> {
         let database = Database::builder()
             .set_check_integrity_on_open(true)
@@ -197,7 +139,13 @@ impl DurableStore {
         DurableStore {
             database,
             stopped: None,
+            faults: FaultSet::EMPTY,
         }
+    }
+
+    /// Switches the seeded bugs `faults` on for this store's commits (SPEC §11).
+    pub fn set_faults(&mut self, faults: FaultSet) {
+        self.faults = faults;
     }
 
     /// The first failure, if the store has stopped.
@@ -220,37 +168,38 @@ impl DurableStore {
     }
 
     /// Appends `record` to the journal of `session`, durably: when this returns `Ok`, the
-    /// record survives any crash. Returns the record's sequence number.
-    pub fn append(&mut self, session: &str, record: &Record) -> Result<u64, StoreError> {
-        self.commit(session, record, None)
+    /// record survives any crash.
+    pub fn append(&mut self, session: &str, record: &Record) -> Result<(), StoreError> {
+        self.commit_records(session, std::slice::from_ref(record), None)
     }
 
-    /// Appends `record` and replaces the chart of `session` with `chart` in one transaction
-    /// (R31): after a crash, both are there or neither is.
-    pub fn commit_with_chart(
+    /// Appends `records` and, when given, replaces the chart of `session` with `chart`, in
+    /// one transaction (R31): after a crash, all of it is there or none of it is.
+    pub fn commit_records(
         &mut self,
         session: &str,
-        record: &Record,
-        chart: &ChartState,
-    ) -> Result<u64, StoreError> {
-        self.commit(session, record, Some(chart))
-    }
-
-    fn commit(
-        &mut self,
-        session: &str,
-        record: &Record,
+        records: &[Record],
         chart: Option<&ChartState>,
-    ) -> Result<u64, StoreError> {
+    ) -> Result<(), StoreError> {
         self.running()?;
         // A record that does not serialise never reached the backend: refused, not a crash.
         let unserialisable = |error: serde_json::Error| StoreError::Failed(error.to_string());
-        let json = serde_json::to_vec(record).map_err(unserialisable)?;
+        let json = (records.iter())
+            .map(serde_json::to_vec)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(unserialisable)?;
         let chart_json = chart
             .map(serde_json::to_vec)
             .transpose()
             .map_err(unserialisable)?;
-        let committed = write(&self.database, session, &json, chart_json.as_deref());
+        let synced = !crate::fault!(self.faults, Fault::AckBeforeSync);
+        let committed = write(
+            &self.database,
+            session,
+            &json,
+            chart_json.as_deref(),
+            synced,
+        );
         committed.map_err(|error| self.stop(error))
     }
 
@@ -322,47 +271,72 @@ fn damaged(session: &str, what: impl std::fmt::Display) -> StoreError {
     StoreError::Damaged(format!("session {session:?}: {what}"))
 }
 
-/// One write transaction, committed in two phases: the record (JSON) at the end of the
-/// journal of `session`, and the chart (JSON) when there is one. Returns the record's sequence
-/// number.
+/// One write transaction, committed in two phases: the records (JSON) at the end of the
+/// journal of `session`, and the chart (JSON) when there is one. `synced` is `false` only
+/// under the seeded bug `ack-before-sync`: the commit returns before anything is synced.
 fn write(
     database: &Database,
     session: &str,
-    json: &[u8],
+    records: &[Vec<u8>],
     chart_json: Option<&[u8]>,
-) -> Result<u64, redb::Error> {
+    synced: bool,
+) -> Result<(), redb::Error> {
     let mut transaction = database.begin_write()?;
     // Two phases: a crash part way through a commit never leaves the database pointing at a
     // commit whose pages an attacker could shape through the records they control (model
     // replies, tool results); one sync more per commit.
     transaction.set_two_phase_commit(true);
-    let sequence = {
+    if !synced {
+        transaction.set_durability(redb::Durability::None)?;
+    }
+    {
         let mut journal = transaction.open_table(JOURNAL)?;
-        let sequence = journal
+        let next = journal
             .range((session, 0)..=(session, u64::MAX))?
             .next_back()
             .transpose()?
             .map_or(0, |(key, _)| key.value().1 + 1);
-        journal.insert((session, sequence), sealed(json).as_slice())?;
-        sequence
-    };
+        for (sequence, json) in (next..).zip(records) {
+            journal.insert((session, sequence), sealed(json).as_slice())?;
+        }
+    }
     if let Some(chart_json) = chart_json {
         let mut charts = transaction.open_table(CHARTS)?;
         charts.insert(session, sealed(chart_json).as_slice())?;
     }
     transaction.commit()?;
-    Ok(sequence)
+    Ok(())
+}
+
+impl SessionStore for DurableStore {
+    fn journal(&self, session_id: &str) -> Result<Vec<Record>, StoreError> {
+        self.records(session_id)
+    }
+
+    fn commit(
+        &mut self,
+        session_id: &str,
+        records: &[Record],
+        chart: Option<&Arc<ChartState>>,
+    ) -> Result<(), StoreError> {
+        self.commit_records(session_id, records, chart.map(|chart| &**chart))
+    }
+
+    fn chart(&self, session_id: &str) -> Result<Option<ChartState>, StoreError> {
+        DurableStore::chart(self, session_id)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::Message;
 
     fn message(text: &str) -> Record {
         Record::Message {
-            message: Message::User {
+            message: Arc::new(Message::User {
                 text: text.to_owned(),
-            },
+            }),
         }
     }
 
@@ -375,9 +349,9 @@ mod tests {
         {
             let mut store = DurableStore::open(&path).unwrap();
             assert_eq!(store.records("a").unwrap(), vec![]);
-            assert_eq!(store.append("a", &message("one")).unwrap(), 0);
-            assert_eq!(store.append("b", &message("other")).unwrap(), 0);
-            assert_eq!(store.append("a", &message("two")).unwrap(), 1);
+            store.append("a", &message("one")).unwrap();
+            store.append("b", &message("other")).unwrap();
+            store.append("a", &message("two")).unwrap();
         }
         let store = DurableStore::open(&path).unwrap();
         assert_eq!(

@@ -41,6 +41,9 @@ pub mod codes {
     pub const INTERNAL_ERROR: &str = "INTERNAL_ERROR";
     /// The run was cancelled, failed or timed out before this call finished.
     pub const ABORTED: &str = "ABORTED";
+    /// A call with an effect outside the store was cut by a crash after its intent was
+    /// committed (R32); it is not run again.
+    pub const OUTCOME_UNKNOWN: &str = "OUTCOME_UNKNOWN";
 }
 
 /// The longest call id accepted, in characters (SPEC §4, `INVALID_CALL_ID`).
@@ -212,6 +215,16 @@ impl ToolError {
             "The tool failed unexpectedly.".to_owned(),
             false,
             "Do not retry with different input; report this tool failure.",
+        )
+    }
+
+    /// `OUTCOME_UNKNOWN` (R32).
+    pub fn outcome_unknown() -> ToolError {
+        ToolError::runtime(
+            codes::OUTCOME_UNKNOWN,
+            "The tool may or may not have run before the runtime stopped.".to_owned(),
+            false,
+            "Check the outside world before calling the tool again.",
         )
     }
 

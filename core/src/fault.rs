@@ -28,7 +28,9 @@
 //! |---|---|
 //! | `driver` | `readonly-offers-writes`, `redact-patterns-before-values`, `redact-first-turn-only`, `redact-windows-case-sensitive`, `no-turn-limit`, `nondeterministic-order`, `drop-result-on-cancel`, `duplicate-id-overwrite` |
 //! | `registry` | `readonly-no-exec-check`, `readonly-blocks-reads`, `disabled-still-runs`, `error-limit-six`, `error-echoes-value`, `validate-after-domain`, `partial-write-on-error` |
-//! | `schedule` | `sequential-first-call-only`, `sequential-ignored`, `always-sequential`, `results-completion-order`, `write-after-cancel` |
+//! | `schedule` | `sequential-first-call-only`, `sequential-ignored`, `always-sequential`, `results-completion-order`, `write-after-cancel`, `intent-after-start` |
+//! | `driver` (the journal) | `write-replayed-on-resume`, `result-apart-from-write`, `readonly-lost-on-resume`, `turns-reset-on-resume`, `raw-prompt-journaled` |
+//! | `durable` | `ack-before-sync` |
 //!
 //! Every check goes through the [`fault!`](crate::fault!) macro. Without the feature the
 //! macro expands to the constant `false`, so every helper returns the value it was given and
@@ -121,6 +123,20 @@ faults! {
         "a sequential batch keeps starting calls after cancel";
     NondeterministicOrder = "nondeterministic-order", "I11",
         "something iterates a randomly seeded hash map";
+    WriteReplayedOnResume = "write-replayed-on-resume", "I15",
+        "a chart write whose result was committed runs again after a resume";
+    ResultApartFromWrite = "result-apart-from-write", "I15",
+        "a chart write and its result commit in two transactions";
+    IntentAfterStart = "intent-after-start", "I15",
+        "the intent of an outside-effect call is committed after its body starts";
+    AckBeforeSync = "ack-before-sync", "I16",
+        "a commit is acknowledged before the store syncs it";
+    ReadonlyLostOnResume = "readonly-lost-on-resume", "I19",
+        "a resumed read-only run forgets that it is read-only";
+    TurnsResetOnResume = "turns-reset-on-resume", "I19",
+        "a resumed run counts its turns from zero";
+    RawPromptJournaled = "raw-prompt-journaled", "I18",
+        "the prompt is journaled before it is redacted";
 }
 
 impl fmt::Display for Fault {
@@ -215,12 +231,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_catalogue_has_twenty_unique_names_that_parse_back() {
-        assert_eq!(Fault::ALL.len(), 20);
+    fn the_catalogue_has_twenty_seven_unique_names_that_parse_back() {
+        assert_eq!(Fault::ALL.len(), 27);
         let mut names: Vec<&str> = Fault::ALL.iter().map(|f| f.name()).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 20);
+        assert_eq!(names.len(), 27);
         for fault in Fault::ALL {
             assert_eq!(fault.name().parse::<Fault>(), Ok(*fault));
             assert!(fault.invariant().starts_with('I'));

@@ -93,6 +93,12 @@ pub enum RegistryError {
         /// The tool.
         name: String,
     },
+    /// A read-only tool was declared to change the world outside the store (R32).
+    #[error("tool '{name}' is read-only and cannot declare an effect outside the store")]
+    OutsideEffectReadOnly {
+        /// The tool.
+        name: String,
+    },
 }
 
 impl RegistryError {
@@ -182,6 +188,31 @@ impl RegistryBuilder {
         spec: ToolSpec,
         body: Arc<dyn ToolBody>,
     ) -> Result<(), RegistryError> {
+        self.add(spec, body, false)
+    }
+
+    /// [`register`](Self::register) for a destructive tool whose effect lives outside the
+    /// session store (R32: `code_interpreter`, a payment, an e-mail): in a durable session
+    /// its intent is committed before its body starts, and a call cut by a crash after that
+    /// is never run again. A read-only tool has no effect to declare: it is refused
+    /// ([`RegistryError::OutsideEffectReadOnly`]).
+    pub fn register_outside_effect(
+        &mut self,
+        spec: ToolSpec,
+        body: impl ToolBody + 'static,
+    ) -> Result<(), RegistryError> {
+        if spec.safety == Safety::ReadOnly {
+            return Err(RegistryError::OutsideEffectReadOnly { name: spec.name });
+        }
+        self.add(spec, Arc::new(body), true)
+    }
+
+    fn add(
+        &mut self,
+        spec: ToolSpec,
+        body: Arc<dyn ToolBody>,
+        outside_effect: bool,
+    ) -> Result<(), RegistryError> {
         check_spec(&spec)?;
         if self.by_name.contains_key(&spec.name) {
             return Err(RegistryError::NameConflict { name: spec.name });
@@ -194,7 +225,7 @@ impl RegistryBuilder {
         })?;
         self.by_name.insert(spec.name.clone(), self.tools.len());
         self.tools.push(Tool {
-            meta: ToolMeta::freeze(spec),
+            meta: ToolMeta::freeze(spec, outside_effect),
             schema,
             body,
         });

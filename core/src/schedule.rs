@@ -14,8 +14,16 @@
 //! starts afterwards; a running write completes and keeps its result, because it has
 //! committed; a running read is abandoned and gets `ABORTED`; calls not started get
 //! `ABORTED`. The batch returns only when every call has its result.
+//!
+//! Durable sessions (R32): right before the body of a call to a tool with an effect outside
+//! the store starts, its intent is committed through the batch's `intent` hook; a failed
+//! commit is a crash (R35) and the batch stops there, with no more bodies and no results. A
+//! resumed batch gives its `settled` calls (an intent committed and no result: R32's
+//! `OUTCOME_UNKNOWN`; a refusal journaled with the reply) their result without admitting or
+//! running them; each still counts for R17 and for the repeated-id check.
 
 use std::any::Any;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -28,6 +36,7 @@ use crate::events::{EventKind, EventLog};
 use crate::fault::Fault;
 use crate::guard::SecretGuard;
 use crate::registry::{Admitted, CallIds, CallScope, Registry};
+use crate::session::StoreError;
 use crate::tool::{ToolCall, ToolContext, UserResponder};
 
 /// R17: whether the batch, as sent, runs one call at a time.
@@ -153,18 +162,64 @@ struct Label {
     name: Arc<str>,
 }
 
-/// Runs one batch; returns one result per call, in the order sent (R17).
+/// Commits the intent of the call at a batch position (its guarded id, its tool) before its
+/// body starts (R32).
+pub(crate) type IntentHook<'h> = dyn FnMut(usize, &str, &str) -> Result<(), StoreError> + 'h;
+
+/// What one call of a batch comes to before its body: a result already, or an admitted
+/// call to run.
+enum Gate<'r> {
+    Result(ToolResult),
+    Admitted(Admitted<'r>),
+}
+
+impl BatchRun<'_> {
+    /// R3's checks on one call, or its settled result; commits its intent when its body is to
+    /// run and its effect lives outside the store (R32).
+    fn gate<'r>(
+        &'r self,
+        ids: &mut CallIds,
+        index: usize,
+        call: &ToolCall,
+        label: &Label,
+        settled: &BTreeMap<usize, ToolError>,
+        intent: &mut IntentHook<'_>,
+    ) -> Result<Gate<'r>, StoreError> {
+        if let Some(error) = settled.get(&index) {
+            // It was admitted or refused as it came; its id still counts for the repeats.
+            let _ = ids.check(&call.id);
+            return Ok(Gate::Result(ToolResult::failure(error.clone())));
+        }
+        match self.registry.admit(&self.scope, ids, call) {
+            Ok(admitted) => {
+                let meta = admitted.tool().meta();
+                if meta.has_outside_effect()
+                    && !crate::fault!(self.scope.faults, Fault::IntentAfterStart)
+                {
+                    intent(index, &label.id, meta.name())?;
+                }
+                Ok(Gate::Admitted(admitted))
+            }
+            Err(error) => Ok(Gate::Result(ToolResult::failure(error))),
+        }
+    }
+}
+
+/// Runs one batch; returns one result per call, in the order sent (R17), or the store's
+/// failure when an intent did not commit (R35).
 pub(crate) async fn run_batch(
     run: &BatchRun<'_>,
     calls: &[ToolCall],
+    settled: &BTreeMap<usize, ToolError>,
+    intent: &mut IntentHook<'_>,
     log: &mut EventLog<'_>,
-) -> Vec<CallResult> {
+) -> Result<Vec<CallResult>, StoreError> {
     let labels: Vec<Label> = calls.iter().map(|call| run.label(call)).collect();
     // Results are collected as calls finish, then put back in the order sent.
     let mut results = if sequential_verdict(&run.scope, calls, run.registry) {
-        run_sequential(run, calls, &labels, log).await
+        run_sequential(run, calls, &labels, settled, intent, log).await?
     } else {
-        run_parallel(run, calls, &labels, log).await
+        run_parallel(run, calls, &labels, settled, intent, log).await?
     };
     debug_assert_eq!(
         results.len(),
@@ -179,7 +234,7 @@ pub(crate) async fn run_batch(
             "one result per call, in the order sent"
         );
     }
-    results
+    Ok(results)
 }
 
 /// A sequential batch: one call at a time in the order sent, each finishing before the next
@@ -188,8 +243,10 @@ async fn run_sequential(
     run: &BatchRun<'_>,
     calls: &[ToolCall],
     labels: &[Label],
+    settled: &BTreeMap<usize, ToolError>,
+    intent: &mut IntentHook<'_>,
     log: &mut EventLog<'_>,
-) -> Vec<CallResult> {
+) -> Result<Vec<CallResult>, StoreError> {
     let mut results = Vec::with_capacity(calls.len());
     let mut ids = CallIds::default();
     for (index, call) in calls.iter().enumerate() {
@@ -200,20 +257,28 @@ async fn run_sequential(
             ToolResult::failure(ToolError::aborted())
         } else {
             run.started(log, index, &labels[index]);
-            let result = match run.registry.admit(&run.scope, &mut ids, call) {
-                Ok(admitted) => {
-                    let name = Arc::clone(admitted.tool().meta().shared_name());
-                    let context = run.context(index, &labels[index], &name);
-                    run.run_admitted(admitted, &context).await
+            let label = &labels[index];
+            let result = match run.gate(&mut ids, index, call, label, settled, intent)? {
+                Gate::Admitted(admitted) => {
+                    let meta = admitted.tool().meta();
+                    let late_intent = meta.has_outside_effect()
+                        && crate::fault!(run.scope.faults, Fault::IntentAfterStart);
+                    let name = Arc::clone(meta.shared_name());
+                    let context = run.context(index, label, &name);
+                    let result = run.run_admitted(admitted, &context).await;
+                    if late_intent {
+                        intent(index, &label.id, &name)?;
+                    }
+                    result
                 }
-                Err(error) => ToolResult::failure(error),
+                Gate::Result(result) => result,
             };
             run.activity.reset();
             result
         };
         results.push(run.finished(log, index, &labels[index], result));
     }
-    results
+    Ok(results)
 }
 
 /// A parallel batch: every admitted call starts at the batch's start instant; the refused
@@ -222,8 +287,10 @@ async fn run_parallel(
     run: &BatchRun<'_>,
     calls: &[ToolCall],
     labels: &[Label],
+    settled: &BTreeMap<usize, ToolError>,
+    intent: &mut IntentHook<'_>,
     log: &mut EventLog<'_>,
-) -> Vec<CallResult> {
+) -> Result<Vec<CallResult>, StoreError> {
     let mut results = Vec::with_capacity(calls.len());
     let mut ids = CallIds::default();
     let mut refused = Vec::new();
@@ -237,8 +304,8 @@ async fn run_parallel(
             continue;
         }
         run.started(log, index, &labels[index]);
-        match run.registry.admit(&run.scope, &mut ids, call) {
-            Ok(admitted) => {
+        match run.gate(&mut ids, index, call, &labels[index], settled, intent)? {
+            Gate::Admitted(admitted) => {
                 let name = Arc::clone(admitted.tool().meta().shared_name());
                 let context = run.context(index, &labels[index], &name);
                 running.push(async move {
@@ -246,7 +313,7 @@ async fn run_parallel(
                     (index, result)
                 });
             }
-            Err(error) => refused.push((index, ToolResult::failure(error))),
+            Gate::Result(result) => refused.push((index, result)),
         }
     }
     for (index, result) in refused {
@@ -256,7 +323,7 @@ async fn run_parallel(
         run.activity.reset();
         results.push(run.finished(log, index, &labels[index], result));
     }
-    results
+    Ok(results)
 }
 
 fn cap(run: &BatchRun<'_>) -> u32 {

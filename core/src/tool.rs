@@ -91,10 +91,11 @@ pub struct ToolMeta {
     parameters: Value,
     safety: Safety,
     execution_mode: ExecutionMode,
+    outside_effect: bool,
 }
 
 impl ToolMeta {
-    pub(crate) fn freeze(spec: ToolSpec) -> ToolMeta {
+    pub(crate) fn freeze(spec: ToolSpec, outside_effect: bool) -> ToolMeta {
         ToolMeta {
             name: Arc::from(spec.name),
             label: spec.label,
@@ -102,7 +103,17 @@ impl ToolMeta {
             parameters: spec.parameters,
             safety: spec.safety,
             execution_mode: spec.execution_mode,
+            outside_effect,
         }
+    }
+
+    /// Whether the tool changes the world outside the session store (R32): a destructive
+    /// tool registered with
+    /// [`register_outside_effect`](crate::registry::RegistryBuilder::register_outside_effect),
+    /// such as `code_interpreter`. Its calls are at-most-once in a durable session; every
+    /// other destructive tool's effect is the chart's, and exactly-once (R31).
+    pub fn has_outside_effect(&self) -> bool {
+        self.outside_effect
     }
 
     /// The tool's name.

@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use support::*;
 use ward_core::deadline::CancelToken;
-use ward_core::driver::{Limits, RunOptions, RunOutcome, StartError, StartRunInput};
+use ward_core::driver::{Limits, RunError, RunOptions, RunOutcome, StartError, StartRunInput};
 use ward_core::envelope::ToolResult;
 use ward_core::events::EventKind;
 use ward_core::provider::{ProviderError, ProviderErrorKind};
@@ -812,7 +812,7 @@ async fn limits_and_secrets_out_of_range_are_refused_at_start() {
                 RunOptions::default(),
             )
             .await;
-        let Err(StartError::Limits(error)) = refused else {
+        let Err(RunError::Start(StartError::Limits(error))) = refused else {
             panic!("{limits:?} accepted")
         };
         assert!(error.to_string().contains("must be between"), "{error}");
@@ -824,7 +824,10 @@ async fn limits_and_secrets_out_of_range_are_refused_at_start() {
     let refused = session
         .run(short, &mut provider, &mut events, RunOptions::default())
         .await;
-    assert!(matches!(refused, Err(StartError::Secrets(_))));
+    assert!(matches!(
+        refused,
+        Err(RunError::Start(StartError::Secrets(_)))
+    ));
     assert!(events.is_empty() && provider.received.is_empty());
 }
 

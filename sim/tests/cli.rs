@@ -272,7 +272,7 @@ fn a_seeded_bug_is_reported_shrunk_and_replayable() {
 fn bugs_lists_the_catalogue() {
     let output = ward(&["bugs", "--json"]);
     let bugs: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(bugs.len(), 20);
+    assert_eq!(bugs.len(), 27);
     assert!(bugs.iter().all(|bug| bug["name"].is_string()
         && bug["invariant"].is_string()
         && bug["description"].is_string()));

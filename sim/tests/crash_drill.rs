@@ -3,7 +3,7 @@
 //! store is reopened and checked, and a new process goes on from what it holds.
 //!
 //! The child commits record `n` and the chart whose `next_id` is `n + 1` in one transaction
-//! (`commit_with_chart`, R31), then prints `ack n`. After a kill the journal must hold every
+//! (`commit_records`, R31), then prints `ack n`. After a kill the journal must hold every
 //! acknowledged record and at most one more (the commit the kill cut may have reached the
 //! file whole: a killed process loses nothing it handed to the operating system): nothing
 //! acknowledged is lost (I16); each record is the one written at its place, once (I15: no
@@ -18,6 +18,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ward_core::chart::SharedChart;
@@ -32,9 +33,9 @@ const KILLS: usize = 40;
 
 fn record(number: usize) -> Record {
     Record::Message {
-        message: Message::User {
+        message: Arc::new(Message::User {
             text: format!("drill record {number}"),
-        },
+        }),
     }
 }
 
@@ -49,7 +50,7 @@ fn drill_child() {
     loop {
         chart.next_id = next as u64 + 1;
         store
-            .commit_with_chart(SESSION, &record(next), &chart)
+            .commit_records(SESSION, &[record(next)], Some(&chart))
             .expect("the commit");
         println!("ack {next}");
         next += 1;

@@ -420,6 +420,15 @@ impl SharedChart {
         change(Arc::make_mut(&mut self.document().state))
     }
 
+    /// Replaces the state with `state` and forgets the undo history: the chart as a durable
+    /// store committed it (R31), taken up after a crash. The undo history lives in memory
+    /// only; it starts empty after a restart.
+    pub fn restore(&self, state: ChartState) {
+        let mut document = self.document();
+        document.state = Arc::new(state);
+        document.undo.clear();
+    }
+
     /// Undoes the last change; `false` when there is nothing to undo.
     pub fn undo(&self) -> bool {
         let mut document = self.document();

@@ -1,6 +1,9 @@
 //! The limits of a run (R19, checked at the start by R14): each limit's default and range is
 //! one named [`LimitRange`] that [`Limits::default`], [`Limits::check`] and the docs share;
-//! beside them, the bounds no configuration changes ([`TURNS_HARD_MAX`], the backoff).
+//! beside them, the bounds no configuration changes ([`TURNS_HARD_MAX`], the backoff), and
+//! the limits' journaled form ([`StoredLimits`], R34).
+
+use crate::session::StoredLimits;
 
 /// No run takes more turns than this, whatever its configuration or faults.
 pub const TURNS_HARD_MAX: u32 = 100;
@@ -153,6 +156,30 @@ impl Limits {
             }
         }
         Ok(())
+    }
+}
+
+impl From<Limits> for StoredLimits {
+    fn from(limits: Limits) -> StoredLimits {
+        StoredLimits {
+            turns_max: limits.turns_max,
+            calls_per_batch_max: limits.calls_per_batch_max,
+            provider_timeout_ms: limits.provider_timeout_ms,
+            inactivity_timeout_ms: limits.inactivity_timeout_ms,
+            provider_retries_max: limits.provider_retries_max,
+        }
+    }
+}
+
+impl From<StoredLimits> for Limits {
+    fn from(limits: StoredLimits) -> Limits {
+        Limits {
+            turns_max: limits.turns_max,
+            calls_per_batch_max: limits.calls_per_batch_max,
+            provider_timeout_ms: limits.provider_timeout_ms,
+            inactivity_timeout_ms: limits.inactivity_timeout_ms,
+            provider_retries_max: limits.provider_retries_max,
+        }
     }
 }
 

@@ -28,6 +28,16 @@
 //!    event stream passes the run's exact-value guard once, when it enters; the history of
 //!    earlier runs is checked once when a run loads it, against that run's values.
 //!
+//! 7. **The journal (R30–R35).** A run commits each step to the session store as it goes
+//!    (the start with the redacted prompt; each reply; each intent; each batch's results
+//!    with the chart when a write changed it; the end), each step one transaction. A failed
+//!    commit is a crash (R35): the run stops where it is, with no terminal event, and
+//!    [`Session::run`] returns [`RunError::Store`]. [`Session::resume`] takes up the run a
+//!    crash cut, from what was committed (R33, R34): a reply not committed is asked for
+//!    again, a cut batch runs again but for the calls of R32 whose intent was committed,
+//!    which get `OUTCOME_UNKNOWN`; the run keeps its policy, its limits and its turn count,
+//!    and its inactivity deadline starts again.
+//!
 //! The code follows the same seams: `Setup::new` checks the limits and builds the redactor,
 //! the guard and the policy (R14); `Run::start` loads the history, announces `run.started`
 //! and enters the redacted prompt (R15, R22, R23); `Turns::turn` is one provider turn
@@ -41,11 +51,11 @@ mod limits;
 mod seeded_bugs;
 
 use std::any::Any;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::chart::SharedChart;
+use crate::chart::{ChartState, SharedChart};
 use crate::deadline::{Activity, CancelToken, StopFlag};
 use crate::envelope::{ToolError, ToolResult};
 use crate::events::{EventKind, EventLog, EventSink};
@@ -56,13 +66,15 @@ use crate::provider::{Provider, ProviderError, ProviderErrorKind, ProviderReply,
 use crate::redact::{RedactError, Redactor};
 use crate::registry::{CallScope, Registry};
 use crate::schedule::{self, BatchRun, CallResult};
-use crate::session::{Message, SessionStore};
+use crate::session::{self, Message, Record, SessionStore, StoreError, StoredLimits};
 use crate::tool::{NoUser, ToolCall, ToolMeta, UserResponder};
 pub use limits::{
     BACKOFF_MS_FIRST, BACKOFF_MS_MAX, LimitError, LimitRange, Limits, TURNS_HARD_MAX,
 };
 use seeded_bugs::{
-    hash_order, offer_policy, prompt_redaction, request_transcript, results_entered, turn_limit,
+    apart_from_write, hash_order, journaled_prompt, offer_policy, prompt_redaction,
+    request_transcript, results_entered, resumed_batches, resumed_cut, resumed_read_only,
+    turn_limit,
 };
 
 /// How a run starts (R14).
@@ -89,6 +101,27 @@ pub enum StartError {
     /// A secret value cannot be used.
     #[error("invalid secrets: {0}")]
     Secrets(#[from] RedactError),
+}
+
+/// Why a run did not run to its end.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// The run could not start (R14).
+    #[error(transparent)]
+    Start(#[from] StartError),
+    /// The session store failed: the run stopped as if the process had crashed (R35), and
+    /// nothing after the failure is acknowledged. Reopen the store and resume.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// [`Session::resume`] found no run a crash cut: the session's last run ended.
+    #[error("the session has no run to resume")]
+    NothingToResume,
+}
+
+impl From<LimitError> for RunError {
+    fn from(error: LimitError) -> RunError {
+        RunError::Start(StartError::Limits(error))
+    }
 }
 
 /// What the caller attaches to a run besides its input.
@@ -237,16 +270,92 @@ impl<S: SessionStore> Session<S> {
         &mut self.store
     }
 
+    /// A session named `id` whose chart is the one `store` committed last (R31), or `chart`
+    /// when the store holds none: how a process takes a durable session up after a restart.
+    pub fn open(
+        id: impl Into<String>,
+        registry: Registry,
+        chart: SharedChart,
+        store: S,
+    ) -> Result<Session<S>, StoreError> {
+        let session = Session::new(id, registry, chart, store);
+        if let Some(state) = session.store.chart(&session.id)? {
+            session.chart.restore(state);
+        }
+        Ok(session)
+    }
+
     /// Runs one agent run to its end: the start (R14, R4, R11–R13, R15), the turns (R16–R22),
-    /// then the terminal event (R23).
+    /// then the terminal event (R23), committing each step to the store (R30).
     pub async fn run<P: Provider + ?Sized>(
         &mut self,
         input: StartRunInput,
         provider: &mut P,
         events: &mut dyn EventSink,
         options: RunOptions,
-    ) -> Result<RunReport, StartError> {
+    ) -> Result<RunReport, RunError> {
         let setup = Setup::new(&input)?;
+        let journal = self.store.journal(&self.id)?;
+        let run_number = runs_started(&journal);
+        let plan = Plan {
+            run_number,
+            history: session::transcript(&journal),
+            limits: input.limits,
+            prompt: &input.prompt,
+            resume: None,
+        };
+        self.drive(&input, &setup, plan, provider, events, options)
+            .await
+    }
+
+    /// Takes up the run a crash cut (R33, R34), from what the store committed: the run keeps
+    /// its policy, its limits and its turn count, and its deadline starts again now. A reply
+    /// not committed is asked for again with the same transcript; a cut batch runs again,
+    /// but for the calls of R32 whose intent was committed, which get `OUTCOME_UNKNOWN`
+    /// (R32); a reply without calls that was committed ends the run. `secrets` are the run's
+    /// exact values, which the store never holds (R30): the caller gives them again.
+    ///
+    /// A resumed run announces `run.started` again (the process that runs it starts there),
+    /// but not the prompt, which its first process announced.
+    pub async fn resume<P: Provider + ?Sized>(
+        &mut self,
+        secrets: Vec<String>,
+        provider: &mut P,
+        events: &mut dyn EventSink,
+        options: RunOptions,
+    ) -> Result<RunReport, RunError> {
+        let journal = self.store.journal(&self.id)?;
+        let Some(cut) = CutRun::find(&journal, options.faults) else {
+            return Err(RunError::NothingToResume);
+        };
+        let input = StartRunInput {
+            prompt: cut.prompt.clone(),
+            read_only: cut.read_only,
+            disabled_tools: cut.disabled.iter().cloned().collect(),
+            secrets,
+            limits: cut.limits,
+        };
+        let setup = Setup::new(&input)?;
+        let plan = Plan {
+            run_number: cut.run,
+            history: session::transcript(&journal),
+            limits: input.limits,
+            prompt: &input.prompt,
+            resume: Some(cut.resume),
+        };
+        self.drive(&input, &setup, plan, provider, events, options)
+            .await
+    }
+
+    async fn drive<P: Provider + ?Sized>(
+        &mut self,
+        input: &StartRunInput,
+        setup: &Setup,
+        plan: Plan<'_>,
+        provider: &mut P,
+        events: &mut dyn EventSink,
+        options: RunOptions,
+    ) -> Result<RunReport, RunError> {
         let registry = self.registry.clone();
         let offered = registry.offered(offer_policy(options.faults, &setup.policy).as_ref());
         let offered_meta: Vec<&ToolMeta> = offered.iter().map(|tool| tool.meta()).collect();
@@ -260,18 +369,29 @@ impl<S: SessionStore> Session<S> {
             faults: options.faults,
             batches: 0,
             calls: 0,
+            run_number: plan.run_number,
+            pending: Vec::new(),
+            chart: &self.chart,
+            committed_chart: self.chart.snapshot_shared(),
         };
-        run.start(&input, &offered_meta, &setup.redactor);
+        run.load(plan.history, input, &offered_meta);
+        let resume = match plan.resume {
+            None => {
+                run.start(input, &setup.redactor)?;
+                None
+            }
+            Some(resume) => Some(resume),
+        };
 
-        let activity = Activity::new(Duration::from_millis(input.limits.inactivity_timeout_ms));
+        let activity = Activity::new(Duration::from_millis(plan.limits.inactivity_timeout_ms));
         let stop = StopFlag::new();
         let mut turns = Turns {
             provider,
             system_prompt: &setup.system_prompt,
             tools: &offered_meta,
-            prompt: &input.prompt,
-            limits: input.limits,
-            turns_max: turn_limit(options.faults, input.limits.turns_max),
+            prompt: plan.prompt,
+            limits: plan.limits,
+            turns_max: turn_limit(options.faults, plan.limits.turns_max),
             batch: BatchRun {
                 registry: &registry,
                 scope: CallScope {
@@ -281,7 +401,7 @@ impl<S: SessionStore> Session<S> {
                     faults: options.faults,
                 },
                 guard: &setup.guard,
-                calls_per_batch_max: input.limits.calls_per_batch_max as usize,
+                calls_per_batch_max: plan.limits.calls_per_batch_max as usize,
                 stop: &stop,
                 activity: &activity,
                 chart: &self.chart,
@@ -293,15 +413,186 @@ impl<S: SessionStore> Session<S> {
                 activity: &activity,
             },
         };
-        for turn in 0..=TURNS_HARD_MAX {
-            if let Some(outcome) = turns.turn(&mut run, turn).await {
-                return Ok(run.end(outcome));
+        let mut first_turn = 0;
+        if let Some(resume) = resume {
+            run.batches = resume.batches;
+            first_turn = resume.turn;
+            if let Some(outcome) = turns.take_up(&mut run, resume.cut).await? {
+                return Ok(run.end(outcome)?);
+            }
+        }
+        for turn in first_turn..=TURNS_HARD_MAX {
+            if let Some(outcome) = turns.turn(&mut run, turn).await? {
+                return Ok(run.end(outcome)?);
             }
         }
         Ok(run.end(RunOutcome::Failed {
-            error: tool_loop_limit(input.limits.turns_max),
-        }))
+            error: tool_loop_limit(plan.limits.turns_max),
+        })?)
     }
+}
+
+/// How many runs the journal records the start of: the next run's number.
+fn runs_started(journal: &[Record]) -> u32 {
+    let started = journal
+        .iter()
+        .filter(|record| matches!(record, Record::RunStarted { .. }))
+        .count();
+    u32::try_from(started).unwrap_or(u32::MAX)
+}
+
+/// What [`Session::drive`] runs: a new run, or the rest of one a crash cut.
+struct Plan<'a> {
+    run_number: u32,
+    /// The session's transcript as committed, not yet guarded for this run.
+    history: Vec<Arc<Message>>,
+    limits: Limits,
+    /// The prompt: raw for a new run; for a resumed one, as journaled (redacted).
+    prompt: &'a str,
+    resume: Option<Resume>,
+}
+
+/// Where a cut run takes up again.
+#[derive(Clone, Debug)]
+struct Resume {
+    /// Batches the run had run (R34 keeps its turn count).
+    batches: u32,
+    /// The turn of the next request.
+    turn: u32,
+    cut: Cut,
+}
+
+/// What the journal's last step of a cut run leaves to do.
+#[derive(Clone, Debug)]
+enum Cut {
+    /// Ask the provider (R33): the last step was the prompt or a batch's results.
+    Ask,
+    /// The last step was a reply without calls: the run completed but its end was not
+    /// committed.
+    Completed { text: String },
+    /// The last step was a reply with calls whose results were not committed: the batch
+    /// runs again, but for the calls whose intent was committed (R32).
+    Batch {
+        calls: Arc<[ToolCall]>,
+        intents: BTreeSet<usize>,
+        refusals: BTreeMap<usize, ToolError>,
+    },
+}
+
+/// The run a crash cut, as its journal has it.
+struct CutRun {
+    run: u32,
+    read_only: bool,
+    disabled: Vec<String>,
+    limits: Limits,
+    prompt: String,
+    resume: Resume,
+}
+
+impl CutRun {
+    /// The session's last run, when it has no end; `None` when every run ended.
+    fn find(journal: &[Record], faults: FaultSet) -> Option<CutRun> {
+        let start = journal
+            .iter()
+            .rposition(|record| matches!(record, Record::RunStarted { .. }))?;
+        let Record::RunStarted {
+            run,
+            read_only,
+            disabled,
+            limits,
+            prompt,
+        } = &journal[start]
+        else {
+            return None;
+        };
+        let steps = &journal[start + 1..];
+        if steps
+            .iter()
+            .any(|record| matches!(record, Record::RunEnded { .. }))
+        {
+            return None;
+        }
+        let replies = steps
+            .iter()
+            .filter(|record| is_reply(record).is_some())
+            .count();
+        let cut = resumed_cut(faults, steps, cut_of(steps));
+        let batches_run = steps
+            .iter()
+            .filter(|record| is_reply(record).is_some_and(|calls| !calls.is_empty()))
+            .count()
+            - usize::from(matches!(cut, Cut::Batch { .. }));
+        Some(CutRun {
+            run: *run,
+            read_only: resumed_read_only(faults, *read_only),
+            disabled: disabled.clone(),
+            limits: Limits::from(*limits),
+            prompt: prompt.clone(),
+            resume: Resume {
+                batches: resumed_batches(faults, u32::try_from(batches_run).unwrap_or(u32::MAX)),
+                turn: u32::try_from(replies).unwrap_or(u32::MAX),
+                cut,
+            },
+        })
+    }
+}
+
+/// The calls of a reply record; `None` for any other record.
+fn is_reply(record: &Record) -> Option<&Arc<[ToolCall]>> {
+    match record {
+        Record::Message { message } => match &**message {
+            Message::Assistant { calls, .. } => Some(calls),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// What the last committed step of a cut run leaves to do (`steps`: its records after its
+/// start).
+fn cut_of(steps: &[Record]) -> Cut {
+    let Some(last) = steps
+        .iter()
+        .rposition(|record| matches!(record, Record::Message { .. }))
+    else {
+        return Cut::Ask;
+    };
+    let Record::Message { message } = &steps[last] else {
+        return Cut::Ask;
+    };
+    match &**message {
+        Message::Assistant { text, calls } if calls.is_empty() => {
+            Cut::Completed { text: text.clone() }
+        }
+        Message::Assistant { calls, .. } => Cut::Batch {
+            calls: Arc::clone(calls),
+            intents: intents_after(&steps[last + 1..]),
+            refusals: refusals_after(&steps[last + 1..]),
+        },
+        Message::User { .. } | Message::Tool { .. } => Cut::Ask,
+    }
+}
+
+/// The refusals journaled with a reply, by batch position.
+fn refusals_after(records: &[Record]) -> BTreeMap<usize, ToolError> {
+    records
+        .iter()
+        .filter_map(|record| match record {
+            Record::Refused { index, error } => Some((*index as usize, error.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The batch positions of the intents among `records`.
+fn intents_after(records: &[Record]) -> BTreeSet<usize> {
+    records
+        .iter()
+        .filter_map(|record| match record {
+            Record::Intent { index, .. } => Some(*index as usize),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What a run fixes before it starts (R14, R11): its limits are checked, its secret values
@@ -361,18 +652,19 @@ struct Turns<'a, P: ?Sized> {
 }
 
 impl<P: Provider + ?Sized> Turns<'_, P> {
-    /// One provider turn (R16, R19, R22): asks for a reply, guards it and enters it. A reply
+    /// One provider turn (R16, R19, R22): asks for a reply, guards it and commits it. A reply
     /// without calls ends the run `run.completed`; a reply with calls past the turn limit
     /// ends it `TOOL_LOOP_LIMIT`, its calls `ABORTED`; otherwise its calls run as one batch
-    /// and their results are entered. `Some` when the run ends.
+    /// and their results are committed. `Some` when the run ends; `Err` when the store failed
+    /// (R35).
     async fn turn<S: SessionStore>(
         &mut self,
         run: &mut Run<'_, S>,
         turn: u32,
-    ) -> Option<RunOutcome> {
+    ) -> Result<Option<RunOutcome>, StoreError> {
         let reply = match self.reply(run, turn).await {
             Ok(reply) => reply,
-            Err(outcome) => return Some(outcome),
+            Err(outcome) => return Ok(Some(outcome)),
         };
         self.batch.activity.reset();
         let text = self.batch.guard.string(reply.text);
@@ -380,25 +672,85 @@ impl<P: Provider + ?Sized> Turns<'_, P> {
         // input); their guarded form, the same calls when clean, is entered and announced.
         let calls = reply.calls;
         let guarded_calls = self.batch.guard.calls(&calls);
-        run.enter(Message::Assistant {
-            text: text.clone(),
-            calls: Arc::clone(&guarded_calls),
-        });
+        // A call the guard changed is journaled with the refusal its raw form met (R3), so
+        // that a resumed batch, which only has the guarded form, gives it the same result.
+        let refusals = if Arc::ptr_eq(&calls, &guarded_calls) {
+            Vec::new()
+        } else {
+            self.refusals_of_changed(&calls, &guarded_calls)
+        };
+        run.enter(
+            Message::Assistant {
+                text: text.clone(),
+                calls: Arc::clone(&guarded_calls),
+            },
+            refusals,
+        )?;
         run.log.emit(EventKind::AssistantMessageCompleted {
             turn,
             text: text.clone(),
             calls: guarded_calls,
         });
         if calls.is_empty() {
-            return Some(RunOutcome::Completed { text });
+            return Ok(Some(RunOutcome::Completed { text }));
         }
         if run.batches >= self.turns_max {
             run.abort_unstarted(&calls);
-            return Some(RunOutcome::Failed {
+            return Ok(Some(RunOutcome::Failed {
                 error: tool_loop_limit(self.limits.turns_max),
-            });
+            }));
         }
-        self.run_batch(run, &calls).await
+        self.run_batch(run, &calls, &BTreeMap::new()).await
+    }
+
+    /// The R3 refusal of each call whose guarded form differs from what the model sent,
+    /// judged on what it sent.
+    fn refusals_of_changed(&self, calls: &[ToolCall], guarded: &[ToolCall]) -> Vec<Record> {
+        let registry = self.batch.registry;
+        let mut ids = crate::registry::CallIds::default();
+        let mut refusals = Vec::new();
+        for (index, (call, shown)) in calls.iter().zip(guarded).enumerate() {
+            let verdict = registry.admit(&self.batch.scope, &mut ids, call);
+            if let (Err(error), true) = (verdict, call != shown) {
+                refusals.push(Record::Refused {
+                    index: u32::try_from(index).unwrap_or(u32::MAX),
+                    error: self.batch.guard.error(error),
+                });
+            }
+        }
+        refusals
+    }
+
+    /// Takes up what a crash cut (R33, R34): a committed reply without calls ends the run;
+    /// a cut batch runs again, its calls of R32 with a committed intent `OUTCOME_UNKNOWN`
+    /// and its calls journaled with a refusal refused so again; a batch past the turn
+    /// limit ends the run as it would have.
+    async fn take_up<S: SessionStore>(
+        &mut self,
+        run: &mut Run<'_, S>,
+        cut: Cut,
+    ) -> Result<Option<RunOutcome>, StoreError> {
+        match cut {
+            Cut::Ask => Ok(None),
+            Cut::Completed { text } => Ok(Some(RunOutcome::Completed { text })),
+            Cut::Batch {
+                calls,
+                intents,
+                refusals,
+            } => {
+                if run.batches >= self.turns_max {
+                    run.abort_unstarted(&calls);
+                    return Ok(Some(RunOutcome::Failed {
+                        error: tool_loop_limit(self.limits.turns_max),
+                    }));
+                }
+                let mut settled: BTreeMap<usize, ToolError> = refusals;
+                for index in intents {
+                    settled.insert(index, ToolError::outcome_unknown());
+                }
+                self.run_batch(run, &calls, &settled).await
+            }
+        }
     }
 
     /// The provider's reply to the transcript (R16, R18, R21), unless the run is cancelled
@@ -423,29 +775,48 @@ impl<P: Provider + ?Sized> Turns<'_, P> {
         }
     }
 
-    /// Runs one batch (R17, R20) and enters its results. When the run is cancelled or its
-    /// deadline passes meanwhile, the stop flag is raised, every call still gets its result,
-    /// and then the run ends: `Some` is how.
+    /// Runs one batch (R17, R20) and commits its results, with the chart when a write changed
+    /// it (R31). When the run is cancelled or its deadline passes meanwhile, the stop flag is
+    /// raised, every call still gets its result, and then the run ends: `Some` is how, and
+    /// the results commit with the run's end. `settled` holds the calls of a resumed batch
+    /// that get a result without running.
     async fn run_batch<S: SessionStore>(
         &self,
         run: &mut Run<'_, S>,
         calls: &[ToolCall],
-    ) -> Option<RunOutcome> {
+        settled: &BTreeMap<usize, ToolError>,
+    ) -> Result<Option<RunOutcome>, StoreError> {
         let (results, stopped) = {
-            let batch = schedule::run_batch(&self.batch, calls, &mut run.log);
+            let session_id = run.session_id;
+            let store = &mut *run.store;
+            let mut intent = |index: usize, call_id: &str, tool: &str| {
+                let record = Record::Intent {
+                    index: u32::try_from(index).unwrap_or(u32::MAX),
+                    call_id: call_id.to_owned(),
+                    tool: tool.to_owned(),
+                };
+                store.commit(session_id, std::slice::from_ref(&record), None)
+            };
+            let batch = schedule::run_batch(&self.batch, calls, settled, &mut intent, &mut run.log);
             tokio::pin!(batch);
             tokio::select! {
                 biased;
-                results = &mut batch => (results, None),
+                results = &mut batch => (results?, None),
                 stop = self.watch.stopped() => {
                     self.batch.stop.raise();
-                    (batch.await, Some(stop))
+                    (batch.await?, Some(stop))
                 }
             }
         };
         run.batches += 1;
         run.enter_results(results);
-        stopped.map(|stop| stop.outcome(&self.limits))
+        match stopped {
+            Some(stop) => Ok(Some(stop.outcome(&self.limits))),
+            None => {
+                run.commit()?;
+                Ok(None)
+            }
+        }
     }
 }
 
@@ -524,53 +895,105 @@ struct Run<'r, S: SessionStore> {
     faults: FaultSet,
     batches: u32,
     calls: u32,
+    /// The run's number in its session.
+    run_number: u32,
+    /// Records entered and not yet committed.
+    pending: Vec<Record>,
+    chart: &'r SharedChart,
+    /// The chart as the store last committed it.
+    committed_chart: Arc<ChartState>,
 }
 
 impl<S: SessionStore> Run<'_, S> {
-    /// The start (R15, R22, R23): the session's history is loaded through the guard,
-    /// `run.started` announces the offered tools, and the prompt, redacted with the full
-    /// redactor, enters the transcript, the store and the events.
-    fn start(&mut self, input: &StartRunInput, tools: &[&ToolMeta], redactor: &Redactor) {
+    /// Loads the session's history through the guard and announces `run.started` with the
+    /// offered tools (R22, R23).
+    fn load(&mut self, history: Vec<Arc<Message>>, input: &StartRunInput, tools: &[&ToolMeta]) {
         let guard = self.guard;
-        self.transcript = (self.store.load(self.session_id).into_iter())
+        self.transcript = (history.into_iter())
             .map(|message| guard.shared_message(message))
             .collect();
         self.log.emit(EventKind::RunStarted {
             read_only: input.read_only,
             tools: hash_order(self.faults, listed_names(tools)),
         });
+    }
+
+    /// The start (R15, R22, R30): the prompt, redacted with the full redactor, commits with
+    /// the run's start (policy, limits) and enters the transcript and the events.
+    fn start(&mut self, input: &StartRunInput, redactor: &Redactor) -> Result<(), StoreError> {
+        let guard = self.guard;
         // Every rule on the original prompt in one pass (R15, R29), then the guard, which also
         // catches a fragment of a configured value that no rule saw whole.
         let redacted = guard.text(&redactor.redact(&input.prompt)).into_owned();
         let redacted_prompt =
             prompt_redaction(self.faults, redacted, &input.prompt, redactor, guard);
-        self.enter(Message::User {
-            text: redacted_prompt.clone(),
+        self.pending.push(Record::RunStarted {
+            run: self.run_number,
+            read_only: input.read_only,
+            disabled: input.disabled_tools.iter().cloned().collect(),
+            limits: StoredLimits::from(input.limits),
+            prompt: journaled_prompt(self.faults, &redacted_prompt, &input.prompt),
         });
+        self.enter(
+            Message::User {
+                text: redacted_prompt.clone(),
+            },
+            Vec::new(),
+        )?;
         self.log.emit(EventKind::UserMessageCreated {
             text: redacted_prompt,
         });
+        Ok(())
     }
 
-    /// Appends an already guarded message to the transcript and the store.
-    fn enter(&mut self, message: Message) {
+    /// Appends an already guarded message to the transcript and commits it, with `beside`
+    /// (R30).
+    fn enter(&mut self, message: Message, beside: Vec<Record>) -> Result<(), StoreError> {
         let message = Arc::new(message);
-        self.store.append(self.session_id, &message);
+        self.pending.push(Record::Message {
+            message: Arc::clone(&message),
+        });
+        self.pending.extend(beside);
         self.transcript.push(message);
+        self.commit()
     }
 
+    /// Commits what was entered, with the chart when it changed since the last commit (R30,
+    /// R31): one transaction.
+    fn commit(&mut self) -> Result<(), StoreError> {
+        let chart = self.chart.snapshot_shared();
+        let changed =
+            !Arc::ptr_eq(&chart, &self.committed_chart) && *chart != *self.committed_chart;
+        if changed && apart_from_write(self.faults) {
+            self.store.commit(self.session_id, &[], Some(&chart))?;
+            self.store.commit(self.session_id, &self.pending, None)?;
+        } else {
+            self.store
+                .commit(self.session_id, &self.pending, changed.then_some(&chart))?;
+        }
+        self.pending.clear();
+        self.committed_chart = chart;
+        Ok(())
+    }
+
+    /// Enters a batch's results; the caller commits them.
     fn enter_results(&mut self, results: Vec<CallResult>) {
         self.calls += u32::try_from(results.len()).unwrap_or(u32::MAX);
         for result in results_entered(self.faults, results) {
-            self.enter(Message::Tool {
+            let message = Arc::new(Message::Tool {
                 call_id: result.call_id,
                 name: result.name,
                 result: result.result,
             });
+            self.pending.push(Record::Message {
+                message: Arc::clone(&message),
+            });
+            self.transcript.push(message);
         }
     }
 
-    /// Gives `ABORTED` to calls the run will never take up (past the turn limit).
+    /// Gives `ABORTED` to calls the run will never take up (past the turn limit); they commit
+    /// with the run's end.
     fn abort_unstarted(&mut self, calls: &[ToolCall]) {
         let results: Vec<CallResult> = calls
             .iter()
@@ -594,14 +1017,24 @@ impl<S: SessionStore> Run<'_, S> {
         self.enter_results(results);
     }
 
-    /// The end (R23): the outcome, guarded (R22), becomes the run's one terminal event.
-    fn end(mut self, outcome: RunOutcome) -> RunReport {
+    /// The end (R23, R30): the outcome, guarded (R22), commits with whatever was entered
+    /// last, then becomes the run's one terminal event.
+    fn end(mut self, outcome: RunOutcome) -> Result<RunReport, StoreError> {
         let outcome = match outcome {
             RunOutcome::Failed { error } => RunOutcome::Failed {
                 error: self.guard.error(error),
             },
             other => other,
         };
+        self.pending.push(Record::RunEnded {
+            run: self.run_number,
+            outcome: match &outcome {
+                RunOutcome::Completed { .. } => "completed".to_owned(),
+                RunOutcome::Failed { error } => error.code.clone(),
+                RunOutcome::Cancelled => "cancelled".to_owned(),
+            },
+        });
+        self.commit()?;
         self.log.emit(match &outcome {
             RunOutcome::Completed { text } => EventKind::RunCompleted { text: text.clone() },
             RunOutcome::Failed { error } => EventKind::RunFailed {
@@ -609,10 +1042,10 @@ impl<S: SessionStore> Run<'_, S> {
             },
             RunOutcome::Cancelled => EventKind::RunCancelled,
         });
-        RunReport {
+        Ok(RunReport {
             outcome,
             batches: self.batches,
             calls: self.calls,
-        }
+        })
     }
 }

@@ -1,13 +1,15 @@
 //! The seeded bugs of the driver's steps (SPEC §11): the offer, the turn limit, the order of
-//! `run.started`'s tools, the prompt's redaction, the transcript a request shows and the
-//! results entered. Each takes the correct value and returns the broken one when its fault
+//! `run.started`'s tools, the prompt's redaction, the transcript a request shows, the results
+//! entered, and the journal: the prompt journaled, the chart's commit, and what a resumed run
+//! keeps. Each takes the correct value and returns the broken one when its fault
 //! is on in the run's options ([`RunOptions::faults`](super::RunOptions::faults)); each is
 //! called on the one line of the driver that computes that value.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
+use super::Cut;
 use super::limits::TURNS_HARD_MAX;
 use crate::envelope::codes;
 use crate::fault::{Fault, FaultSet};
@@ -15,7 +17,7 @@ use crate::guard::SecretGuard;
 use crate::policy::RunPolicy;
 use crate::redact::{LOCAL_PATH, Redactor, Span};
 use crate::schedule::CallResult;
-use crate::session::Message;
+use crate::session::{Message, Record};
 
 /// `readonly-offers-writes` (I1): the offer is resolved as if the run could write, so a
 /// read-only run's tool list includes destructive tools. Correct, it is the run's policy.
@@ -154,4 +156,58 @@ pub(super) fn results_entered(faults: FaultSet, results: Vec<CallResult>) -> Vec
         results = keyed;
     }
     results
+}
+
+/// `raw-prompt-journaled` (I18): the run's start is journaled with the raw prompt, before its
+/// redaction. Correct, it holds the prompt as redacted (R15, R30).
+pub(super) fn journaled_prompt(faults: FaultSet, redacted: &str, raw: &str) -> String {
+    if crate::fault!(faults, Fault::RawPromptJournaled) {
+        return raw.to_owned();
+    }
+    redacted.to_owned()
+}
+
+/// `result-apart-from-write` (I15): a batch's chart change commits in a transaction of its
+/// own, before the results that report it (R31 wants one).
+pub(super) fn apart_from_write(faults: FaultSet) -> bool {
+    crate::fault!(faults, Fault::ResultApartFromWrite)
+}
+
+/// `readonly-lost-on-resume` (I19): a resumed run forgets that it is read-only. Correct, it
+/// keeps the policy journaled at its start (R34).
+pub(super) fn resumed_read_only(faults: FaultSet, read_only: bool) -> bool {
+    read_only && !crate::fault!(faults, Fault::ReadonlyLostOnResume)
+}
+
+/// `turns-reset-on-resume` (I19): a resumed run counts its batches from zero. Correct, it
+/// keeps the count its journal shows (R34).
+pub(super) fn resumed_batches(faults: FaultSet, batches: u32) -> u32 {
+    if crate::fault!(faults, Fault::TurnsResetOnResume) {
+        return 0;
+    }
+    batches
+}
+
+/// `write-replayed-on-resume` (I15): a run cut after a batch's results committed resumes
+/// from the reply before them, as if they were not there, so the batch (its chart writes
+/// too) runs again. Correct, it is the cut the journal shows.
+pub(super) fn resumed_cut(faults: FaultSet, steps: &[Record], cut: Cut) -> Cut {
+    if !crate::fault!(faults, Fault::WriteReplayedOnResume) || !matches!(cut, Cut::Ask) {
+        return cut;
+    }
+    let last_reply = steps.iter().rev().find_map(|record| match record {
+        Record::Message { message } => match &**message {
+            Message::Assistant { calls, .. } if !calls.is_empty() => Some(Arc::clone(calls)),
+            _ => None,
+        },
+        _ => None,
+    });
+    match last_reply {
+        Some(calls) => Cut::Batch {
+            calls,
+            intents: BTreeSet::new(),
+            refusals: BTreeMap::new(),
+        },
+        None => cut,
+    }
 }

@@ -41,7 +41,7 @@ use ward_core::chart::tools::{CatalogueOptions, register_tools};
 use ward_core::chart::{ChartState, SharedChart};
 use ward_core::deadline::CancelToken;
 use ward_core::driver::{
-    Limits, RunOptions, RunOutcome, RunReport, Session, StartError, StartRunInput,
+    Limits, RunError, RunOptions, RunOutcome, RunReport, Session, StartRunInput,
 };
 use ward_core::envelope::ToolError;
 use ward_core::events::{Event, EventKind, EventSink};
@@ -50,7 +50,7 @@ use ward_core::provider::{
     Provider, ProviderError, ProviderErrorKind, ProviderReply, ProviderRequest,
 };
 use ward_core::registry::{Registry, RegistryBuilder};
-use ward_core::session::{Message, SessionStore};
+use ward_core::session::{Record, SessionStore, StoreError};
 use ward_core::tool::{ToolBody, ToolContext, ToolMeta, UserResponder};
 
 use crate::protocol::{
@@ -59,7 +59,9 @@ use crate::protocol::{
 };
 
 /// The rules ward's core claims (P2): every rule of the SPEC a runtime keeps, but those of
-/// durable sessions (R30–R35), which it does not keep yet.
+/// durable sessions (R30–R35): behind the protocol its sessions live in memory, since the
+/// protocol does not carry crashes yet. (ward's core keeps them with a durable store; the
+/// crash explorer, `crate::crash`, checks I15–I19 in process.)
 pub const CLAIMS: &[&str] = &[
     "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R8a", "R11", "R12", "R13", "R14", "R15",
     "R16", "R17", "R18", "R19", "R20", "R21", "R22", "R23", "R24", "R25", "R26", "R27", "R28",
@@ -68,31 +70,16 @@ pub const CLAIMS: &[&str] = &[
 
 /// Why ward's core does not claim the rules it leaves out.
 const NOT_CLAIMED: &[(&str, &str)] = &[
-    (
-        "R30",
-        "durable sessions are not built yet: sessions live in memory",
-    ),
-    (
-        "R31",
-        "durable sessions are not built yet: sessions live in memory",
-    ),
-    (
-        "R32",
-        "durable sessions are not built yet: sessions live in memory",
-    ),
-    (
-        "R33",
-        "durable sessions are not built yet: sessions live in memory",
-    ),
-    (
-        "R34",
-        "durable sessions are not built yet: sessions live in memory",
-    ),
-    (
-        "R35",
-        "durable sessions are not built yet: sessions live in memory",
-    ),
+    ("R30", NOT_OVER_THE_PROTOCOL),
+    ("R31", NOT_OVER_THE_PROTOCOL),
+    ("R32", NOT_OVER_THE_PROTOCOL),
+    ("R33", NOT_OVER_THE_PROTOCOL),
+    ("R34", NOT_OVER_THE_PROTOCOL),
+    ("R35", NOT_OVER_THE_PROTOCOL),
 ];
+
+const NOT_OVER_THE_PROTOCOL: &str =
+    "behind the protocol sessions live in memory: the protocol does not carry crashes yet";
 
 /// A misuse of the protocol by ward's side, as the host reports it (the adapter's side of P6).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -118,7 +105,7 @@ pub struct CoreHost {
 }
 
 type RunFuture = Pin<Box<dyn Future<Output = (String, Session<HostStore>, RunResult)>>>;
-type RunResult = Result<RunReport, StartError>;
+type RunResult = Result<RunReport, RunError>;
 
 /// What the proxies and the host share: the messages to report, and the answers awaited.
 #[derive(Default)]
@@ -326,7 +313,7 @@ impl CoreHost {
                 registry,
                 SharedChart::new(0),
                 HostStore {
-                    messages: Vec::new(),
+                    records: Vec::new(),
                     shared: Arc::clone(&self.shared),
                 },
             )
@@ -757,21 +744,32 @@ impl EventSink for HostEvents {
     }
 }
 
-/// The session store: keeps its messages and reports every append.
+/// The session store: keeps its journal and reports every message committed as an append.
 struct HostStore {
-    messages: Vec<Arc<Message>>,
+    records: Vec<Record>,
     shared: Arc<Mutex<Shared>>,
 }
 
 impl SessionStore for HostStore {
-    fn load(&self, _session_id: &str) -> Vec<Arc<Message>> {
-        self.messages.clone()
+    fn journal(&self, _session_id: &str) -> Result<Vec<Record>, StoreError> {
+        Ok(self.records.clone())
     }
 
-    fn append(&mut self, _session_id: &str, message: &Arc<Message>) {
-        lock(&self.shared).outbox.push(FromAdapter::Append {
-            message: (**message).clone(),
-        });
-        self.messages.push(Arc::clone(message));
+    fn commit(
+        &mut self,
+        _session_id: &str,
+        records: &[Record],
+        _chart: Option<&Arc<ChartState>>,
+    ) -> Result<(), StoreError> {
+        let mut shared = lock(&self.shared);
+        for record in records {
+            if let Record::Message { message } = record {
+                shared.outbox.push(FromAdapter::Append {
+                    message: (**message).clone(),
+                });
+            }
+        }
+        self.records.extend_from_slice(records);
+        Ok(())
     }
 }

@@ -71,6 +71,8 @@ struct State {
     dead: bool,
     /// A sync failed since the last one that succeeded.
     sync_failed: bool,
+    /// The planned failure happened.
+    failed: bool,
     /// Every write's bytes since the disk was made, in the order written.
     written: Vec<Vec<u8>>,
 }
@@ -144,6 +146,11 @@ impl SimulatedDisk {
     /// Whether a cut has happened.
     pub fn is_dead(&self) -> bool {
         self.lock().dead
+    }
+
+    /// Whether the planned failure (a cut, a write or a sync error) has happened.
+    pub fn has_failed(&self) -> bool {
+        self.lock().failed
     }
 
     /// Every write's bytes since the disk was made, synced or not, in order.
@@ -228,15 +235,17 @@ impl SimulatedDisk {
         if state.dead {
             return Err(dead());
         }
-        match state.failure {
+        let failed = match state.failure {
             Some(Failure::Cut(at)) if at == call => {
                 state.dead = true;
-                Err(dead())
+                dead()
             }
-            Some(Failure::Write(at)) if at == call && kind == Call::Write => Err(planned("write")),
-            Some(Failure::Sync(at)) if at == call && kind == Call::Sync => Err(planned("sync")),
-            _ => Ok(()),
-        }
+            Some(Failure::Write(at)) if at == call && kind == Call::Write => planned("write"),
+            Some(Failure::Sync(at)) if at == call && kind == Call::Sync => planned("sync"),
+            _ => return Ok(()),
+        };
+        state.failed = true;
+        Err(failed)
     }
 }
 

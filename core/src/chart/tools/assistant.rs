@@ -142,7 +142,7 @@ pub(super) fn register_code_interpreter(
             &["language", "code"],
         ),
     );
-    builder.register(code_interpreter_spec, code_interpreter as super::Body)
+    builder.register_outside_effect(code_interpreter_spec, code_interpreter as super::Body)
 }
 
 #[derive(Deserialize)]
