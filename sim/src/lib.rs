@@ -6,7 +6,8 @@
 //! | [`generate`] | scenarios from a seed: a plausible model and every misbehaviour, chosen by swarm testing |
 //! | [`world`] | runs a scenario against the core on virtual time and records every boundary observation |
 //! | [`view`] | a run's records arranged for the oracle |
-//! | [`oracle`] | the invariants I1–I14, one file each, and the verdict |
+//! | [`oracle`] | the invariants I1–I19, one file each, and the verdict |
+//! | [`crash`] | the crash explorer: durable sessions crashed at storage calls, resumed, checked for I15–I19 |
 //! | [`catalogue`] | the oracle's own copy of the tool table, the default limits and the schemas |
 //! | [`trace`] | the trace digest (I11), JSON-lines and Chrome traces |
 //! | [`simulate`] | one scenario or seed end to end: generate, execute, check, digest, rerun |
@@ -21,6 +22,7 @@
 pub mod campaign;
 pub mod catalogue;
 pub mod cli;
+pub mod crash;
 pub mod generate;
 pub mod host;
 pub mod oracle;

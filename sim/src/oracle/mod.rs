@@ -24,13 +24,22 @@
 //! in the campaign summary), and `Findings::report` with a [`Breach`] to report a violation
 //! at a call or at the run; it stops at its first violation in a run.
 //!
+//! I15–I19 (durable sessions, SPEC §16) are checked on the crash explorer's executions
+//! ([`crate::crash`]) by [`durable::check`], one file each beside the others.
+//!
 //! I11 (determinism) compares two executions rather than one trace: every caller that
 //! executes a scenario twice asks [`i11_same_scenario_same_trace::compare`].
 
+pub mod durable;
 mod i10_every_run_ends_within_its_limits;
 pub mod i11_same_scenario_same_trace;
 mod i12_parallel_batches_start_together;
 mod i13_what_is_allowed_is_allowed;
+pub mod i15_at_most_once_exactly_once;
+pub mod i16_nothing_acknowledged_is_lost;
+pub mod i17_one_result_per_call_after_resumes;
+pub mod i18_nothing_secret_at_rest;
+pub mod i19_a_resumed_run_keeps_every_promise;
 // I14, the runtime agrees with the model: a folder, the reference model is several files.
 mod i14;
 mod i1_read_only_runs_are_offered_reads_only;

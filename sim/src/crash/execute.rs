@@ -1,0 +1,413 @@
+//! One execution of a crash plan (SPEC §16): processes that open the store on the simulated
+//! disk, run or resume the session's runs with ward's core, and die at the plan's crashes;
+//! and everything they did at the boundaries.
+
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use ward_core::chart::tools::{CatalogueOptions, register_tools};
+use ward_core::chart::{ChartState, SharedChart};
+use ward_core::driver::{Limits, RunError, RunOptions, Session, StartRunInput};
+use ward_core::durable::DurableStore;
+use ward_core::envelope::ToolError;
+use ward_core::events::Event;
+use ward_core::fault::FaultSet;
+use ward_core::provider::{Provider, ProviderError, ProviderReply, ProviderRequest};
+use ward_core::registry::{Registry, RegistryBuilder};
+use ward_core::session::{Record, SessionStore, StoreError};
+use ward_core::tool::{ToolBody, ToolCall, ToolContext};
+
+use super::plan::{Crash, CrashKind, Plan};
+use crate::rng::SimRng;
+use crate::world::disk::{Failure, SimulatedDisk};
+
+/// The session's name in the store.
+pub const SESSION: &str = "session";
+
+/// One body start, as the body wrapper saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BodyStart {
+    /// The process it started in, from 0.
+    pub process: usize,
+    /// The run, from 0.
+    pub run: u32,
+    /// The call's id.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+}
+
+/// One provider request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// The process that asked, from 0.
+    pub process: usize,
+    /// The run, from 0.
+    pub run: u32,
+    /// The turn.
+    pub turn: u32,
+    /// The transcript sent, as JSON.
+    pub transcript: String,
+}
+
+/// One process's life.
+#[derive(Clone, Debug, Default)]
+pub struct Process {
+    /// The crash planned for it, if any.
+    pub crash: Option<Crash>,
+    /// Whether that crash happened (a planned write or sync failure on a call of another
+    /// kind does nothing, and a process may finish before its crash).
+    pub crashed: bool,
+    /// The journal the store recovered when the process opened it; `None` when it died
+    /// before it read one.
+    pub recovered: Option<Vec<Record>>,
+    /// Every record whose commit returned `Ok` in this process, in order.
+    pub acknowledged: Vec<Record>,
+    /// The chart the store restored when the process opened it.
+    pub restored_chart: Option<ChartState>,
+}
+
+/// What one execution did.
+#[derive(Clone, Debug, Default)]
+pub struct Execution {
+    /// Storage calls over every process.
+    pub storage_calls: u64,
+    /// Each process, in order.
+    pub processes: Vec<Process>,
+    /// The journal at the end.
+    pub journal: Vec<Record>,
+    /// The chart at the end.
+    pub chart: Option<ChartState>,
+    /// Every body start.
+    pub starts: Vec<BodyStart>,
+    /// Every provider request.
+    pub requests: Vec<Request>,
+    /// Every write's bytes on every disk, synced or not.
+    pub written: Vec<Vec<u8>>,
+    /// Why the execution stopped short of the session's end, if it did: a store that would
+    /// not reopen, a resume refused, more processes than crashes allow.
+    pub failure: Option<String>,
+}
+
+/// What the wrappers share with the explorer.
+#[derive(Default)]
+struct Shared {
+    process: AtomicUsize,
+    run: AtomicU32,
+    starts: Mutex<Vec<BodyStart>>,
+    requests: Mutex<Vec<Request>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A store that keeps what every acknowledged commit carried.
+pub struct Observed {
+    store: DurableStore,
+    acknowledged: Vec<Record>,
+}
+
+impl SessionStore for Observed {
+    fn journal(&self, session_id: &str) -> Result<Vec<Record>, StoreError> {
+        self.store.journal(session_id)
+    }
+
+    fn commit(
+        &mut self,
+        session_id: &str,
+        records: &[Record],
+        chart: Option<&Arc<ChartState>>,
+    ) -> Result<(), StoreError> {
+        self.store.commit(session_id, records, chart)?;
+        self.acknowledged.extend_from_slice(records);
+        Ok(())
+    }
+
+    fn chart(&self, session_id: &str) -> Result<Option<ChartState>, StoreError> {
+        SessionStore::chart(&self.store, session_id)
+    }
+}
+
+/// A body that notes its start, then runs the catalogue's own.
+struct Noted {
+    inner: Arc<dyn ToolBody>,
+    shared: Arc<Shared>,
+}
+
+impl ToolBody for Noted {
+    fn call<'a>(
+        &'a self,
+        context: &'a ToolContext,
+        input: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        lock(&self.shared.starts).push(BodyStart {
+            process: self.shared.process.load(Ordering::SeqCst),
+            run: self.shared.run.load(Ordering::SeqCst),
+            call_id: context.call_id().to_owned(),
+            tool: context.tool_name().to_owned(),
+        });
+        self.inner.call(context, input)
+    }
+}
+
+/// The provider: the plan's reply for each turn of the current run.
+struct Script<'p> {
+    plan: &'p Plan,
+    shared: Arc<Shared>,
+}
+
+impl Provider for Script<'_> {
+    fn complete<'a>(
+        &'a mut self,
+        request: ProviderRequest<'a>,
+    ) -> BoxFuture<'a, Result<ProviderReply, ProviderError>> {
+        let run = self.shared.run.load(Ordering::SeqCst);
+        lock(&self.shared.requests).push(Request {
+            process: self.shared.process.load(Ordering::SeqCst),
+            run,
+            turn: request.turn,
+            transcript: serde_json::to_string(request.transcript).unwrap_or_default(),
+        });
+        let calls: Vec<ToolCall> = (self.plan.runs.get(run as usize))
+            .and_then(|script| script.replies.get(request.turn as usize))
+            .cloned()
+            .unwrap_or_default();
+        let text = format!("Turn {} of run {run}.", request.turn);
+        Box::pin(async move {
+            Ok(ProviderReply {
+                text,
+                calls: calls.into(),
+            })
+        })
+    }
+}
+
+fn registry(shared: &Arc<Shared>) -> Registry {
+    let mut builder = RegistryBuilder::new();
+    register_tools(
+        &mut builder,
+        CatalogueOptions {
+            code_interpreter: true,
+        },
+    )
+    .expect("the built-in catalogue registers");
+    builder.wrap_bodies(|_, inner| {
+        Arc::new(Noted {
+            inner,
+            shared: Arc::clone(shared),
+        })
+    });
+    builder.build()
+}
+
+fn failure_of(crash: Crash) -> Failure {
+    match crash.kind {
+        CrashKind::Kill | CrashKind::PowerLoss => Failure::Cut(crash.at),
+        CrashKind::WriteError => Failure::Write(crash.at),
+        CrashKind::SyncError => Failure::Sync(crash.at),
+    }
+}
+
+/// How a process ended.
+enum Ended {
+    /// Every run of the plan ended.
+    Done,
+    /// The store failed: the process dies.
+    Crashed,
+    /// Something the explorer cannot go on from.
+    Failed(String),
+}
+
+/// Executes `plan` under `faults` with `crashes`, the first killing the first process, the
+/// next the process after it, and so on.
+pub fn explore_once(
+    plan: &Plan,
+    faults: FaultSet,
+    crashes: &[Crash],
+    rng: &mut SimRng,
+) -> Execution {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a tokio runtime");
+    let shared = Arc::new(Shared::default());
+    let registry = registry(&shared);
+    let mut execution = Execution::default();
+    // The disk is formatted first, as a store is provisioned: a backend has no rename to make
+    // a new database appear whole (a file does, `DurableStore::open`).
+    let formatted = SimulatedDisk::new();
+    if let Err(error) = DurableStore::open_on(formatted.clone()) {
+        execution.failure = Some(format!("the store could not be made: {error}"));
+        return execution;
+    }
+    let mut disk = formatted.after_crash();
+    // Every crash makes one more process; one more finishes the session.
+    for process in 0..=crashes.len() {
+        shared.process.store(process, Ordering::SeqCst);
+        let crash = crashes.get(process).copied();
+        disk.plan(crash.map(failure_of));
+        let mut life = Process {
+            crash,
+            ..Process::default()
+        };
+        let mut session = None;
+        let ended = live(
+            plan,
+            faults,
+            &registry,
+            &shared,
+            &runtime,
+            &disk,
+            &mut life,
+            &mut session,
+        );
+        life.crashed = matches!(ended, Ended::Crashed);
+        execution.storage_calls += disk.calls();
+        if let Some(session) = &session {
+            execution.chart = Some(session.chart().snapshot());
+        }
+        execution.processes.push(life);
+        match ended {
+            Ended::Done => {
+                if let Some(session) = session {
+                    match session.store().journal(SESSION) {
+                        Ok(journal) => execution.journal = journal,
+                        Err(error) => execution.failure = Some(error.to_string()),
+                    }
+                }
+                break;
+            }
+            Ended::Failed(why) => {
+                execution.failure = Some(why);
+                break;
+            }
+            Ended::Crashed => {
+                drop(session);
+                disk = match crash.map(|crash| crash.kind) {
+                    Some(CrashKind::PowerLoss | CrashKind::SyncError) => disk.after_power_loss(rng),
+                    _ => disk.after_crash(),
+                };
+            }
+        }
+    }
+    // Each disk after a crash keeps the writes of the one before it.
+    execution.written = disk.written();
+    if execution.failure.is_none() && execution.processes.last().is_some_and(|last| last.crashed) {
+        execution.failure = Some("the last process crashed".to_owned());
+    }
+    execution.starts = std::mem::take(&mut *lock(&shared.starts));
+    execution.requests = std::mem::take(&mut *lock(&shared.requests));
+    execution
+}
+
+/// One process: opens the store, then resumes the cut run or starts the next, until every
+/// run ended or the store fails.
+#[allow(clippy::too_many_arguments)]
+fn live(
+    plan: &Plan,
+    faults: FaultSet,
+    registry: &Registry,
+    shared: &Arc<Shared>,
+    runtime: &tokio::runtime::Runtime,
+    disk: &SimulatedDisk,
+    life: &mut Process,
+    session: &mut Option<Session<Observed>>,
+) -> Ended {
+    // A store failing once the planned failure happened is that crash; any other failure is
+    // a finding.
+    let died = |error: &StoreError| {
+        if disk.has_failed() {
+            Ended::Crashed
+        } else {
+            Ended::Failed(format!("the store did not reopen: {error}"))
+        }
+    };
+    let mut store = match DurableStore::open_on(disk.clone()) {
+        Ok(store) => store,
+        Err(error) => return died(&error),
+    };
+    store.set_faults(faults);
+    match store.records(SESSION) {
+        Ok(recovered) => life.recovered = Some(recovered),
+        Err(error) => return died(&error),
+    }
+    match store.chart(SESSION) {
+        Ok(chart) => life.restored_chart = chart,
+        Err(error) => return died(&error),
+    }
+    let observed = Observed {
+        store,
+        acknowledged: Vec::new(),
+    };
+    let opened = Session::open(SESSION, registry.clone(), SharedChart::new(0), observed);
+    let current = match opened {
+        Ok(opened) => session.insert(opened),
+        Err(error) => return died(&error),
+    };
+    loop {
+        let journal = match current.store().journal(SESSION) {
+            Ok(journal) => journal,
+            Err(error) => return died(&error),
+        };
+        let started = journal
+            .iter()
+            .filter(|record| matches!(record, Record::RunStarted { .. }))
+            .count();
+        let last_start = journal
+            .iter()
+            .rposition(|record| matches!(record, Record::RunStarted { .. }));
+        let cut = last_start.is_some_and(|start| {
+            !journal[start..]
+                .iter()
+                .any(|record| matches!(record, Record::RunEnded { .. }))
+        });
+        let mut provider = Script {
+            plan,
+            shared: Arc::clone(shared),
+        };
+        let mut events: Vec<Event> = Vec::new();
+        let options = RunOptions {
+            faults,
+            ..RunOptions::default()
+        };
+        let result = if cut {
+            shared
+                .run
+                .store(u32::try_from(started - 1).unwrap_or(0), Ordering::SeqCst);
+            runtime.block_on(current.resume(
+                plan.secrets.clone(),
+                &mut provider,
+                &mut events,
+                options,
+            ))
+        } else if let Some(run) = plan.runs.get(started) {
+            shared
+                .run
+                .store(u32::try_from(started).unwrap_or(0), Ordering::SeqCst);
+            let input = StartRunInput {
+                prompt: run.prompt.clone(),
+                read_only: run.read_only,
+                disabled_tools: Default::default(),
+                secrets: plan.secrets.clone(),
+                limits: Limits {
+                    turns_max: run.turns_max,
+                    ..Limits::default()
+                },
+            };
+            runtime.block_on(current.run(input, &mut provider, &mut events, options))
+        } else {
+            return Ended::Done;
+        };
+        life.acknowledged
+            .extend(std::mem::take(&mut current.store_mut().acknowledged));
+        match result {
+            Ok(_) => {}
+            Err(RunError::Store(_)) => return Ended::Crashed,
+            Err(error) => return Ended::Failed(format!("the run did not go on: {error}")),
+        }
+    }
+}

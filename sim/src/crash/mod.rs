@@ -1,0 +1,80 @@
+//! The crash explorer (SPEC §16): durable sessions of ward's core, crashed and resumed, and
+//! checked for I15–I19.
+//!
+//! A [`Plan`] is one session of one or more runs over the real chart catalogue (with
+//! `code_interpreter`, whose effect lives outside the store, R32), a provider script per turn,
+//! configured secrets and a planted credential in every prompt. [`explore`] executes it
+//! twice, each time with [`DurableStore`] on a [`SimulatedDisk`] and the core's own driver:
+//!
+//! - the **reference**: no fault; it counts the storage calls a whole session makes;
+//! - the **crashed** execution: a list of [`Crash`]es, each a storage call of one process's
+//!   life at which the process dies — the disk is cut there (every later call fails, and
+//!   redb's commit may be torn part way), or one write or sync fails and the store stops
+//!   (R35) — then the disk is what a crash or a power loss leaves
+//!   ([`SimulatedDisk::after_crash`], [`SimulatedDisk::after_power_loss`]), a new process
+//!   reopens the store, restores the chart ([`Session::open`]) and resumes the cut run
+//!   ([`Session::resume`]) or starts the next one. A crash at a storage call is also a crash
+//!   at every step boundary: each step of a run ends with its commit (R30), so the last call
+//!   of one commit and the first of the next sit on either side of one boundary; a body that
+//!   finished just before the crash, or a reply that arrived just before it, is one whose
+//!   commit the crash cut.
+//!
+//! Everything the oracles see is at the boundaries: what the provider was asked and what it
+//! answered, every body's start (by run and call id), every commit the store acknowledged
+//! (through [`Observed`], a store wrapper that keeps what each `commit` that returned `Ok`
+//! carried), the journal each reopened store recovers, the chart each process ends with,
+//! and every byte written to each disk. The checks (one file each, `crate::oracle::i15_…`
+//! to `i19_…`) compare the crashed execution with the reference: crashes must change nothing
+//! but what R32 fixes — a call whose outside effect was cut gets `OUTCOME_UNKNOWN` — and
+//! must lose nothing acknowledged.
+//!
+//! The explorer is its own harness: the campaign's swarm (`ward run`) does not inject crashes
+//! yet. It is deterministic: one [`SimRng`] per plan, virtual time, no wall clock.
+
+mod execute;
+mod plan;
+
+pub use execute::{Execution, Observed, Process, explore_once};
+pub use plan::{Crash, CrashKind, Plan, RunPlan, generate};
+
+use ward_core::fault::FaultSet;
+
+use crate::oracle::durable::{self, DurableBreach};
+use crate::rng::SimRng;
+
+/// What one plan came to: the reference, the crashed execution, and every breach found.
+pub struct Exploration {
+    /// The execution without crashes.
+    pub reference: Execution,
+    /// The execution with the plan's crashes.
+    pub crashed: Execution,
+    /// Every breach of I15–I19, in the order the checks ran.
+    pub breaches: Vec<DurableBreach>,
+}
+
+/// Executes `plan` without and with its crashes, under `faults`, and checks I15–I19.
+pub fn explore(plan: &Plan, faults: FaultSet) -> Exploration {
+    let reference = explore_once(plan, faults, &[], &mut SimRng::new(plan.seed));
+    let crashed = explore_once(plan, faults, &plan.crashes, &mut SimRng::new(plan.seed));
+    let breaches = durable::check(plan, &reference, &crashed);
+    Exploration {
+        reference,
+        crashed,
+        breaches,
+    }
+}
+
+/// Generates the plan of `seed`, with crashes drawn within the storage calls its reference
+/// makes, and explores it.
+pub fn explore_seed(seed: u64, faults: FaultSet) -> Exploration {
+    let mut plan = generate(seed);
+    let reference = explore_once(&plan, faults, &[], &mut SimRng::new(plan.seed));
+    plan.draw_crashes(reference.storage_calls);
+    let crashed = explore_once(&plan, faults, &plan.crashes, &mut SimRng::new(plan.seed));
+    let breaches = durable::check(&plan, &reference, &crashed);
+    Exploration {
+        reference,
+        crashed,
+        breaches,
+    }
+}

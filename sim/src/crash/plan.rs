@@ -1,0 +1,186 @@
+//! A crash explorer's plan (SPEC §16): one session's runs, the provider's script per turn, the
+//! secrets, and the crashes, all drawn from one seed.
+//!
+//! Calls are drawn from the chart catalogue: reads (`panes_list`, `drawings_list`,
+//! `settings_get`), chart writes that are not idempotent (`drawing_create`: a second
+//! application is a second drawing, so a write applied twice shows in the chart), the outside
+//! effect of `code_interpreter` (R32), invalid input, and a configured secret in arguments
+//! (`SECRET_IN_INPUT`, journaled with its refusal). Runs are read-only one time in three,
+//! and a script may hold more batches than the run's turn limit. Call ids are unique in the
+//! session, so that a body is named by its run and its id.
+
+use ward_core::tool::ToolCall;
+
+use crate::rng::SimRng;
+
+/// How a process dies at a storage call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashKind {
+    /// The process is killed: the disk is cut at the call, the operating system keeps what
+    /// was written.
+    Kill,
+    /// The power is lost at the call: unsynced writes are dropped, torn or kept.
+    PowerLoss,
+    /// The write at the call fails (the store stops, R35); then the process is killed.
+    WriteError,
+    /// The sync at the call fails (the store stops, R35); then the power is lost.
+    SyncError,
+}
+
+impl CrashKind {
+    /// Every kind, in the order the summary counts them.
+    pub const ALL: [CrashKind; 4] = [
+        CrashKind::Kill,
+        CrashKind::PowerLoss,
+        CrashKind::WriteError,
+        CrashKind::SyncError,
+    ];
+
+    /// The kind's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CrashKind::Kill => "kill",
+            CrashKind::PowerLoss => "powerLoss",
+            CrashKind::WriteError => "writeError",
+            CrashKind::SyncError => "syncError",
+        }
+    }
+}
+
+/// One crash: at the storage call `at` of one process's life (counted from 0 on the disk that
+/// process opened), of `kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Crash {
+    /// The storage call.
+    pub at: u64,
+    /// How the process dies.
+    pub kind: CrashKind,
+}
+
+/// One run of the session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunPlan {
+    /// The prompt, raw: it holds a configured secret and a planted credential.
+    pub prompt: String,
+    /// Whether the run is read-only.
+    pub read_only: bool,
+    /// The run's turn limit.
+    pub turns_max: u32,
+    /// The provider's reply per turn: its calls (empty: the reply that ends the run). Past
+    /// the script, the provider replies without calls.
+    pub replies: Vec<Vec<ToolCall>>,
+}
+
+/// One session to explore.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// The seed everything was drawn from.
+    pub seed: u64,
+    /// The configured secrets of every run.
+    pub secrets: Vec<String>,
+    /// The planted credentials, one per prompt (they must never reach the disk, I18).
+    pub planted: Vec<String>,
+    /// The runs, in order.
+    pub runs: Vec<RunPlan>,
+    /// The crashes, in order: the first kills the first process, and so on.
+    pub crashes: Vec<Crash>,
+}
+
+const ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789";
+
+fn token(rng: &mut SimRng, chars: usize) -> String {
+    (0..chars)
+        .map(|_| char::from(*rng.pick(ALPHABET)))
+        .collect()
+}
+
+fn call(id: String, name: &str, arguments: String) -> ToolCall {
+    ToolCall {
+        id,
+        name: name.to_owned(),
+        arguments,
+    }
+}
+
+/// The plan of `seed`, without crashes ([`Plan::draw_crashes`] adds them).
+pub fn generate(seed: u64) -> Plan {
+    let mut rng = SimRng::new(seed ^ 0xc7a5_4d1e_0b5e_ed11);
+    let secret = format!("cfg{}", token(&mut rng, 21));
+    let mut planted = Vec::new();
+    let mut next_id = 0_u32;
+    let runs = (0..rng.range(1, 3))
+        .map(|_| {
+            let credential = token(&mut rng, 28);
+            planted.push(credential.clone());
+            let prompt = format!(
+                "Mark the last swing high. Authorization: Bearer {credential}\nMy key is {secret}, keep it safe."
+            );
+            let turns_max = u32::try_from(rng.range(1, 4)).unwrap_or(1);
+            let batches = rng.range(0, u64::from(turns_max) + 1);
+            let mut replies: Vec<Vec<ToolCall>> = (0..batches)
+                .map(|_| {
+                    (0..rng.range(1, 3))
+                        .map(|_| {
+                            next_id += 1;
+                            draw_call(&mut rng, format!("call_{next_id}"), &secret)
+                        })
+                        .collect()
+                })
+                .collect();
+            replies.push(Vec::new());
+            RunPlan {
+                prompt,
+                read_only: rng.percent(33),
+                turns_max,
+                replies,
+            }
+        })
+        .collect();
+    Plan {
+        seed,
+        secrets: vec![secret],
+        planted,
+        runs,
+        crashes: Vec::new(),
+    }
+}
+
+fn draw_call(rng: &mut SimRng, id: String, secret: &str) -> ToolCall {
+    match rng.below(9) {
+        0 => call(id, "panes_list", "{}".to_owned()),
+        1 => call(id, "drawings_list", "{}".to_owned()),
+        2 => call(id, "settings_get", "{}".to_owned()),
+        3..=5 => {
+            let price = rng.range(1, 100_000);
+            call(
+                id,
+                "drawing_create",
+                format!(
+                    r#"{{"kind":"horizontal-line","paneId":"main","anchors":[{{"price":{price}}}]}}"#
+                ),
+            )
+        }
+        6 => call(
+            id,
+            "code_interpreter",
+            r#"{"language":"python","code":"print(sum(range(10)))"}"#.to_owned(),
+        ),
+        7 => call(id, "drawing_create", r#"{"kind":"spiral"}"#.to_owned()),
+        _ => call(id, "settings_get", format!(r#"{{"note":"{secret}"}}"#)),
+    }
+}
+
+impl Plan {
+    /// Draws one to four crashes, each at a storage call below `storage_calls` (what the
+    /// reference made in all), of a kind drawn evenly.
+    pub fn draw_crashes(&mut self, storage_calls: u64) {
+        let mut rng = SimRng::new(self.seed ^ 0x0c4a_54e5_9b1d_2f37);
+        let count = rng.range(1, 4);
+        self.crashes = (0..count)
+            .map(|_| Crash {
+                at: rng.below(storage_calls.max(1)),
+                kind: *rng.pick(&CrashKind::ALL),
+            })
+            .collect();
+    }
+}

@@ -1,0 +1,143 @@
+//! The invariants of durable sessions (SPEC §16, I15–I19), one file each
+//! (`i15_…` to `i19_…`, each opening with its SPEC text), checked on what the crash explorer
+//! ([`crate::crash`]) saw at the boundaries: the provider's requests, the bodies' starts, the
+//! commits the store acknowledged, the journals each reopened store recovered, the chart each
+//! process ended with, and every byte written to the simulated disks.
+//!
+//! Each check compares the execution with crashes against the same plan's execution without
+//! them (the reference): what R31–R34 decide is exact there. A crash changes nothing of a run
+//! but the results R32 fixes — a call of `code_interpreter` (the catalogue's one tool whose
+//! effect lives outside the store, SPEC §8) whose intent a reopened store holds with no result
+//! gets `OUTCOME_UNKNOWN` — and a crash loses nothing acknowledged. An intent committed after
+//! its body started leaves a body that a crash can cut with no intent: its call runs again,
+//! and I15 counts its body's starts.
+//! No check knows about any seeded bug.
+
+use std::collections::BTreeSet;
+
+use ward_core::session::{Message, Record};
+
+use super::{
+    i15_at_most_once_exactly_once, i16_nothing_acknowledged_is_lost,
+    i17_one_result_per_call_after_resumes, i18_nothing_secret_at_rest,
+    i19_a_resumed_run_keeps_every_promise,
+};
+use crate::crash::{Execution, Plan};
+
+/// The catalogue's tool whose effect lives outside the store (SPEC §8, R32).
+pub const OUTSIDE_EFFECT_TOOLS: &[&str] = &["code_interpreter"];
+
+/// One violation of I15–I19.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DurableBreach {
+    /// `I15` … `I19`.
+    pub invariant: &'static str,
+    /// What went wrong, naming the run, the call or the record.
+    pub message: String,
+}
+
+impl std::fmt::Display for DurableBreach {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.invariant, self.message)
+    }
+}
+
+/// What every check reads: the plan, both executions, and the calls of R32 a crash cut.
+pub struct DurableCheck<'a> {
+    /// The plan.
+    pub plan: &'a Plan,
+    /// The execution without crashes.
+    pub reference: &'a Execution,
+    /// The execution with them.
+    pub crashed: &'a Execution,
+    /// (run, call id) of each call of R32 a crash cut: a recovered journal holds its intent
+    /// and no result.
+    pub cut_outside: BTreeSet<(u32, String)>,
+}
+
+impl DurableCheck<'_> {
+    /// Whether any crash happened.
+    pub fn crashes(&self) -> usize {
+        self.crashed
+            .processes
+            .iter()
+            .filter(|process| process.crashed)
+            .count()
+    }
+}
+
+/// Every breach of I15–I19 in `crashed`, against `reference`.
+pub fn check(plan: &Plan, reference: &Execution, crashed: &Execution) -> Vec<DurableBreach> {
+    let check = DurableCheck {
+        plan,
+        reference,
+        crashed,
+        cut_outside: cut_outside(crashed),
+    };
+    let mut breaches = Vec::new();
+    if let Some(failure) = &reference.failure {
+        breaches.push(DurableBreach {
+            invariant: "I19",
+            message: format!("the session without crashes did not finish: {failure}"),
+        });
+        return breaches;
+    }
+    i15_at_most_once_exactly_once::check(&check, &mut breaches);
+    i16_nothing_acknowledged_is_lost::check(&check, &mut breaches);
+    i17_one_result_per_call_after_resumes::check(&check, &mut breaches);
+    i18_nothing_secret_at_rest::check(&check, &mut breaches);
+    i19_a_resumed_run_keeps_every_promise::check(&check, &mut breaches);
+    breaches
+}
+
+/// The calls of R32 a crash cut (R32: "an intent and no result"): in a journal some process
+/// recovered, the call's intent and no result for it.
+fn cut_outside(execution: &Execution) -> BTreeSet<(u32, String)> {
+    let mut cut = BTreeSet::new();
+    let recovered = (execution.processes.iter()).filter_map(|process| process.recovered.as_deref());
+    for journal in recovered {
+        for (run, records) in runs(journal).into_iter().enumerate() {
+            let run = u32::try_from(run).unwrap_or(u32::MAX);
+            for record in records {
+                let Record::Intent { call_id, tool, .. } = record else {
+                    continue;
+                };
+                let answered = records.iter().any(|record| {
+                    matches!(record, Record::Message { message }
+                        if matches!(&**message, Message::Tool { call_id: id, .. } if **id == **call_id))
+                });
+                if OUTSIDE_EFFECT_TOOLS.contains(&tool.as_str()) && !answered {
+                    cut.insert((run, call_id.clone()));
+                }
+            }
+        }
+    }
+    cut
+}
+
+/// The JSON of `record`, to compare records byte for byte.
+pub fn json(record: &Record) -> String {
+    serde_json::to_string(record).unwrap_or_default()
+}
+
+/// `text`, cut to about 200 characters for a message.
+pub fn short(text: &str) -> String {
+    match text.char_indices().nth(200) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// The journal's runs: for each, its records after its start, up to the next start.
+pub fn runs(journal: &[Record]) -> Vec<&[Record]> {
+    let starts: Vec<usize> = (journal.iter().enumerate())
+        .filter(|(_, record)| matches!(record, Record::RunStarted { .. }))
+        .map(|(at, _)| at)
+        .collect();
+    (starts.iter().enumerate())
+        .map(|(n, &start)| {
+            let end = starts.get(n + 1).copied().unwrap_or(journal.len());
+            &journal[start..end]
+        })
+        .collect()
+}

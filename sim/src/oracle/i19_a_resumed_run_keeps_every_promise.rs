@@ -1,0 +1,119 @@
+//! I19. A resumed run keeps every promise: I1–I14 hold across crashes and resumes.
+//!
+//! With the provider's script fixed per turn and bodies that take no time, a run that keeps
+//! every promise behaves after a resume as it would have without the crash (R33, R34): its
+//! journal holds the same starts (policy, limits, redacted prompt), the same replies and the
+//! same results in the same order — but for the results R32 fixes (I17 checks those) — and
+//! the same ends. The reference is the same plan without crashes. Besides, across every
+//! process, no destructive body starts in a read-only run (I2) and no run runs more batches
+//! than its turn limit (I10).
+
+use ward_core::session::{Message, Record};
+
+use super::durable::{DurableBreach, DurableCheck, json, runs, short};
+use crate::catalogue;
+
+/// Checks I19.
+pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
+    let mut breach = |message: String| {
+        breaches.push(DurableBreach {
+            invariant: "I19",
+            message,
+        });
+    };
+    let crashed = check.crashed;
+    if let Some(failure) = &crashed.failure
+        && !failure.starts_with("the store did not reopen")
+    {
+        breach(format!(
+            "the session did not go on after a crash: {failure}"
+        ));
+        return;
+    }
+    for start in &crashed.starts {
+        let Some(run) = check.plan.runs.get(start.run as usize) else {
+            continue;
+        };
+        let writes = catalogue::TABLE
+            .iter()
+            .any(|entry| entry.name == start.tool && !entry.read_only);
+        if run.read_only && writes {
+            breach(format!(
+                "the body of destructive tool {} ran in read-only run {} (call {}, process {})",
+                start.tool, start.run, start.call_id, start.process
+            ));
+            return;
+        }
+    }
+    for (run, records) in runs(&crashed.journal).into_iter().enumerate() {
+        let Some(plan) = check.plan.runs.get(run) else {
+            continue;
+        };
+        let ran = records
+            .iter()
+            .filter(|record| {
+                matches!(record, Record::Message { message }
+                if matches!(&**message, Message::Assistant { calls, .. } if !calls.is_empty()))
+            })
+            .count();
+        // One more reply with calls may be the one past the limit, whose calls are `ABORTED`.
+        if ran > plan.turns_max as usize + 1 {
+            breach(format!(
+                "run {run} holds {ran} replies with calls, past its turn limit of {}",
+                plan.turns_max
+            ));
+            return;
+        }
+    }
+    if crashed.failure.is_some() {
+        return;
+    }
+    let expected: Vec<&Record> = comparable(&check.reference.journal);
+    let got: Vec<&Record> = comparable(&crashed.journal);
+    let cut_result = |record: &Record, run: u32| match record {
+        Record::Message { message } => match &**message {
+            Message::Tool { call_id, .. } => {
+                check.cut_outside.contains(&(run, call_id.to_string()))
+            }
+            _ => false,
+        },
+        _ => false,
+    };
+    let mut run = 0_u32;
+    for at in 0..expected.len().max(got.len()) {
+        let (Some(want), Some(have)) = (expected.get(at), got.get(at)) else {
+            breach(format!(
+                "the journal holds {} records after the crashes, {} without them",
+                got.len(),
+                expected.len()
+            ));
+            return;
+        };
+        if let Record::RunStarted { run: number, .. } = want {
+            run = *number;
+        }
+        if json(want) != json(have) && !(cut_result(want, run) && cut_result(have, run)) {
+            breach(format!(
+                "record {at} of the journal is {} after {} crash(es), {} without them",
+                short(&json(have)),
+                check.crashes(),
+                short(&json(want)),
+            ));
+            return;
+        }
+    }
+}
+
+/// The records a run's behaviour decides: all but the intents and the refusals journaled
+/// beside a reply, which say how it was committed.
+fn comparable(journal: &[Record]) -> Vec<&Record> {
+    journal
+        .iter()
+        .filter(|record| {
+            matches!(
+                record,
+                Record::RunStarted { .. } | Record::Message { .. } | Record::RunEnded { .. }
+            )
+        })
+        .collect()
+}
