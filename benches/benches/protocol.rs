@@ -30,6 +30,7 @@ fn config(runtime: Option<String>) -> CampaignConfig {
         shard: None,
         rerun_every: 0,
         runtime,
+        crashes: false,
     }
 }
 

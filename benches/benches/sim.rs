@@ -24,6 +24,7 @@ fn config(jobs: usize) -> CampaignConfig {
         shard: None,
         rerun_every: 20,
         runtime: None,
+        crashes: false,
     }
 }
 

@@ -9,7 +9,13 @@
 //!
 //! A share of the seeds (default 1 in 20) is run twice and the two trace digests compared: a
 //! mismatch is an I11 violation.
+//!
+//! With `crashes`, each seed also drives the crash explorer's plan of that seed
+//! ([`crate::crash`]): durable sessions crashed and resumed, checked for I15–I19. Its counts,
+//! its digest and its first failure (the seed's replay command; a plan is not shrunk) go
+//! into the summary's `crashes`.
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -17,14 +23,16 @@ use std::time::Instant;
 
 use ward_core::fault::Fault;
 
+use crate::crash::{self, CrashKind};
 use crate::generate::Misbehaviour;
 use crate::host::process::Ready;
+use crate::oracle::durable::{DurableBreach, INVARIANTS};
 use crate::oracle::{Exactness, Invariant, Violation};
 use crate::scenario::Scenario;
 use crate::simulate::{Engine, is_rerun};
 use crate::summary::{
-    self, ExactCounts, FailureSummary, InvariantCounts, RuntimeSummary, SeedRange, Shard, Summary,
-    WARD_VERSION,
+    self, CrashSummary, ExactCounts, FailureSummary, InvariantCounts, RuntimeSummary, SeedRange,
+    Shard, Summary, WARD_VERSION,
 };
 
 /// What to run.
@@ -42,6 +50,8 @@ pub struct CampaignConfig {
     pub rerun_every: u64,
     /// The adapter command of the runtime under test (`None`: ward's own core in process).
     pub runtime: Option<String>,
+    /// Also explore each seed's plan of the crash explorer (I15–I19, [`crate::crash`]).
+    pub crashes: bool,
 }
 
 impl CampaignConfig {
@@ -75,6 +85,34 @@ struct SeedSummary {
     digest: u64,
     /// Kept only when the seed failed, for shrinking.
     scenario: Option<Scenario>,
+    /// The crash explorer's plan of the seed, with `--crashes`.
+    durable: Option<DurableSeed>,
+}
+
+/// What one seed's crash plan came to.
+#[derive(Debug, Clone)]
+struct DurableSeed {
+    armed: [bool; 5],
+    breaches: Vec<DurableBreach>,
+    crashes: [u64; 4],
+    processes: u64,
+    outcome_unknown: u64,
+    digest: u64,
+}
+
+/// The explorer's plan of `seed`, explored under `bug`.
+fn explore(seed: u64, bug: Option<Fault>) -> DurableSeed {
+    let faults = bug.into_iter().collect();
+    let exploration = crash::explore_seed(seed, faults);
+    let journal = serde_json::to_string(&exploration.crashed.journal).unwrap_or_default();
+    DurableSeed {
+        armed: exploration.verdict.armed,
+        crashes: exploration.crashes(),
+        processes: exploration.crashed.processes.len() as u64,
+        outcome_unknown: journal.matches("\"OUTCOME_UNKNOWN\"").count() as u64,
+        digest: exploration.digest(),
+        breaches: exploration.verdict.breaches,
+    }
 }
 
 /// The first failing seed.
@@ -120,6 +158,8 @@ pub struct CampaignReport {
     pub elapsed_ms: u64,
     /// XOR of every seed's mixed trace digest.
     pub trace_digest: u64,
+    /// The crash explorer's findings, with `--crashes`.
+    pub crashes: Option<CrashSummary>,
 }
 
 impl CampaignReport {
@@ -180,6 +220,7 @@ impl CampaignReport {
             elapsed_ms: self.elapsed_ms,
             runs_per_sec: summary::runs_per_sec(self.runs, self.elapsed_ms),
             trace_digest: self.trace_digest,
+            crashes: self.crashes.clone(),
         }
     }
 }
@@ -234,7 +275,7 @@ pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> Campaign
         .unwrap_or_else(PoisonError::into_inner);
     summaries.sort_by_key(|summary| summary.seed);
     let focus = config.bug.and_then(Invariant::catching);
-    let mut report = merge(summaries, started, focus);
+    let mut report = merge(summaries, started, focus, config.bug);
     report.runtime = ready.into_inner().unwrap_or_else(PoisonError::into_inner);
     report
 }
@@ -264,6 +305,7 @@ fn summarise(engine: &Engine, seed: u64, config: &CampaignConfig) -> SeedSummary
         misbehaviours: outcome.misbehaviours,
         digest: checked.digest,
         scenario: failed.then_some(outcome.scenario),
+        durable: config.crashes.then(|| explore(seed, config.bug)),
     }
 }
 
@@ -282,6 +324,12 @@ fn runs_of(violations: &[Violation]) -> [u32; Invariant::COUNT] {
     counts
 }
 
+/// The command that replays the crash plan of `seed` with `bug` on.
+pub fn crash_replay(seed: u64, bug: Option<Fault>) -> String {
+    let bug = bug.map(|bug| format!(" --bug {bug}")).unwrap_or_default();
+    format!("ward run --crashes --seeds {seed}..{}{bug}", seed + 1)
+}
+
 /// Mixes a seed into its trace digest before the XOR, so that equal traces of different
 /// seeds do not cancel out.
 pub fn mixed_digest(seed: u64, digest: u64) -> u64 {
@@ -297,6 +345,7 @@ fn merge(
     summaries: Vec<SeedSummary>,
     started: Instant,
     focus: Option<Invariant>,
+    bug: Option<Fault>,
 ) -> CampaignReport {
     let mut report = CampaignReport {
         seeds: summaries.len() as u64,
@@ -316,8 +365,12 @@ fn merge(
         runtime: None,
         elapsed_ms: 0,
         trace_digest: 0,
+        crashes: None,
     };
     for summary in summaries {
+        if let Some(durable) = &summary.durable {
+            report.add_durable(summary.seed, durable, bug);
+        }
         report.add_counts(&summary);
         if !summary.violations.is_empty() {
             report.add_failure(summary, focus);
@@ -328,6 +381,60 @@ fn merge(
 }
 
 impl CampaignReport {
+    /// Adds a seed's crash plan: its counts, and its first breach when it is the first.
+    fn add_durable(&mut self, seed: u64, durable: &DurableSeed, bug: Option<Fault>) {
+        let crashes = self.crashes.get_or_insert_with(CrashSummary::default);
+        let mut counts = CrashSummary {
+            plans: 1,
+            processes: durable.processes,
+            crashes: (CrashKind::ALL.iter().zip(durable.crashes))
+                .map(|(kind, count)| (kind.name().to_owned(), count))
+                .collect(),
+            outcome_unknown: durable.outcome_unknown,
+            violations: u64::from(!durable.breaches.is_empty()),
+            by_invariant: BTreeMap::new(),
+            first_failure: None,
+            digest: mixed_digest(seed, durable.digest),
+        };
+        for (id, armed) in INVARIANTS.iter().zip(durable.armed) {
+            let violated = durable
+                .breaches
+                .iter()
+                .any(|breach| breach.invariant == *id);
+            let slot = InvariantCounts {
+                armed: u64::from(armed),
+                violated: u64::from(violated),
+                first_seed: violated.then_some(seed),
+                ..InvariantCounts::default()
+            };
+            counts.by_invariant.insert((*id).to_owned(), slot);
+        }
+        // With a seeded bug on, the breach of the invariant that catches it comes first.
+        let wanted = bug.map(Fault::invariant);
+        let breach = (durable.breaches.iter())
+            .find(|breach| Some(breach.invariant) == wanted)
+            .or_else(|| durable.breaches.first());
+        let failure = breach.map(|breach| FailureSummary {
+            seed,
+            invariant: breach.invariant.to_owned(),
+            explanation: breach.message.clone(),
+            replay: Some(crash_replay(seed, bug)),
+        });
+        // Seeds come in order: the first failure is the lowest seed's, unless a later seed is
+        // the first to break the invariant the bug is caught by.
+        let replace = match (&crashes.first_failure, &failure) {
+            (None, Some(_)) => true,
+            (Some(first), Some(new)) => {
+                Some(first.invariant.as_str()) != wanted && Some(new.invariant.as_str()) == wanted
+            }
+            _ => false,
+        };
+        if replace {
+            crashes.first_failure = failure;
+        }
+        crashes.add(&counts);
+    }
+
     /// Adds what every seed contributes: its counts, and its digest to the campaign's.
     fn add_counts(&mut self, summary: &SeedSummary) {
         self.runs += u64::from(summary.runs);

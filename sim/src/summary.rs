@@ -238,6 +238,63 @@ impl ExactCounts {
     }
 }
 
+/// What `ward run --crashes` adds: each seed's plan of the crash explorer ([`crate::crash`]),
+/// its crashes and its checks of I15–I19.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CrashSummary {
+    /// Plans explored (one per seed).
+    pub plans: u64,
+    /// Processes that ran them, over every crash and resume.
+    pub processes: u64,
+    /// Crashes that happened, per kind (`kill`, `powerLoss`, `writeError`, `syncError`).
+    pub crashes: BTreeMap<String, u64>,
+    /// Results of R32's calls cut by a crash (`OUTCOME_UNKNOWN`).
+    pub outcome_unknown: u64,
+    /// Plans with at least one violation.
+    pub violations: u64,
+    /// Per invariant id (`I15`…`I19`): plans armed, plans violated, the lowest seed.
+    pub by_invariant: BTreeMap<String, InvariantCounts>,
+    /// The first violation, with the command that replays it.
+    pub first_failure: Option<FailureSummary>,
+    /// XOR of every plan's mixed digest, as 16 hex digits.
+    #[serde(with = "hex_digest")]
+    pub digest: u64,
+}
+
+impl CrashSummary {
+    /// Adds `other`'s counts, saturating (counts may come from files); the first failure is
+    /// the one of the lower seed.
+    pub fn add(&mut self, other: &CrashSummary) {
+        self.plans = self.plans.saturating_add(other.plans);
+        self.processes = self.processes.saturating_add(other.processes);
+        for (kind, count) in &other.crashes {
+            let slot = self.crashes.entry(kind.clone()).or_default();
+            *slot = slot.saturating_add(*count);
+        }
+        self.outcome_unknown = self.outcome_unknown.saturating_add(other.outcome_unknown);
+        self.violations = self.violations.saturating_add(other.violations);
+        for (id, counts) in &other.by_invariant {
+            let slot = self.by_invariant.entry(id.clone()).or_default();
+            slot.armed = slot.armed.saturating_add(counts.armed);
+            slot.violated = slot.violated.saturating_add(counts.violated);
+            slot.first_seed = match (slot.first_seed, counts.first_seed) {
+                (Some(seed), Some(other)) => Some(seed.min(other)),
+                (seed, other) => seed.or(other),
+            };
+        }
+        let earlier = match (&self.first_failure, &other.first_failure) {
+            (Some(mine), Some(theirs)) => theirs.seed < mine.seed,
+            (None, Some(_)) => true,
+            _ => false,
+        };
+        if earlier {
+            self.first_failure = other.first_failure.clone();
+        }
+        self.digest ^= other.digest;
+    }
+}
+
 /// The summary of a campaign or of one shard of it (module docs).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -281,6 +338,9 @@ pub struct Summary {
     /// XOR of every seed's mixed trace digest, as 16 hex digits.
     #[serde(with = "hex_digest")]
     pub trace_digest: u64,
+    /// The crash explorer's findings, with `--crashes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crashes: Option<CrashSummary>,
 }
 
 /// Runs per second of `elapsed_ms` (at least 1 ms), to one decimal.
@@ -638,6 +698,19 @@ fn campaign_difference(summary: &Summary, first: &Summary) -> Option<String> {
             "rerun every {} against every {}",
             summary.rerun_every, first.rerun_every
         ))
+    } else if summary.crashes.is_some() != first.crashes.is_some() {
+        let crashes = |summary: &Summary| {
+            if summary.crashes.is_some() {
+                "on"
+            } else {
+                "off"
+            }
+        };
+        Some(format!(
+            "crashes {} against {}",
+            crashes(summary),
+            crashes(first)
+        ))
     } else if summary.runtime != first.runtime {
         let runtime = |summary: &Summary| {
             summary.runtime.as_ref().map_or_else(
@@ -682,6 +755,7 @@ fn combine(files: &[ShardFile]) -> Merged {
         elapsed_ms: 0,
         runs_per_sec: 0.0,
         trace_digest: 0,
+        crashes: first.crashes.as_ref().map(|_| CrashSummary::default()),
     };
     // Counts from files saturate rather than overflow: a crafted file must not panic ward.
     for ShardFile { summary, .. } in files {
@@ -708,6 +782,9 @@ fn combine(files: &[ShardFile]) -> Merged {
             *slot = slot.saturating_add(*count);
         }
         whole.exact.add(&summary.exact);
+        if let (Some(whole), Some(shard)) = (&mut whole.crashes, &summary.crashes) {
+            whole.add(shard);
+        }
     }
     whole.runs_per_sec = runs_per_sec(whole.runs, whole.elapsed_ms);
     let first_failure_from = first_failure_of(files);
@@ -781,6 +858,7 @@ mod tests {
                 elapsed_ms: 1,
                 runs_per_sec: 0.0,
                 trace_digest: index,
+                crashes: None,
             },
         }
     }

@@ -310,3 +310,33 @@ fn a_reader_that_goes_away_ends_the_program_quietly() {
     }
     assert!(broken > 0, "no run saw its reader gone");
 }
+
+#[test]
+fn a_bug_of_durable_sessions_is_caught_with_crashes_and_refused_without() {
+    let refused = ward(&["run", "--seeds", "0..10", "--bug", "raw-prompt-journaled"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("add --crashes"));
+    let output = ward(&[
+        "run",
+        "--crashes",
+        "--seeds",
+        "0..20",
+        "--jobs",
+        "1",
+        "--json",
+        "--bug",
+        "raw-prompt-journaled",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let failure = &summary["crashes"]["firstFailure"];
+    assert_eq!(failure["invariant"], "I18");
+    assert_eq!(failure["seed"], 0);
+    assert_eq!(
+        failure["replay"],
+        "ward run --crashes --seeds 0..1 --bug raw-prompt-journaled"
+    );
+    let replay = ward(&["replay", "0", "--bug", "raw-prompt-journaled"]);
+    assert_eq!(replay.status.code(), Some(2));
+}

@@ -20,9 +20,9 @@ fn the_core_keeps_every_durable_invariant_under_crashes() {
     for seed in 0..SEEDS {
         let exploration = explore_seed(seed, FaultSet::EMPTY);
         assert!(
-            exploration.breaches.is_empty(),
+            exploration.verdict.breaches.is_empty(),
             "seed {seed}: {:?}\nplan: {:?}",
-            exploration.breaches,
+            exploration.verdict.breaches,
             ward_sim::crash::generate(seed),
         );
         for process in &exploration.crashed.processes {
@@ -65,6 +65,7 @@ fn every_seeded_bug_of_durable_sessions_is_caught_by_its_invariant() {
         let caught = (0..SEEDS_PER_BUG_MAX).find_map(|seed| {
             let exploration = explore_seed(seed, FaultSet::only(fault));
             let breach = exploration
+                .verdict
                 .breaches
                 .into_iter()
                 .find(|breach| breach.invariant == invariant)?;
@@ -77,5 +78,16 @@ fn every_seeded_bug_of_durable_sessions_is_caught_by_its_invariant() {
             "{fault}: caught by {invariant} at plan {seed}: {}",
             breach.message
         );
+    }
+}
+
+#[test]
+fn the_same_plan_crashes_the_same_way_byte_for_byte() {
+    for seed in [3, 10, 37, 132] {
+        let first = explore_seed(seed, FaultSet::EMPTY);
+        let again = explore_seed(seed, FaultSet::EMPTY);
+        assert_eq!(first.digest(), again.digest(), "seed {seed}");
+        assert_eq!(first.crashed.written, again.crashed.written, "seed {seed}");
+        assert_eq!(first.crashes(), again.crashes(), "seed {seed}");
     }
 }

@@ -34,6 +34,7 @@ fn campaign_against(
         shard: None,
         rerun_every: 0,
         runtime: Some(command),
+        crashes: false,
     }
 }
 

@@ -30,6 +30,7 @@ fn config(seeds: std::ops::Range<u64>, jobs: usize) -> CampaignConfig {
         shard: None,
         rerun_every: 10,
         runtime: None,
+        crashes: false,
     }
 }
 

@@ -24,7 +24,7 @@ pub struct ReplayArgs {
     /// A seed number, or a scenario file.
     pub target: String,
     /// Switch on a seeded bug (in addition to any the file names).
-    #[arg(long, value_parser = super::run::parse_bug)]
+    #[arg(long, value_parser = super::run::parse_scenario_bug)]
     pub bug: Option<Fault>,
     /// Write every boundary record as JSON lines.
     #[arg(long, value_name = "F.jsonl")]

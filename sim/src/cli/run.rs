@@ -53,6 +53,10 @@ pub struct RunArgs {
     /// `--bug` only steers generation: the adapter must switch it on itself.
     #[arg(long)]
     pub runtime: Option<String>,
+    /// Also crash and resume durable sessions of ward's core: each seed drives the crash
+    /// explorer's plan of that seed, checked for I15–I19 (SPEC §16).
+    #[arg(long)]
+    pub crashes: bool,
 }
 
 impl Default for RunArgs {
@@ -66,6 +70,7 @@ impl Default for RunArgs {
             out: PathBuf::from("target/ward/failures"),
             rerun_every: 20,
             runtime: None,
+            crashes: false,
         }
     }
 }
@@ -89,14 +94,23 @@ pub fn parse_seeds(text: &str) -> Result<Range<u64>, String> {
     Ok(range)
 }
 
-/// Parses a catalogue name. A bug of durable sessions (caught by I15–I19) is refused: the
-/// campaign does not inject crashes yet, so it could not catch one; the crash explorer does
-/// (`cargo test -p ward-sim --test crash_explorer`).
+/// Parses a catalogue name.
 pub fn parse_bug(text: &str) -> Result<Fault, String> {
-    let fault = text.parse::<Fault>().map_err(|error| error.to_string())?;
-    if crate::oracle::Invariant::from_id(fault.invariant()).is_none() {
+    text.parse::<Fault>().map_err(|error| error.to_string())
+}
+
+/// Whether `bug` breaks durable sessions (caught by I15–I19, which only crashes arm).
+fn durable_bug(bug: Fault) -> bool {
+    Invariant::from_id(bug.invariant()).is_none()
+}
+
+/// Parses a catalogue name for a scenario (`ward replay`, `ward serve`): a bug of durable
+/// sessions is refused, since a scenario holds no crash (`ward run --crashes` explores those).
+pub fn parse_scenario_bug(text: &str) -> Result<Fault, String> {
+    let fault = parse_bug(text)?;
+    if durable_bug(fault) {
         return Err(format!(
-            "'{fault}' is caught by {} under crash faults, which `ward run` does not inject yet; `cargo test -p ward-sim --test crash_explorer` catches it",
+            "'{fault}' is caught by {} under crash faults, which a scenario does not hold; `ward run --crashes --bug {fault}` explores it",
             fault.invariant()
         ));
     }
@@ -123,6 +137,17 @@ pub fn run(args: &RunArgs) -> ExitCode {
     if jobs == 0 {
         return super::usage_error("--jobs must be at least 1");
     }
+    if let Some(bug) = args.bug.filter(|bug| durable_bug(*bug) && !args.crashes) {
+        return super::usage_error(format!(
+            "'{bug}' is caught by {} under crash faults: add --crashes",
+            bug.invariant()
+        ));
+    }
+    if args.crashes && args.runtime.is_some() {
+        return super::usage_error(
+            "--crashes explores ward's own core: the protocol does not carry crashes yet",
+        );
+    }
     let config = CampaignConfig {
         seeds: args.seeds.clone(),
         jobs,
@@ -130,6 +155,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
         shard: args.shard,
         rerun_every: args.rerun_every,
         runtime: args.runtime.clone(),
+        crashes: args.crashes,
     };
     let total = config.shard().seeds_in(SeedRange::from(&config.seeds));
     let progress = Progress::new(total);
@@ -186,7 +212,11 @@ pub fn report_summary(summary: &Summary, how: &str, json: bool) -> ExitCode {
     if json {
         say!("{}", summary.to_json_line());
     }
-    if summary.violations > 0 {
+    let crash_violations = summary
+        .crashes
+        .as_ref()
+        .map_or(0, |crashes| crashes.violations);
+    if summary.violations > 0 || crash_violations > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -270,10 +300,55 @@ pub fn print_summary(summary: &Summary, how: &str) {
         share(exact.guarded_records_predicted, exact.guarded_records)
     );
     tell!("trace digest: {:016x}", summary.trace_digest);
-    if summary.violations == 0 {
+    let crash_violations = summary
+        .crashes
+        .as_ref()
+        .map_or(0, |crashes| crashes.violations);
+    if let Some(crashes) = &summary.crashes {
+        print_crashes(crashes);
+    }
+    if summary.violations == 0 && crash_violations == 0 {
         tell!("all invariants held");
-    } else {
+    } else if summary.violations > 0 {
         tell!("{} seeds violated an invariant", summary.violations);
+    }
+}
+
+/// The crash explorer's part of the table (`--crashes`).
+fn print_crashes(crashes: &crate::summary::CrashSummary) {
+    let kinds: Vec<String> = (crashes.crashes.iter())
+        .map(|(kind, count)| format!("{count} {kind}"))
+        .collect();
+    tell!(
+        "crashes: {} plans, {} processes; {}; {} OUTCOME_UNKNOWN results",
+        crashes.plans,
+        crashes.processes,
+        kinds.join(", "),
+        crashes.outcome_unknown
+    );
+    for (id, counts) in &crashes.by_invariant {
+        let share = 100.0 * counts.armed as f64 / crashes.plans.max(1) as f64;
+        tell!(
+            "{id:9} {:>10} {:>9}   ({share:.1}% of plans armed)",
+            counts.armed,
+            counts.violated
+        );
+    }
+    tell!("crash digest: {:016x}", crashes.digest);
+    match &crashes.first_failure {
+        None => {}
+        Some(failure) => {
+            tell!(
+                "{} plans violated a durable invariant; first: seed {}: {}: {}",
+                crashes.violations,
+                failure.seed,
+                failure.invariant,
+                failure.explanation
+            );
+            if let Some(replay) = &failure.replay {
+                tell!("replay: {replay}");
+            }
+        }
     }
 }
 

@@ -18,7 +18,7 @@ use crate::protocol::ToAdapter;
 #[derive(Args, Debug, Clone, Default)]
 pub struct ServeArgs {
     /// Switch on a seeded bug of the catalogue in every run (`ward bugs` lists them).
-    #[arg(long, value_parser = super::run::parse_bug)]
+    #[arg(long, value_parser = super::run::parse_scenario_bug)]
     pub bug: Option<Fault>,
 }
 

@@ -39,7 +39,7 @@ pub use plan::{Crash, CrashKind, Plan, RunPlan, generate};
 
 use ward_core::fault::FaultSet;
 
-use crate::oracle::durable::{self, DurableBreach};
+use crate::oracle::durable::{self, DurableVerdict};
 use crate::rng::SimRng;
 
 /// What one plan came to: the reference, the crashed execution, and every breach found.
@@ -48,19 +48,57 @@ pub struct Exploration {
     pub reference: Execution,
     /// The execution with the plan's crashes.
     pub crashed: Execution,
-    /// Every breach of I15–I19, in the order the checks ran.
-    pub breaches: Vec<DurableBreach>,
+    /// What the checks of I15–I19 found.
+    pub verdict: DurableVerdict,
+}
+
+impl Exploration {
+    /// The digest of what the execution with crashes left: its journal, its chart and every
+    /// byte it wrote, so that the same plan gives the same digest (I11's promise, kept by the
+    /// explorer too).
+    pub fn digest(&self) -> u64 {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        hasher.update(
+            serde_json::to_string(&self.crashed.journal)
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+        hasher.update(
+            serde_json::to_string(&self.crashed.chart)
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+        for bytes in &self.crashed.written {
+            hasher.update(&(bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        }
+        hasher.digest()
+    }
+
+    /// How many crashes of each kind of [`CrashKind::ALL`] happened.
+    pub fn crashes(&self) -> [u64; 4] {
+        let mut counts = [0; 4];
+        for process in &self.crashed.processes {
+            if let (true, Some(crash)) = (process.crashed, process.crash) {
+                let kind = CrashKind::ALL.iter().position(|kind| *kind == crash.kind);
+                if let Some(kind) = kind {
+                    counts[kind] += 1;
+                }
+            }
+        }
+        counts
+    }
 }
 
 /// Executes `plan` without and with its crashes, under `faults`, and checks I15–I19.
 pub fn explore(plan: &Plan, faults: FaultSet) -> Exploration {
     let reference = explore_once(plan, faults, &[], &mut SimRng::new(plan.seed));
     let crashed = explore_once(plan, faults, &plan.crashes, &mut SimRng::new(plan.seed));
-    let breaches = durable::check(plan, &reference, &crashed);
+    let verdict = durable::check(plan, &reference, &crashed);
     Exploration {
         reference,
         crashed,
-        breaches,
+        verdict,
     }
 }
 
@@ -71,10 +109,10 @@ pub fn explore_seed(seed: u64, faults: FaultSet) -> Exploration {
     let reference = explore_once(&plan, faults, &[], &mut SimRng::new(plan.seed));
     plan.draw_crashes(reference.storage_calls);
     let crashed = explore_once(&plan, faults, &plan.crashes, &mut SimRng::new(plan.seed));
-    let breaches = durable::check(&plan, &reference, &crashed);
+    let verdict = durable::check(&plan, &reference, &crashed);
     Exploration {
         reference,
         crashed,
-        breaches,
+        verdict,
     }
 }

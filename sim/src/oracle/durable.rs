@@ -66,14 +66,71 @@ impl DurableCheck<'_> {
     }
 }
 
-/// Every breach of I15–I19 in `crashed`, against `reference`.
-pub fn check(plan: &Plan, reference: &Execution, crashed: &Execution) -> Vec<DurableBreach> {
+/// The invariants of durable sessions, in order.
+pub const INVARIANTS: [&str; 5] = ["I15", "I16", "I17", "I18", "I19"];
+
+/// What the checks found in one plan.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DurableVerdict {
+    /// Per invariant of [`INVARIANTS`], whether its situation arose: I15 when a crash fired
+    /// and a chart write's or an outside effect's body had started; I16 when a process
+    /// recovered a journal after a crash; I17 when a crash fired in a session with calls;
+    /// I18 whenever anything was written; I19 when a cut run was resumed.
+    pub armed: [bool; 5],
+    /// Every breach, in the order the checks ran.
+    pub breaches: Vec<DurableBreach>,
+}
+
+/// Every breach of I15–I19 in `crashed`, against `reference`, and which checks were armed.
+pub fn check(plan: &Plan, reference: &Execution, crashed: &Execution) -> DurableVerdict {
     let check = DurableCheck {
         plan,
         reference,
         crashed,
         cut_outside: cut_outside(crashed),
     };
+    DurableVerdict {
+        armed: armed(&check),
+        breaches: breaches(&check),
+    }
+}
+
+fn armed(check: &DurableCheck<'_>) -> [bool; 5] {
+    let crashed = check.crashes() > 0;
+    let writes = check.crashed.starts.iter().any(|start| {
+        OUTSIDE_EFFECT_TOOLS.contains(&start.tool.as_str())
+            || crate::catalogue::TABLE
+                .iter()
+                .any(|entry| entry.name == start.tool && !entry.read_only)
+    });
+    let processes = &check.crashed.processes;
+    let recovered_after_crash = processes
+        .iter()
+        .skip(1)
+        .any(|process| process.recovered.is_some());
+    let resumed = processes.iter().skip(1).any(|process| {
+        process.recovered.as_deref().is_some_and(|journal| {
+            runs(journal).last().is_some_and(|run| {
+                !run.iter()
+                    .any(|record| matches!(record, Record::RunEnded { .. }))
+            })
+        })
+    });
+    let calls = check.crashed.journal.iter().any(|record| {
+        matches!(record, Record::Message { message }
+            if matches!(&**message, Message::Tool { .. }))
+    });
+    [
+        crashed && writes,
+        recovered_after_crash,
+        crashed && calls,
+        !check.crashed.written.is_empty(),
+        resumed,
+    ]
+}
+
+fn breaches(check: &DurableCheck<'_>) -> Vec<DurableBreach> {
+    let reference = check.reference;
     let mut breaches = Vec::new();
     if let Some(failure) = &reference.failure {
         breaches.push(DurableBreach {
@@ -82,11 +139,11 @@ pub fn check(plan: &Plan, reference: &Execution, crashed: &Execution) -> Vec<Dur
         });
         return breaches;
     }
-    i15_at_most_once_exactly_once::check(&check, &mut breaches);
-    i16_nothing_acknowledged_is_lost::check(&check, &mut breaches);
-    i17_one_result_per_call_after_resumes::check(&check, &mut breaches);
-    i18_nothing_secret_at_rest::check(&check, &mut breaches);
-    i19_a_resumed_run_keeps_every_promise::check(&check, &mut breaches);
+    i15_at_most_once_exactly_once::check(check, &mut breaches);
+    i16_nothing_acknowledged_is_lost::check(check, &mut breaches);
+    i17_one_result_per_call_after_resumes::check(check, &mut breaches);
+    i18_nothing_secret_at_rest::check(check, &mut breaches);
+    i19_a_resumed_run_keeps_every_promise::check(check, &mut breaches);
     breaches
 }
 
