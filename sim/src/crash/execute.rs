@@ -27,7 +27,7 @@ use crate::world::disk::{Failure, SimulatedDisk};
 pub const SESSION: &str = "session";
 
 /// One body start, as the body wrapper saw it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BodyStart {
     /// The process it started in, from 0.
     pub process: usize,
@@ -40,7 +40,7 @@ pub struct BodyStart {
 }
 
 /// One provider request.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Request {
     /// The process that asked, from 0.
     pub process: usize,
@@ -91,14 +91,56 @@ pub struct Execution {
     pub failure: Option<String>,
 }
 
-/// What the wrappers share with the explorer.
+/// What the body wrappers and the provider saw, shared with the explorer: each body start
+/// and each request, noted as it happens (and, when `echo` is set, printed at once to
+/// standard output as a JSON line, `start {…}` or `request {…}`, for a process that may be
+/// killed before it returns: the crash drill's child).
 #[derive(Default)]
-struct Shared {
+pub struct Observations {
     process: AtomicUsize,
     run: AtomicU32,
     starts: Mutex<Vec<BodyStart>>,
     requests: Mutex<Vec<Request>>,
+    echo: bool,
 }
+
+impl Observations {
+    /// Observations that also print each one as it happens.
+    pub fn echoed() -> Observations {
+        Observations {
+            echo: true,
+            ..Observations::default()
+        }
+    }
+
+    /// The process the next observations belong to.
+    pub fn set_process(&self, process: usize) {
+        self.process.store(process, Ordering::SeqCst);
+    }
+
+    /// Every body start and every request so far, taken.
+    pub fn take(&self) -> (Vec<BodyStart>, Vec<Request>) {
+        (
+            std::mem::take(&mut *lock(&self.starts)),
+            std::mem::take(&mut *lock(&self.requests)),
+        )
+    }
+
+    fn note_start(&self, start: BodyStart) {
+        if self.echo {
+            println!("start {}", serde_json::to_string(&start).unwrap_or_default());
+        }
+        lock(&self.starts).push(start);
+    }
+
+    fn note_request(&self, request: Request) {
+        if self.echo {
+            println!("request {}", serde_json::to_string(&request).unwrap_or_default());
+        }
+        lock(&self.requests).push(request);
+    }
+}
+
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -134,7 +176,7 @@ impl SessionStore for Observed {
 /// A body that notes its start, then runs the catalogue's own.
 struct Noted {
     inner: Arc<dyn ToolBody>,
-    shared: Arc<Shared>,
+    shared: Arc<Observations>,
 }
 
 impl ToolBody for Noted {
@@ -143,7 +185,7 @@ impl ToolBody for Noted {
         context: &'a ToolContext,
         input: Value,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        lock(&self.shared.starts).push(BodyStart {
+        self.shared.note_start(BodyStart {
             process: self.shared.process.load(Ordering::SeqCst),
             run: self.shared.run.load(Ordering::SeqCst),
             call_id: context.call_id().to_owned(),
@@ -156,7 +198,7 @@ impl ToolBody for Noted {
 /// The provider: the plan's reply for each turn of the current run.
 struct Script<'p> {
     plan: &'p Plan,
-    shared: Arc<Shared>,
+    shared: Arc<Observations>,
 }
 
 impl Provider for Script<'_> {
@@ -165,7 +207,7 @@ impl Provider for Script<'_> {
         request: ProviderRequest<'a>,
     ) -> BoxFuture<'a, Result<ProviderReply, ProviderError>> {
         let run = self.shared.run.load(Ordering::SeqCst);
-        lock(&self.shared.requests).push(Request {
+        self.shared.note_request(Request {
             process: self.shared.process.load(Ordering::SeqCst),
             run,
             turn: request.turn,
@@ -185,7 +227,8 @@ impl Provider for Script<'_> {
     }
 }
 
-fn registry(shared: &Arc<Shared>) -> Registry {
+/// The chart catalogue with `code_interpreter`, each body noting its start in `shared`.
+pub fn catalogue(shared: &Arc<Observations>) -> Registry {
     let mut builder = RegistryBuilder::new();
     register_tools(
         &mut builder,
@@ -212,7 +255,7 @@ fn failure_of(crash: Crash) -> Failure {
 }
 
 /// How a process ended.
-enum Ended {
+pub enum Ended {
     /// Every run of the plan ended.
     Done,
     /// The store failed: the process dies.
@@ -234,8 +277,8 @@ pub fn explore_once(
         .start_paused(true)
         .build()
         .expect("a tokio runtime");
-    let shared = Arc::new(Shared::default());
-    let registry = registry(&shared);
+    let shared = Arc::new(Observations::default());
+    let registry = catalogue(&shared);
     let mut execution = Execution::default();
     // The disk is formatted first, as a store is provisioned: a backend has no rename to make
     // a new database appear whole (a file does, `DurableStore::open`).
@@ -247,7 +290,7 @@ pub fn explore_once(
     let mut disk = formatted.after_crash();
     // Every crash makes one more process; one more finishes the session.
     for process in 0..=crashes.len() {
-        shared.process.store(process, Ordering::SeqCst);
+        shared.set_process(process);
         let crash = crashes.get(process).copied();
         disk.plan(crash.map(failure_of));
         let mut life = Process {
@@ -299,8 +342,7 @@ pub fn explore_once(
     if execution.failure.is_none() && execution.processes.last().is_some_and(|last| last.crashed) {
         execution.failure = Some("the last process crashed".to_owned());
     }
-    execution.starts = std::mem::take(&mut *lock(&shared.starts));
-    execution.requests = std::mem::take(&mut *lock(&shared.requests));
+    (execution.starts, execution.requests) = shared.take();
     execution
 }
 
@@ -311,7 +353,7 @@ fn live(
     plan: &Plan,
     faults: FaultSet,
     registry: &Registry,
-    shared: &Arc<Shared>,
+    shared: &Arc<Observations>,
     runtime: &tokio::runtime::Runtime,
     disk: &SimulatedDisk,
     life: &mut Process,
@@ -348,6 +390,23 @@ fn live(
         Ok(opened) => session.insert(opened),
         Err(error) => return died(&error),
     };
+    go_on(plan, faults, shared, runtime, current, &mut life.acknowledged)
+
+}
+
+/// Runs the session on from what its store holds: resumes the run a crash cut, then starts
+/// each run of `plan` not yet started, until every run ended (`Ended::Done`) or the store
+/// fails (`Ended::Crashed`). `acknowledged` receives what each acknowledged commit carried,
+/// when the store keeps it (`S::acknowledged`).
+pub fn go_on<S: Acknowledging>(
+    plan: &Plan,
+    faults: FaultSet,
+    shared: &Arc<Observations>,
+    runtime: &tokio::runtime::Runtime,
+    current: &mut Session<S>,
+    acknowledged: &mut Vec<Record>,
+) -> Ended {
+    let died = |error: &StoreError| Ended::Failed(format!("the journal does not read: {error}"));
     loop {
         let journal = match current.store().journal(SESSION) {
             Ok(journal) => journal,
@@ -402,12 +461,23 @@ fn live(
         } else {
             return Ended::Done;
         };
-        life.acknowledged
-            .extend(std::mem::take(&mut current.store_mut().acknowledged));
+        acknowledged.extend(current.store_mut().take_acknowledged());
         match result {
             Ok(_) => {}
             Err(RunError::Store(_)) => return Ended::Crashed,
             Err(error) => return Ended::Failed(format!("the run did not go on: {error}")),
         }
+    }
+}
+
+/// A store that keeps, or reports, what each acknowledged commit carried.
+pub trait Acknowledging: SessionStore {
+    /// The records acknowledged since the last call, taken.
+    fn take_acknowledged(&mut self) -> Vec<Record>;
+}
+
+impl Acknowledging for Observed {
+    fn take_acknowledged(&mut self) -> Vec<Record> {
+        std::mem::take(&mut self.acknowledged)
     }
 }

@@ -34,7 +34,10 @@
 mod execute;
 mod plan;
 
-pub use execute::{Execution, Observed, Process, explore_once};
+pub use execute::{
+    Acknowledging, BodyStart, Ended, Execution, Observations, Observed, Process, Request, SESSION,
+    catalogue, explore_once, go_on,
+};
 pub use plan::{Crash, CrashKind, Plan, RunPlan, generate};
 
 use ward_core::fault::FaultSet;
