@@ -26,8 +26,8 @@ use ward_core::durable::DurableStore;
 use ward_core::fault::FaultSet;
 use ward_core::session::{Record, SessionStore, StoreError};
 use ward_sim::crash::{
-    Acknowledging, BodyStart, Ended, Execution, Observations, Process, Request, SESSION,
-    catalogue, explore_once, generate, go_on,
+    Acknowledging, BodyStart, Ended, Execution, Observations, Process, Request, SESSION, catalogue,
+    explore_once, generate, go_on,
 };
 use ward_sim::oracle::durable;
 use ward_sim::rng::SimRng;
@@ -104,7 +104,10 @@ fn drill_child() {
         &mut session,
         &mut Vec::new(),
     );
-    assert!(matches!(ended, Ended::Done), "the session went on to its end");
+    assert!(
+        matches!(ended, Ended::Done),
+        "the session went on to its end"
+    );
     let journal = session.store().journal(SESSION).unwrap();
     println!("journal {}", serde_json::to_string(&journal).unwrap());
     println!(
@@ -209,9 +212,13 @@ fn drill(seed: u64, path: &Path, rng: &mut SimRng, span: Duration) -> (Execution
         execution.starts.extend(printed.starts);
         execution.requests.extend(printed.requests);
         // What is at rest after each process: the whole file.
-        execution.written.push(std::fs::read(path).unwrap_or_default());
+        execution
+            .written
+            .push(std::fs::read(path).unwrap_or_default());
         if printed.done {
-            execution.journal = printed.journal.expect("the finished child printed its journal");
+            execution.journal = printed
+                .journal
+                .expect("the finished child printed its journal");
             execution.chart = printed.chart;
             break;
         }
