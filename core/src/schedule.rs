@@ -250,7 +250,15 @@ async fn run_sequential(
     let mut results = Vec::with_capacity(calls.len());
     let mut ids = CallIds::default();
     for (index, call) in calls.iter().enumerate() {
-        let result = if index >= run.calls_per_batch_max {
+        let after_intent = settled
+            .get(&index)
+            .filter(|error| error.code == crate::envelope::codes::OUTCOME_UNKNOWN);
+        let result = if let Some(error) = after_intent {
+            // Before the stop: a call after its intent is never `ABORTED` (R32).
+            let _ = ids.check(&call.id);
+            run.started(log, index, &labels[index]);
+            ToolResult::failure(error.clone())
+        } else if index >= run.calls_per_batch_max {
             ToolResult::failure(ToolError::too_many_calls(cap(run)))
         } else if run.stop.is_raised() && !crate::fault!(run.scope.faults, Fault::WriteAfterCancel)
         {

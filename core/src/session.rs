@@ -99,13 +99,15 @@ pub enum Record {
         /// The message.
         message: Arc<Message>,
     },
-    /// The refusal a call of the reply before it met as the model sent it, journaled when
-    /// the guard changed that call (R22), so that a resumed batch, which only has the
-    /// guarded form, gives it the same result.
-    Refused {
+    /// The result a call of the reply before it gets if its batch runs again after a crash,
+    /// journaled when the guard changed that call (R22): the journal holds only the guarded
+    /// form, which is not what the model sent. A call refused as sent (R3) is refused so
+    /// again; a call admitted as sent gets `ABORTED`, since running its guarded form would
+    /// run other input than the model's.
+    Settled {
         /// The call's position in its batch.
         index: u32,
-        /// The refusal, guarded.
+        /// The result's error, guarded.
         error: crate::envelope::ToolError,
     },
     /// The body of a call whose effect lives outside the store is about to start (R32).

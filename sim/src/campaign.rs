@@ -94,6 +94,7 @@ struct SeedSummary {
 struct DurableSeed {
     armed: [bool; 5],
     breaches: Vec<DurableBreach>,
+    planned: u64,
     crashes: [u64; 4],
     processes: u64,
     outcome_unknown: u64,
@@ -107,6 +108,7 @@ fn explore(seed: u64, bug: Option<Fault>) -> DurableSeed {
     let journal = serde_json::to_string(&exploration.crashed.journal).unwrap_or_default();
     DurableSeed {
         armed: exploration.verdict.armed,
+        planned: exploration.planned as u64,
         crashes: exploration.crashes(),
         processes: exploration.crashed.processes.len() as u64,
         outcome_unknown: journal.matches("\"OUTCOME_UNKNOWN\"").count() as u64,
@@ -386,6 +388,7 @@ impl CampaignReport {
         let crashes = self.crashes.get_or_insert_with(CrashSummary::default);
         let mut counts = CrashSummary {
             plans: 1,
+            planned: durable.planned,
             processes: durable.processes,
             crashes: (CrashKind::ALL.iter().zip(durable.crashes))
                 .map(|(kind, count)| (kind.name().to_owned(), count))

@@ -245,6 +245,9 @@ impl ExactCounts {
 pub struct CrashSummary {
     /// Plans explored (one per seed).
     pub plans: u64,
+    /// Crashes the plans held; `crashes` counts those that happened (a session may end
+    /// before a crash is reached).
+    pub planned: u64,
     /// Processes that ran them, over every crash and resume.
     pub processes: u64,
     /// Crashes that happened, per kind (`kill`, `powerLoss`, `writeError`, `syncError`).
@@ -267,6 +270,7 @@ impl CrashSummary {
     /// the one of the lower seed.
     pub fn add(&mut self, other: &CrashSummary) {
         self.plans = self.plans.saturating_add(other.plans);
+        self.planned = self.planned.saturating_add(other.planned);
         self.processes = self.processes.saturating_add(other.processes);
         for (kind, count) in &other.crashes {
             let slot = self.crashes.entry(kind.clone()).or_default();

@@ -17,6 +17,7 @@ fn the_core_keeps_every_durable_invariant_under_crashes() {
     let mut crashes = [0_usize; 4];
     let mut resumed_batches = 0;
     let mut outcome_unknown = 0;
+    let mut planned = 0;
     for seed in 0..SEEDS {
         let exploration = explore_seed(seed, FaultSet::EMPTY);
         assert!(
@@ -34,13 +35,18 @@ fn the_core_keeps_every_durable_invariant_under_crashes() {
                 crashes[kind] += 1;
             }
         }
+        planned += exploration.planned;
         let journal = serde_json::to_string(&exploration.crashed.journal).unwrap();
         outcome_unknown += journal.matches("OUTCOME_UNKNOWN").count();
         resumed_batches += exploration.crashed.journal.len();
     }
     println!(
-        "{SEEDS} plans: crashes kill {}, power loss {}, write error {}, sync error {}; {outcome_unknown} OUTCOME_UNKNOWN results; {resumed_batches} records",
-        crashes[0], crashes[1], crashes[2], crashes[3]
+        "{SEEDS} plans, {planned} crashes planned, {} happened: kill {}, power loss {}, write error {}, sync error {}; {outcome_unknown} OUTCOME_UNKNOWN results; {resumed_batches} records",
+        crashes.iter().sum::<usize>(),
+        crashes[0],
+        crashes[1],
+        crashes[2],
+        crashes[3]
     );
     assert!(
         crashes.iter().all(|&count| count > 0),

@@ -103,6 +103,8 @@ fn drill_child() {
         &runtime,
         &mut session,
         &mut Vec::new(),
+        // A real file has no failure planned: every store failure is a finding.
+        &|| false,
     );
     assert!(
         matches!(ended, Ended::Done),
@@ -220,6 +222,12 @@ fn drill(seed: u64, path: &Path, rng: &mut SimRng, span: Duration) -> (Execution
                 .journal
                 .expect("the finished child printed its journal");
             execution.chart = printed.chart;
+            // What the file holds at the end, read by a process of its own.
+            let store = DurableStore::open(path).expect("the file reopens");
+            execution.reopened = Some((
+                store.records(SESSION).expect("the journal reads"),
+                store.chart(SESSION).expect("the chart reads"),
+            ));
             break;
         }
     }

@@ -36,7 +36,12 @@
 //!    crash cut, from what was committed (R33, R34): a reply not committed is asked for
 //!    again, a cut batch runs again but for the calls of R32 whose intent was committed,
 //!    which get `OUTCOME_UNKNOWN`; the run keeps its policy, its limits and its turn count,
-//!    and its inactivity deadline starts again.
+//!    and its inactivity deadline starts again. A batch's results commit together, with the
+//!    chart, when the batch ends, and with the run's end when a stop (cancellation, the
+//!    deadline) ended it: a stop is acknowledged when that commit returns. A crash before
+//!    it loses the stop as it loses a reply not yet committed (R33): the resumed run runs
+//!    the batch again and goes on until it is stopped again, which the process that resumes
+//!    it is asked for anew.
 //!
 //! The code follows the same seams: `Setup::new` checks the limits and builds the redactor,
 //! the guard and the policy (R14); `Run::start` loads the history, announces `run.started`
@@ -116,6 +121,10 @@ pub enum RunError {
     /// [`Session::resume`] found no run a crash cut: the session's last run ended.
     #[error("the session has no run to resume")]
     NothingToResume,
+    /// [`Session::run`] found the session's last run cut by a crash: resume it first
+    /// ([`Session::resume`]), so that its calls get their results.
+    #[error("the session's last run was cut by a crash: resume it before starting another")]
+    Unfinished,
 }
 
 impl From<LimitError> for RunError {
@@ -226,6 +235,9 @@ pub struct Session<S: SessionStore> {
     id: String,
     registry: Registry,
     chart: SharedChart,
+    /// The chart as the session was made or opened with: what a resume restores when the
+    /// store holds no chart yet.
+    opened_chart: Arc<ChartState>,
     store: S,
 }
 
@@ -240,6 +252,7 @@ impl<S: SessionStore> Session<S> {
         Session {
             id: id.into(),
             registry,
+            opened_chart: chart.snapshot_shared(),
             chart,
             store,
         }
@@ -278,9 +291,10 @@ impl<S: SessionStore> Session<S> {
         chart: SharedChart,
         store: S,
     ) -> Result<Session<S>, StoreError> {
-        let session = Session::new(id, registry, chart, store);
+        let mut session = Session::new(id, registry, chart, store);
         if let Some(state) = session.store.chart(&session.id)? {
             session.chart.restore(state);
+            session.opened_chart = session.chart.snapshot_shared();
         }
         Ok(session)
     }
@@ -296,6 +310,9 @@ impl<S: SessionStore> Session<S> {
     ) -> Result<RunReport, RunError> {
         let setup = Setup::new(&input)?;
         let journal = self.store.journal(&self.id)?;
+        if CutRun::find(&journal, FaultSet::EMPTY).is_some() {
+            return Err(RunError::Unfinished);
+        }
         let run_number = runs_started(&journal);
         let plan = Plan {
             run_number,
@@ -328,6 +345,11 @@ impl<S: SessionStore> Session<S> {
         let Some(cut) = CutRun::find(&journal, options.faults) else {
             return Err(RunError::NothingToResume);
         };
+        // The chart as committed (R31): a write of the cut process that did not commit is
+        // as if it never ran, also when this session object lived through the failure.
+        let committed = self.store.chart(&self.id)?;
+        self.chart
+            .restore(committed.unwrap_or_else(|| ChartState::clone(&self.opened_chart)));
         let input = StartRunInput {
             prompt: cut.prompt.clone(),
             read_only: cut.read_only,
@@ -416,6 +438,7 @@ impl<S: SessionStore> Session<S> {
         let mut first_turn = 0;
         if let Some(resume) = resume {
             run.batches = resume.batches;
+            run.calls = resume.calls;
             first_turn = resume.turn;
             if let Some(outcome) = turns.take_up(&mut run, resume.cut).await? {
                 return Ok(run.end(outcome)?);
@@ -457,6 +480,8 @@ struct Plan<'a> {
 struct Resume {
     /// Batches the run had run (R34 keeps its turn count).
     batches: u32,
+    /// Calls that had their result.
+    calls: u32,
     /// The turn of the next request.
     turn: u32,
     cut: Cut,
@@ -530,6 +555,16 @@ impl CutRun {
             prompt: prompt.clone(),
             resume: Resume {
                 batches: resumed_batches(faults, u32::try_from(batches_run).unwrap_or(u32::MAX)),
+                calls: u32::try_from(
+                    steps
+                        .iter()
+                        .filter(|record| {
+                            matches!(record, Record::Message { message }
+                            if matches!(**message, Message::Tool { .. }))
+                        })
+                        .count(),
+                )
+                .unwrap_or(u32::MAX),
                 turn: u32::try_from(replies).unwrap_or(u32::MAX),
                 cut,
             },
@@ -573,12 +608,12 @@ fn cut_of(steps: &[Record]) -> Cut {
     }
 }
 
-/// The refusals journaled with a reply, by batch position.
+/// The settled results journaled with a reply, by batch position.
 fn refusals_after(records: &[Record]) -> BTreeMap<usize, ToolError> {
     records
         .iter()
         .filter_map(|record| match record {
-            Record::Refused { index, error } => Some((*index as usize, error.clone())),
+            Record::Settled { index, error } => Some((*index as usize, error.clone())),
             _ => None,
         })
         .collect()
@@ -672,12 +707,12 @@ impl<P: Provider + ?Sized> Turns<'_, P> {
         // input); their guarded form, the same calls when clean, is entered and announced.
         let calls = reply.calls;
         let guarded_calls = self.batch.guard.calls(&calls);
-        // A call the guard changed is journaled with the refusal its raw form met (R3), so
-        // that a resumed batch, which only has the guarded form, gives it the same result.
+        // A call the guard changed is journaled with the result a resumed batch, which only
+        // has the guarded form, gives it (`Record::Settled`).
         let refusals = if Arc::ptr_eq(&calls, &guarded_calls) {
             Vec::new()
         } else {
-            self.refusals_of_changed(&calls, &guarded_calls)
+            self.settled_of_changed(&calls, &guarded_calls)
         };
         run.enter(
             Message::Assistant {
@@ -703,22 +738,28 @@ impl<P: Provider + ?Sized> Turns<'_, P> {
         self.run_batch(run, &calls, &BTreeMap::new()).await
     }
 
-    /// The R3 refusal of each call whose guarded form differs from what the model sent,
-    /// judged on what it sent.
-    fn refusals_of_changed(&self, calls: &[ToolCall], guarded: &[ToolCall]) -> Vec<Record> {
+    /// The settled result of each call whose guarded form differs from what the model sent:
+    /// the R3 refusal it meets as sent, or `ABORTED` when it is admitted as sent (its body
+    /// cannot run again on what the journal holds).
+    fn settled_of_changed(&self, calls: &[ToolCall], guarded: &[ToolCall]) -> Vec<Record> {
         let registry = self.batch.registry;
         let mut ids = crate::registry::CallIds::default();
-        let mut refusals = Vec::new();
-        for (index, (call, shown)) in calls.iter().zip(guarded).enumerate() {
+        let mut settled = Vec::new();
+        let capped = calls
+            .iter()
+            .zip(guarded)
+            .take(self.batch.calls_per_batch_max);
+        for (index, (call, shown)) in capped.enumerate() {
             let verdict = registry.admit(&self.batch.scope, &mut ids, call);
-            if let (Err(error), true) = (verdict, call != shown) {
-                refusals.push(Record::Refused {
+            if call != shown {
+                let error = verdict.err().unwrap_or_else(ToolError::aborted);
+                settled.push(Record::Settled {
                     index: u32::try_from(index).unwrap_or(u32::MAX),
                     error: self.batch.guard.error(error),
                 });
             }
         }
-        refusals
+        settled
     }
 
     /// Takes up what a crash cut (R33, R34): a committed reply without calls ends the run;
@@ -930,7 +971,9 @@ impl<S: SessionStore> Run<'_, S> {
         self.pending.push(Record::RunStarted {
             run: self.run_number,
             read_only: input.read_only,
-            disabled: input.disabled_tools.iter().cloned().collect(),
+            disabled: (input.disabled_tools.iter())
+                .map(|name| guard.text(name).into_owned())
+                .collect(),
             limits: StoredLimits::from(input.limits),
             prompt: journaled_prompt(self.faults, &redacted_prompt, &input.prompt),
         });

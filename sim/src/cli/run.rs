@@ -320,9 +320,10 @@ fn print_crashes(crashes: &crate::summary::CrashSummary) {
         .map(|(kind, count)| format!("{count} {kind}"))
         .collect();
     tell!(
-        "crashes: {} plans, {} processes; {}; {} OUTCOME_UNKNOWN results",
+        "crashes: {} plans, {} processes; {} planned, of which {}; {} OUTCOME_UNKNOWN results",
         crashes.plans,
         crashes.processes,
+        crashes.planned,
         kinds.join(", "),
         crashes.outcome_unknown
     );

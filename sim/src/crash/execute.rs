@@ -9,6 +9,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use ward_core::chart::tools::{CatalogueOptions, register_tools};
 use ward_core::chart::{ChartState, SharedChart};
+use ward_core::deadline::CancelToken;
 use ward_core::driver::{Limits, RunError, RunOptions, Session, StartRunInput};
 use ward_core::durable::DurableStore;
 use ward_core::envelope::ToolError;
@@ -16,7 +17,8 @@ use ward_core::events::Event;
 use ward_core::fault::FaultSet;
 use ward_core::provider::{Provider, ProviderError, ProviderReply, ProviderRequest};
 use ward_core::registry::{Registry, RegistryBuilder};
-use ward_core::session::{Record, SessionStore, StoreError};
+use ward_core::session::{Message, Record, SessionStore, StoreError};
+use ward_core::tool::UserResponder;
 use ward_core::tool::{ToolBody, ToolCall, ToolContext};
 
 use super::plan::{Crash, CrashKind, Plan};
@@ -48,8 +50,12 @@ pub struct Request {
     pub run: u32,
     /// The turn.
     pub turn: u32,
-    /// The transcript sent, as JSON.
-    pub transcript: String,
+    /// The system prompt sent.
+    pub system_prompt: String,
+    /// The tools offered, in order.
+    pub tools: Vec<String>,
+    /// The transcript sent.
+    pub transcript: Vec<Message>,
 }
 
 /// One process's life.
@@ -89,6 +95,9 @@ pub struct Execution {
     /// Why the execution stopped short of the session's end, if it did: a store that would
     /// not reopen, a resume refused, more processes than crashes allow.
     pub failure: Option<String>,
+    /// The journal and the chart a store reopened after the session's end and one more power
+    /// loss holds.
+    pub reopened: Option<(Vec<Record>, Option<ChartState>)>,
 }
 
 /// What the body wrappers and the provider saw, shared with the explorer: each body start
@@ -204,6 +213,23 @@ impl ToolBody for Noted {
     }
 }
 
+/// The user of `ask_user`: cancels the run, and never answers (R19, R20: the run stops
+/// while the batch waits, the read is abandoned with `ABORTED`).
+struct CancellingUser {
+    cancel: CancelToken,
+}
+
+impl UserResponder for CancellingUser {
+    fn answer<'a>(
+        &'a self,
+        _question: &'a str,
+        _options: &'a [String],
+    ) -> BoxFuture<'a, Option<String>> {
+        self.cancel.cancel();
+        Box::pin(std::future::pending())
+    }
+}
+
 /// The provider: the plan's reply for each turn of the current run.
 struct Script<'p> {
     plan: &'p Plan,
@@ -220,7 +246,13 @@ impl Provider for Script<'_> {
             process: self.shared.process.load(Ordering::SeqCst),
             run,
             turn: request.turn,
-            transcript: serde_json::to_string(request.transcript).unwrap_or_default(),
+            system_prompt: request.system_prompt.to_owned(),
+            tools: (request.tools.iter())
+                .map(|tool| tool.name().to_owned())
+                .collect(),
+            transcript: (request.transcript.iter())
+                .map(|message| Message::clone(message))
+                .collect(),
         });
         let calls: Vec<ToolCall> = (self.plan.runs.get(run as usize))
             .and_then(|script| script.replies.get(request.turn as usize))
@@ -321,11 +353,18 @@ pub fn explore_once(
         return execution;
     }
     let mut disk = formatted.after_crash();
-    // Every crash makes one more process; one more finishes the session.
+    // Every crash makes one more process; one more finishes the session. A crash's call is
+    // counted over the whole execution: each process takes the calls after those made before.
+    let mut calls_before = 0;
     for process in 0..=crashes.len() {
         shared.set_process(process);
         let crash = crashes.get(process).copied();
-        disk.plan(crash.map(failure_of));
+        disk.plan(crash.map(|crash| {
+            failure_of(Crash {
+                at: crash.at.saturating_sub(calls_before),
+                ..crash
+            })
+        }));
         let mut life = Process {
             crash,
             ..Process::default()
@@ -343,6 +382,7 @@ pub fn explore_once(
         );
         life.crashed = matches!(ended, Ended::Crashed);
         execution.storage_calls += disk.calls();
+        calls_before += disk.calls();
         if let Some(session) = &session {
             execution.chart = Some(session.chart().snapshot());
         }
@@ -367,6 +407,22 @@ pub fn explore_once(
                     Some(CrashKind::PowerLoss | CrashKind::SyncError) => disk.after_power_loss(rng),
                     _ => disk.after_crash(),
                 };
+            }
+        }
+    }
+    // What the store holds at the end, after the power is lost once more: every commit
+    // acknowledged, the chart of the last write (I15, I16).
+    if execution.failure.is_none() {
+        let last = disk.after_power_loss(rng);
+        match DurableStore::open_on(last) {
+            Ok(store) => {
+                execution.reopened = Some((
+                    store.records(SESSION).unwrap_or_default(),
+                    store.chart(SESSION).ok().flatten(),
+                ));
+            }
+            Err(error) => {
+                execution.failure = Some(format!("the store did not reopen: {error}"));
             }
         }
     }
@@ -430,6 +486,7 @@ fn live(
         runtime,
         current,
         &mut life.acknowledged,
+        &|| disk.has_failed(),
     )
 }
 
@@ -444,8 +501,17 @@ pub fn go_on<S: Acknowledging>(
     runtime: &tokio::runtime::Runtime,
     current: &mut Session<S>,
     acknowledged: &mut Vec<Record>,
+    planned: &dyn Fn() -> bool,
 ) -> Ended {
-    let died = |error: &StoreError| Ended::Failed(format!("the journal does not read: {error}"));
+    // A store failing once the planned failure happened is that crash; any other failure is
+    // a finding.
+    let died = |error: &dyn std::fmt::Display| {
+        if planned() {
+            Ended::Crashed
+        } else {
+            Ended::Failed(format!("the store failed with no failure planned: {error}"))
+        }
+    };
     loop {
         let journal = match current.store().journal(SESSION) {
             Ok(journal) => journal,
@@ -468,8 +534,11 @@ pub fn go_on<S: Acknowledging>(
             shared: Arc::clone(shared),
         };
         let mut events: Vec<Event> = Vec::new();
+        let cancel = CancelToken::new();
         let options = RunOptions {
             faults,
+            cancel: Some(cancel.clone()),
+            user: Arc::new(CancellingUser { cancel }),
             ..RunOptions::default()
         };
         let result = if cut {
@@ -489,7 +558,7 @@ pub fn go_on<S: Acknowledging>(
             let input = StartRunInput {
                 prompt: run.prompt.clone(),
                 read_only: run.read_only,
-                disabled_tools: Default::default(),
+                disabled_tools: run.disabled.iter().cloned().collect(),
                 secrets: plan.secrets.clone(),
                 limits: Limits {
                     turns_max: run.turns_max,
@@ -503,7 +572,7 @@ pub fn go_on<S: Acknowledging>(
         acknowledged.extend(current.store_mut().take_acknowledged());
         match result {
             Ok(_) => {}
-            Err(RunError::Store(_)) => return Ended::Crashed,
+            Err(RunError::Store(error)) => return died(&error),
             Err(error) => return Ended::Failed(format!("the run did not go on: {error}")),
         }
     }

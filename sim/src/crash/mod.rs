@@ -53,6 +53,8 @@ pub struct Exploration {
     pub crashed: Execution,
     /// What the checks of I15–I19 found.
     pub verdict: DurableVerdict,
+    /// The crashes the plan held (some may not happen: a session can end before one).
+    pub planned: usize,
 }
 
 impl Exploration {
@@ -102,6 +104,7 @@ pub fn explore(plan: &Plan, faults: FaultSet) -> Exploration {
         reference,
         crashed,
         verdict,
+        planned: plan.crashes.len(),
     }
 }
 
@@ -117,5 +120,6 @@ pub fn explore_seed(seed: u64, faults: FaultSet) -> Exploration {
         reference,
         crashed,
         verdict,
+        planned: plan.crashes.len(),
     }
 }

@@ -5,8 +5,10 @@
 //! `settings_get`), chart writes that are not idempotent (`drawing_create`: a second
 //! application is a second drawing, so a write applied twice shows in the chart), the outside
 //! effect of `code_interpreter` (R32), invalid input, and a configured secret in arguments
-//! (`SECRET_IN_INPUT`, journaled with its refusal). Runs are read-only one time in three,
-//! and a script may hold more batches than the run's turn limit. Call ids are unique in the
+//! (`SECRET_IN_INPUT`, journaled with its refusal), and `ask_user`, whose user cancels the
+//! run and never answers (R20: the batch stops there). Runs are read-only one time in three,
+//! switch `drawing_create` off one time in four, and a script may hold more batches than the
+//! run's turn limit. Call ids are unique in the
 //! session, so that a body is named by its run and its id.
 
 use ward_core::tool::ToolCall;
@@ -47,8 +49,9 @@ impl CrashKind {
     }
 }
 
-/// One crash: at the storage call `at` of one process's life (counted from 0 on the disk that
-/// process opened), of `kind`.
+/// One crash: at the storage call `at`, counted from 0 over the whole execution (each process
+/// takes the calls after those of the processes before it), of `kind`. A process that makes
+/// no call past it dies at its first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Crash {
     /// The storage call.
@@ -66,6 +69,8 @@ pub struct RunPlan {
     pub read_only: bool,
     /// The run's turn limit.
     pub turns_max: u32,
+    /// The tools switched off (R13; R34 keeps them on resume).
+    pub disabled: Vec<String>,
     /// The provider's reply per turn: its calls (empty: the reply that ends the run). Past
     /// the script, the provider replies without calls.
     pub replies: Vec<Vec<ToolCall>>,
@@ -116,7 +121,9 @@ pub fn generate(seed: u64) -> Plan {
                 "Mark the last swing high. Authorization: Bearer {credential}\nMy key is {secret}, keep it safe."
             );
             let turns_max = u32::try_from(rng.range(1, 4)).unwrap_or(1);
-            let batches = rng.range(0, u64::from(turns_max) + 1);
+            // Up to one batch more than the limit allows, and one more still: the reply past
+            // the limit ends the run, so a run that miscounts its turns runs a batch too many.
+            let batches = rng.range(0, u64::from(turns_max) + 2);
             let mut replies: Vec<Vec<ToolCall>> = (0..batches)
                 .map(|_| {
                     (0..rng.range(1, 3))
@@ -128,10 +135,16 @@ pub fn generate(seed: u64) -> Plan {
                 })
                 .collect();
             replies.push(Vec::new());
+            let disabled = if rng.percent(25) {
+                vec!["drawing_create".to_owned()]
+            } else {
+                Vec::new()
+            };
             RunPlan {
                 prompt,
                 read_only: rng.percent(33),
                 turns_max,
+                disabled,
                 replies,
             }
         })
@@ -146,7 +159,12 @@ pub fn generate(seed: u64) -> Plan {
 }
 
 fn draw_call(rng: &mut SimRng, id: String, secret: &str) -> ToolCall {
-    match rng.below(9) {
+    match rng.below(10) {
+        9 => call(
+            id,
+            "ask_user",
+            r#"{"question":"Which swing high?","options":["the last","the highest"]}"#.to_owned(),
+        ),
         0 => call(id, "panes_list", "{}".to_owned()),
         1 => call(id, "drawings_list", "{}".to_owned()),
         2 => call(id, "settings_get", "{}".to_owned()),
@@ -172,15 +190,18 @@ fn draw_call(rng: &mut SimRng, id: String, secret: &str) -> ToolCall {
 
 impl Plan {
     /// Draws one to four crashes, each at a storage call below `storage_calls` (what the
-    /// reference made in all), of a kind drawn evenly.
+    /// reference made in all) counted over the whole execution, in order, of a kind drawn
+    /// evenly.
     pub fn draw_crashes(&mut self, storage_calls: u64) {
         let mut rng = SimRng::new(self.seed ^ 0x0c4a_54e5_9b1d_2f37);
         let count = rng.range(1, 4);
-        self.crashes = (0..count)
+        let mut crashes: Vec<Crash> = (0..count)
             .map(|_| Crash {
                 at: rng.below(storage_calls.max(1)),
                 kind: *rng.pick(&CrashKind::ALL),
             })
             .collect();
+        crashes.sort_by_key(|crash| crash.at);
+        self.crashes = crashes;
     }
 }

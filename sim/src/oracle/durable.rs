@@ -185,7 +185,7 @@ pub fn short(text: &str) -> String {
     }
 }
 
-/// The journal's runs: for each, its records after its start, up to the next start.
+/// The journal's runs: for each, its records from its start, up to the next start.
 pub fn runs(journal: &[Record]) -> Vec<&[Record]> {
     let starts: Vec<usize> = (journal.iter().enumerate())
         .filter(|(_, record)| matches!(record, Record::RunStarted { .. }))

@@ -4,7 +4,7 @@
 //! Exactly once (R31): the plan's writes are not idempotent (each `drawing_create` is a new
 //! drawing), and a write cut before its commit is as if its body never ran, so the chart the
 //! session ends with after every crash and resume is the chart it ends with without them,
-//! value for value. At most once (R32): each call of `code_interpreter`, named by its run and
+//! value for value, in memory and as the store holds it after one more power loss. At most once (R32): each call of `code_interpreter`, named by its run and
 //! its id (unique in a plan), has at most one body start over every process.
 
 use std::collections::BTreeMap;
@@ -33,6 +33,18 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
             drawings(&check.reference.chart),
             value(&check.crashed.chart),
             value(&check.reference.chart),
+        ));
+    }
+    // What the store holds at the end, after one more power loss: the chart committed last.
+    let reopened = |execution: &crate::crash::Execution| {
+        execution.reopened.as_ref().map(|(_, chart)| chart.clone())
+    };
+    if check.crashed.failure.is_none() && reopened(check.crashed) != reopened(check.reference) {
+        breach(format!(
+            "after {} crash(es) the store's committed chart differs from the one without them: {} instead of {}",
+            check.crashes(),
+            short(&serde_json::to_string(&reopened(check.crashed)).unwrap_or_default()),
+            short(&serde_json::to_string(&reopened(check.reference)).unwrap_or_default()),
         ));
     }
     let mut starts: BTreeMap<(u32, &str), usize> = BTreeMap::new();

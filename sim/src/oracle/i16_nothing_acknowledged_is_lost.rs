@@ -3,11 +3,14 @@
 //!
 //! Each process that opens the store after a crash recovers a journal that begins with every
 //! record any earlier process had acknowledged, in order and byte for byte (as JSON); so does
-//! the journal the session ends with. A store that does not reopen after a crash has lost
-//! what it acknowledged. A provider request asked again after a crash (R33) shows the same
+//! the journal the session ends with, and the store reopened after the session's end and one
+//! more power loss. A store that does not reopen after a crash has lost what it
+//! acknowledged. A provider request asked again after a crash (R33) shows the same
 //! transcript as the first time it was asked.
 
 use std::collections::BTreeMap;
+
+use ward_core::session::Message;
 
 use super::durable::{DurableBreach, DurableCheck, json, short};
 
@@ -57,19 +60,32 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
             return;
         }
     }
-    let mut asked: BTreeMap<(u32, u32), &str> = BTreeMap::new();
+    if let (None, Some((reopened, _))) = (&execution.failure, &execution.reopened) {
+        let reopened: Vec<String> = reopened.iter().map(json).collect();
+        if let Some(lost) = first_lost(&acknowledged, &reopened) {
+            breach(format!(
+                "after the session's end and a power loss, the store lost acknowledged record {lost}: {}",
+                short(&acknowledged[lost])
+            ));
+            return;
+        }
+    }
+    let mut asked: BTreeMap<(u32, u32), &Vec<Message>> = BTreeMap::new();
     for request in &execution.requests {
         let first = asked
             .entry((request.run, request.turn))
             .or_insert(&request.transcript);
-        if *first != request.transcript {
+        if **first != request.transcript {
+            let text = |messages: &Vec<Message>| {
+                short(&serde_json::to_string(messages).unwrap_or_default())
+            };
             breach(format!(
                 "turn {} of run {} was asked again in process {} with another transcript: {} instead of {}",
                 request.turn,
                 request.run,
                 request.process,
-                short(&request.transcript),
-                short(first),
+                text(&request.transcript),
+                text(first),
             ));
             return;
         }

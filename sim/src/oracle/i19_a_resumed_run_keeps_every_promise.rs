@@ -4,14 +4,18 @@
 //! every promise behaves after a resume as it would have without the crash (R33, R34): its
 //! journal holds the same starts (policy, limits, redacted prompt), the same replies and the
 //! same results in the same order — but for the results R32 fixes (I17 checks those) — and
-//! the same ends. The reference is the same plan without crashes. Besides, across every
-//! process, no destructive body starts in a read-only run (I2) and no run runs more batches
-//! than its turn limit (I10).
+//! the same ends; and every provider request is the reference's for its run and turn: the
+//! same system prompt, offered tools and transcript (I1, I3, I13). The reference is the same
+//! plan without crashes. Besides, across every process, no destructive body starts in a
+//! read-only run (I2) and no run runs more batches than its turn limit (I10).
+
+use std::collections::BTreeMap;
 
 use ward_core::session::{Message, Record};
 
 use super::durable::{DurableBreach, DurableCheck, json, runs, short};
 use crate::catalogue;
+use crate::crash::Request;
 
 /// Checks I19.
 pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
@@ -67,6 +71,50 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     }
     if crashed.failure.is_some() {
         return;
+    }
+    // Every request is the one the session without crashes made at that turn of that run:
+    // the same system prompt (the read-only note), the same offered tools in order (I1, I3,
+    // I13), the same transcript but for the results R32 fixes.
+    let mut asked: BTreeMap<(u32, u32), &Request> = BTreeMap::new();
+    for request in &check.reference.requests {
+        asked.entry((request.run, request.turn)).or_insert(request);
+    }
+    let cut = |message: &Message| match message {
+        Message::Tool { call_id, .. } => check.cut_outside.iter().any(|(_, id)| **id == **call_id),
+        _ => false,
+    };
+    for request in &crashed.requests {
+        let Some(want) = asked.get(&(request.run, request.turn)) else {
+            breach(format!(
+                "run {} asked for turn {} after a crash; without crashes it never did",
+                request.run, request.turn
+            ));
+            return;
+        };
+        let same_transcript = want.transcript.len() == request.transcript.len()
+            && (want.transcript.iter().zip(&request.transcript))
+                .all(|(want, have)| want == have || (cut(want) && cut(have)));
+        if want.system_prompt != request.system_prompt
+            || want.tools != request.tools
+            || !same_transcript
+        {
+            breach(format!(
+                "turn {} of run {} (process {}) was asked with tools {:?} and {} messages; without crashes with tools {:?} and {} messages{}",
+                request.turn,
+                request.run,
+                request.process,
+                request.tools,
+                request.transcript.len(),
+                want.tools,
+                want.transcript.len(),
+                if want.system_prompt == request.system_prompt {
+                    ""
+                } else {
+                    ", and another system prompt"
+                },
+            ));
+            return;
+        }
     }
     let expected: Vec<&Record> = comparable(&check.reference.journal);
     let got: Vec<&Record> = comparable(&crashed.journal);

@@ -10,9 +10,9 @@
 //! touches kept or not) or not at all, and each change of length or not: a drive persists
 //! what it was not told to keep in no order of its own, so a later write may survive an
 //! earlier one; a part that survives holds the bytes last written there. A planned
-//! **failure** makes one storage call return an I/O error (a write, a change of length, or a
-//! sync); a planned **cut** makes one call and every later one fail, as the last thing a dying
-//! process did. A failure planned on a call of another kind does nothing. Every choice comes
+//! **failure** makes one storage call return an I/O error (the first write or change of
+//! length, or the first sync, at or after a given call); a planned **cut** makes one call and
+//! every later one fail, as the last thing a dying process did. Every choice comes
 //! from the [`SimRng`] the caller passes: the same seed, the same image, byte for byte.
 //!
 //! The disk counts its storage calls, so that a scenario names a cut by its position, and
@@ -50,10 +50,10 @@ enum Call {
 /// A planned failure of one storage call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Failure {
-    /// The `n`th call (from 0) fails if it is a write or a change of length; later calls go
-    /// on.
+    /// The first write or change of length at or after the `n`th call (from 0) fails; later
+    /// calls go on.
     Write(u64),
-    /// The `n`th call fails if it is a sync; later calls go on.
+    /// The first sync at or after the `n`th call fails; later calls go on.
     Sync(u64),
     /// The `n`th call and every later one fail: the process died there.
     Cut(u64),
@@ -240,10 +240,14 @@ impl SimulatedDisk {
                 state.dead = true;
                 dead()
             }
-            Some(Failure::Write(at)) if at == call && kind == Call::Write => planned("write"),
-            Some(Failure::Sync(at)) if at == call && kind == Call::Sync => planned("sync"),
+            Some(Failure::Write(at)) if at <= call && kind == Call::Write => planned("write"),
+            Some(Failure::Sync(at)) if at <= call && kind == Call::Sync => planned("sync"),
             _ => return Ok(()),
         };
+        if !state.dead {
+            // A write or sync failure happens once; later calls go on.
+            state.failure = None;
+        }
         state.failed = true;
         Err(failed)
     }
