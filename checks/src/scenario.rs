@@ -5,7 +5,9 @@
 //!   `arbitrary` into a [`FuzzScenario`], a bounded description of a scenario made of
 //!   choices (which tools, which misbehaviour, which secret shape, how long), turned into
 //!   a valid [`Scenario`] and run through the simulator on the correct core; every
-//!   invariant must hold.
+//!   invariant must hold. When the input also holds [`FuzzCrashes`], a durable session of
+//!   the crash explorer is crashed at the storage calls it chooses and resumed, and I15–I19
+//!   must hold.
 //! - [`check_scenario_json`] (target `scenario_json`): the input is a scenario file; it is
 //!   refused cleanly (a message with a JSON Pointer) or it runs, and every invariant holds.
 //!
@@ -100,6 +102,43 @@ pub struct FuzzScenario {
     pub code_interpreter: bool,
     /// The sessions (at most [`SESSIONS_MAX`], at least one).
     pub sessions: Vec<FuzzSession>,
+    /// A durable session of the crash explorer, crashed where the input says (SPEC §16).
+    pub crashes: Option<FuzzCrashes>,
+}
+
+/// The crash explorer's plan of `seed` ([`ward_sim::crash::generate`]), crashed at the
+/// storage calls the input chooses (at most [`CRASHES_MAX`]), each of the kind it chooses;
+/// I15–I19 must hold.
+#[derive(Arbitrary, Clone, Debug)]
+pub struct FuzzCrashes {
+    /// The plan's seed.
+    pub seed: u16,
+    /// Each crash: the storage call, counted over the whole execution (modulo
+    /// [`STORAGE_CALLS_MAX`]), and its kind (modulo the four kinds).
+    pub crashes: Vec<(u16, u8)>,
+}
+
+/// The most crashes a structure-aware input plans.
+pub const CRASHES_MAX: usize = 4;
+
+/// Crash positions are taken modulo this: a plan's session makes a few hundred storage calls.
+pub const STORAGE_CALLS_MAX: u64 = 512;
+
+impl FuzzCrashes {
+    /// The plan, its crashes in order.
+    pub fn plan(&self) -> ward_sim::crash::Plan {
+        use ward_sim::crash::{Crash, CrashKind};
+        let mut plan = ward_sim::crash::generate(u64::from(self.seed));
+        let mut crashes: Vec<Crash> = (self.crashes.iter().take(CRASHES_MAX))
+            .map(|&(at, kind)| Crash {
+                at: u64::from(at) % STORAGE_CALLS_MAX,
+                kind: CrashKind::ALL[usize::from(kind) % CrashKind::ALL.len()],
+            })
+            .collect();
+        crashes.sort_by_key(|crash| crash.at);
+        plan.crashes = crashes;
+        plan
+    }
 }
 
 /// A session of runs over one chart.
@@ -808,7 +847,18 @@ fn check_scenario_with(data: &[u8], thorough: bool) -> CheckResult {
             }
         }
         check_run(engine, &scenario, &scenario, data, thorough, true)
-    })
+    })?;
+    if let Some(crashes) = &fuzz.crashes {
+        let plan = crashes.plan();
+        let exploration = ward_sim::crash::explore(&plan, FaultSet::EMPTY);
+        if let Some(breach) = exploration.verdict.breaches.first() {
+            return Err(format!(
+                "crash plan {} with crashes {:?}: {breach}",
+                plan.seed, plan.crashes
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Reads a `scenario_json` input as a scenario file: refused cleanly, or run on the correct

@@ -79,6 +79,16 @@ fn census(fuzz: &FuzzScenario, labels: &mut BTreeSet<String>) {
     let mut add = |label: String| {
         labels.insert(label);
     };
+    if let Some(crashes) = &fuzz.crashes {
+        for &(_, kind) in crashes
+            .crashes
+            .iter()
+            .take(ward_checks::scenario::CRASHES_MAX)
+        {
+            let kind = ward_sim::crash::CrashKind::ALL[usize::from(kind) % 4];
+            add(format!("crash {}", kind.name()));
+        }
+    }
     for session in &fuzz.sessions {
         if session.runs.len() > 1 {
             add("several runs".into());
@@ -187,6 +197,10 @@ fn the_scenario_corpus_exercises_every_choice() {
         "arguments Huge",
         "arguments Free",
         "tool Unknown",
+        "crash kill",
+        "crash powerLoss",
+        "crash writeError",
+        "crash syncError",
     ];
     let missing: Vec<&str> = expected
         .into_iter()
