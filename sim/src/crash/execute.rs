@@ -512,7 +512,9 @@ pub fn go_on<S: Acknowledging>(
             Ended::Failed(format!("the store failed with no failure planned: {error}"))
         }
     };
-    loop {
+    // A process resumes at most one run and starts each of the others once: a store that
+    // forgets what it committed must not keep the explorer going round.
+    for _ in 0..=plan.runs.len() {
         let journal = match current.store().journal(SESSION) {
             Ok(journal) => journal,
             Err(error) => return died(&error),
@@ -576,6 +578,10 @@ pub fn go_on<S: Acknowledging>(
             Err(error) => return Ended::Failed(format!("the run did not go on: {error}")),
         }
     }
+    Ended::Failed(format!(
+        "the session's {} runs had not ended after as many runs and a resume",
+        plan.runs.len()
+    ))
 }
 
 /// A store that keeps, or reports, what each acknowledged commit carried.
