@@ -166,13 +166,7 @@ fn drill(seed: u64, path: &Path, rng: &mut SimRng, span: Duration) -> (Execution
     let mut execution = Execution::default();
     let mut kills = 0;
     for number in 0..=KILLS_PER_PLAN_MAX {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "drill_child", "--nocapture", "--test-threads=1"])
-            .env(DRILL_VARIABLE, format!("{}:{seed}", path.display()))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the child starts");
+        let mut child = child(seed, path);
         let stdout = child.stdout.take().unwrap();
         let (lines, received) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -234,17 +228,22 @@ fn drill(seed: u64, path: &Path, rng: &mut SimRng, span: Duration) -> (Execution
     (execution, kills)
 }
 
-/// How long a whole session of the plan of `seed` takes in a child, from its store's opening
-/// to its end.
-fn timed(seed: u64, path: &Path) -> Duration {
-    let _ = std::fs::remove_file(path);
-    let mut child = Command::new(std::env::current_exe().unwrap())
+/// A child process that drills the plan of `seed` on the file at `path`.
+fn child(seed: u64, path: &Path) -> std::process::Child {
+    Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "drill_child", "--nocapture", "--test-threads=1"])
         .env(DRILL_VARIABLE, format!("{}:{seed}", path.display()))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .expect("the child starts");
+        .expect("the child starts")
+}
+
+/// How long a whole session of the plan of `seed` takes in a child, from its store's opening
+/// to its end.
+fn timed(seed: u64, path: &Path) -> Duration {
+    let _ = std::fs::remove_file(path);
+    let mut child = child(seed, path);
     let mut opened = None;
     let mut done = None;
     for line in BufReader::new(child.stdout.take().unwrap())
