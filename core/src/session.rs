@@ -102,8 +102,10 @@ pub enum Record {
     /// The result a call of the reply before it gets if its batch runs again after a crash,
     /// journaled when the guard changed that call (R22): the journal holds only the guarded
     /// form, which is not what the model sent. A call refused as sent (R3) is refused so
-    /// again; a call admitted as sent gets `ABORTED`, since running its guarded form would
-    /// run other input than the model's.
+    /// again; a call admitted as sent whose arguments or name were guarded gets `ABORTED`,
+    /// since running its guarded form would run other input than the model's, and keeping
+    /// the input as sent would put a secret's characters at rest (R30, I18). (A chart write
+    /// so cut loses its change: R31 cannot run it again.)
     Settled {
         /// The call's position in its batch.
         index: u32,

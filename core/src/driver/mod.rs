@@ -739,11 +739,15 @@ impl<P: Provider + ?Sized> Turns<'_, P> {
     }
 
     /// The settled result of each call whose guarded form differs from what the model sent:
-    /// the R3 refusal it meets as sent, or `ABORTED` when it is admitted as sent (its body
-    /// cannot run again on what the journal holds).
+    /// the R3 refusal it meets as sent; or, when it is admitted as sent, `ABORTED` if what
+    /// its body would get differs (its arguments or its name were guarded) or its guarded id
+    /// would not check as its id did. A call admitted as sent whose id alone was guarded,
+    /// and checks the same, gets nothing: its body gets the same input and the same guarded
+    /// id when its batch runs again.
     fn settled_of_changed(&self, calls: &[ToolCall], guarded: &[ToolCall]) -> Vec<Record> {
         let registry = self.batch.registry;
         let mut ids = crate::registry::CallIds::default();
+        let mut guarded_ids = crate::registry::CallIds::default();
         let mut settled = Vec::new();
         let capped = calls
             .iter()
@@ -751,13 +755,25 @@ impl<P: Provider + ?Sized> Turns<'_, P> {
             .take(self.batch.calls_per_batch_max);
         for (index, (call, shown)) in capped.enumerate() {
             let verdict = registry.admit(&self.batch.scope, &mut ids, call);
-            if call != shown {
-                let error = verdict.err().unwrap_or_else(ToolError::aborted);
-                settled.push(Record::Settled {
-                    index: u32::try_from(index).unwrap_or(u32::MAX),
-                    error: self.batch.guard.error(error),
-                });
+            let id_checks_the_same = guarded_ids.check(&shown.id).is_ok();
+            if call == shown {
+                continue;
             }
+            let error = match verdict {
+                Err(error) => error,
+                Ok(_)
+                    if call.arguments == shown.arguments
+                        && call.name == shown.name
+                        && id_checks_the_same =>
+                {
+                    continue;
+                }
+                Ok(_) => ToolError::aborted(),
+            };
+            settled.push(Record::Settled {
+                index: u32::try_from(index).unwrap_or(u32::MAX),
+                error: self.batch.guard.error(error),
+            });
         }
         settled
     }

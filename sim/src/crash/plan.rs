@@ -129,7 +129,14 @@ pub fn generate(seed: u64) -> Plan {
                     (0..rng.range(1, 3))
                         .map(|_| {
                             next_id += 1;
-                            draw_call(&mut rng, format!("call_{next_id}"), &secret)
+                            // One call in twelve has 10 characters of the secret in its id:
+                            // the guard changes it, and it runs as sent (R22).
+                            let id = if rng.percent(8) {
+                                format!("call_{next_id}_{}", &secret[3..13])
+                            } else {
+                                format!("call_{next_id}")
+                            };
+                            draw_call(&mut rng, id, &secret)
                         })
                         .collect()
                 })
@@ -159,7 +166,13 @@ pub fn generate(seed: u64) -> Plan {
 }
 
 fn draw_call(rng: &mut SimRng, id: String, secret: &str) -> ToolCall {
-    match rng.below(10) {
+    match rng.below(11) {
+        // 10 characters of the secret in free text: admitted as sent, changed by the guard.
+        10 => call(
+            id,
+            "web_search",
+            format!(r#"{{"query":"release notes {}"}}"#, &secret[3..13]),
+        ),
         9 => call(
             id,
             "ask_user",

@@ -53,6 +53,22 @@ pub struct DurableCheck<'a> {
     /// (run, call id) of each call of R32 a crash cut: a recovered journal holds its intent
     /// and no result.
     pub cut_outside: BTreeSet<(u32, String)>,
+    /// (run, call id as journaled) of each call whose batch a crash cut, whose arguments or
+    /// name the guard changed (8 characters of a configured value) and whose body ran as sent
+    /// (the session without crashes did not refuse it): the journal holds only its guarded
+    /// form, so its batch, run again, gives it `ABORTED` rather than run other input than the
+    /// model's (ward's decision where the SPEC is silent, in `Record::Settled`'s docs).
+    pub cut_changed: BTreeSet<(u32, String)>,
+}
+
+impl DurableCheck<'_> {
+    /// Whether a crash fixes the result of call `call_id` of `run` (R32's `OUTCOME_UNKNOWN`,
+    /// or `ABORTED` for a call the guard changed): the one exception to "as without
+    /// crashes".
+    pub fn fixed_by_a_crash(&self, run: u32, call_id: &str) -> bool {
+        let key = (run, call_id.to_owned());
+        self.cut_outside.contains(&key) || self.cut_changed.contains(&key)
+    }
 }
 
 impl DurableCheck<'_> {
@@ -83,11 +99,14 @@ pub struct DurableVerdict {
 
 /// Every breach of I15–I19 in `crashed`, against `reference`, and which checks were armed.
 pub fn check(plan: &Plan, reference: &Execution, crashed: &Execution) -> DurableVerdict {
+    let cut_outside = cut_outside(crashed);
+    let cut_changed = cut_changed(plan, reference, crashed, &cut_outside);
     let check = DurableCheck {
         plan,
         reference,
         crashed,
-        cut_outside: cut_outside(crashed),
+        cut_outside,
+        cut_changed,
     };
     DurableVerdict {
         armed: armed(&check),
@@ -170,6 +189,92 @@ fn cut_outside(execution: &Execution) -> BTreeSet<(u32, String)> {
         }
     }
     cut
+}
+
+/// The calls of [`DurableCheck::cut_changed`]: in a journal some process recovered, a run's
+/// last reply with calls and no result after it; of its calls, those whose raw arguments or
+/// name (the plan's) hold 8 characters of a configured value and that the session without
+/// crashes did not refuse.
+fn cut_changed(
+    plan: &Plan,
+    reference: &Execution,
+    crashed: &Execution,
+    cut_outside: &BTreeSet<(u32, String)>,
+) -> BTreeSet<(u32, String)> {
+    let windows: Vec<&str> = (plan.secrets.iter())
+        .flat_map(|secret| {
+            (0..=secret.len().saturating_sub(8)).filter_map(move |at| secret.get(at..at + 8))
+        })
+        .collect();
+    let changed = |text: &str| windows.iter().any(|window| text.contains(window));
+    let refused_without_crashes = |id: &str| {
+        reference.journal.iter().any(|record| {
+            matches!(record, Record::Message { message }
+                if matches!(&**message, Message::Tool { call_id, result, .. }
+                    if **call_id == *id && result.error_code().is_some_and(is_refusal)))
+        })
+    };
+    let mut cut = BTreeSet::new();
+    let recovered = (crashed.processes.iter()).filter_map(|process| process.recovered.as_deref());
+    for journal in recovered {
+        for (run, records) in runs(journal).into_iter().enumerate() {
+            let Some(script) = plan.runs.get(run) else {
+                continue;
+            };
+            let is_reply = |record: &Record| {
+                matches!(record, Record::Message { message }
+                    if matches!(&**message, Message::Assistant { .. }))
+            };
+            let Some(last) = records.iter().rposition(is_reply) else {
+                continue;
+            };
+            let Record::Message { message } = &records[last] else {
+                continue;
+            };
+            let Message::Assistant { calls, .. } = &**message else {
+                continue;
+            };
+            let answered = records[last + 1..].iter().any(|record| {
+                matches!(record, Record::Message { message }
+                    if matches!(&**message, Message::Tool { .. }))
+            });
+            if calls.is_empty() || answered {
+                continue;
+            }
+            let turn = records[..last]
+                .iter()
+                .filter(|record| is_reply(record))
+                .count();
+            let raw = script.replies.get(turn).map_or(&[][..], Vec::as_slice);
+            let run = u32::try_from(run).unwrap_or(u32::MAX);
+            for (sent, journaled) in raw.iter().zip(calls.iter()) {
+                let key = (run, journaled.id.clone());
+                // A call whose id alone was guarded runs again as it ran (its body's input is
+                // the same); one whose arguments or name were guarded cannot.
+                let guarded = changed(&sent.name) || changed(&sent.arguments);
+                if guarded && !refused_without_crashes(&journaled.id) && !cut_outside.contains(&key)
+                {
+                    cut.insert(key);
+                }
+            }
+        }
+    }
+    cut
+}
+
+/// Whether `code` is one of R3's refusals, given before a body runs.
+fn is_refusal(code: &str) -> bool {
+    matches!(
+        code,
+        "INVALID_CALL_ID"
+            | "DUPLICATE_CALL_ID"
+            | "TOOL_NOT_FOUND"
+            | "TOOL_NOT_ALLOWED"
+            | "PAYLOAD_TOO_LARGE"
+            | "SECRET_IN_INPUT"
+            | "TOOL_INPUT_INVALID"
+            | "TOO_MANY_CALLS"
+    )
 }
 
 /// The JSON of `record`, to compare records byte for byte.

@@ -5,7 +5,8 @@
 //! per call, in the order sent, with the call's id and name (the reply past the turn limit
 //! too). A call of `code_interpreter` whose intent a reopened store held with no result has
 //! exactly `OUTCOME_UNKNOWN` (SPEC §4: its message, not retryable, its hint); no other call
-//! has it.
+//! has it. A call the guard changed whose batch a crash cut (`DurableCheck::cut_changed`)
+//! has exactly `ABORTED`.
 
 use ward_core::envelope::ToolResult;
 use ward_core::session::{Message, Record};
@@ -66,6 +67,18 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
                     ));
                     return;
                 }
+                if check.cut_changed.contains(&(run, call.id.clone())) {
+                    if !is_aborted(result) {
+                        breach(format!(
+                            "run {run}: call {} ({}), which the guard changed, was cut by a crash and got {} instead of ABORTED",
+                            call.id,
+                            call.name,
+                            result.error_code().unwrap_or("a success"),
+                        ));
+                        return;
+                    }
+                    continue;
+                }
                 let cut = check.cut_outside.contains(&(run, call.id.clone()));
                 if cut != is_outcome_unknown(result) {
                     breach(if cut {
@@ -86,6 +99,16 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
             at += 1 + calls.len();
         }
     }
+}
+
+/// `ABORTED` as SPEC §4 writes it.
+fn is_aborted(result: &ToolResult) -> bool {
+    result.error().is_some_and(|error| {
+        error.code == "ABORTED"
+            && error.message == "The run ended before this tool call finished."
+            && error.retryable
+            && error.recommended_action == "Start a new run."
+    })
 }
 
 fn is_outcome_unknown(result: &ToolResult) -> bool {

@@ -80,7 +80,9 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
         asked.entry((request.run, request.turn)).or_insert(request);
     }
     let cut = |message: &Message| match message {
-        Message::Tool { call_id, .. } => check.cut_outside.iter().any(|(_, id)| **id == **call_id),
+        Message::Tool { call_id, .. } => (check.cut_outside.iter())
+            .chain(&check.cut_changed)
+            .any(|(_, id)| **id == **call_id),
         _ => false,
     };
     for request in &crashed.requests {
@@ -120,9 +122,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     let got: Vec<&Record> = comparable(&crashed.journal);
     let cut_result = |record: &Record, run: u32| match record {
         Record::Message { message } => match &**message {
-            Message::Tool { call_id, .. } => {
-                check.cut_outside.contains(&(run, call_id.to_string()))
-            }
+            Message::Tool { call_id, .. } => check.fixed_by_a_crash(run, call_id),
             _ => false,
         },
         _ => false,
