@@ -71,8 +71,6 @@ pub struct Process {
     pub recovered: Option<Vec<Record>>,
     /// Every record whose commit returned `Ok` in this process, in order.
     pub acknowledged: Vec<Record>,
-    /// The chart the store restored when the process opened it.
-    pub restored_chart: Option<ChartState>,
 }
 
 /// What one execution did.
@@ -464,10 +462,6 @@ fn live(
     store.set_faults(faults);
     match store.records(SESSION) {
         Ok(recovered) => life.recovered = Some(recovered),
-        Err(error) => return died(&error),
-    }
-    match store.chart(SESSION) {
-        Ok(chart) => life.restored_chart = chart,
         Err(error) => return died(&error),
     }
     let observed = Observed {
