@@ -31,6 +31,7 @@ fn config(runtime: Option<String>) -> CampaignConfig {
         rerun_every: 0,
         runtime,
         crashes: false,
+        stall_after: None,
     }
 }
 

@@ -25,6 +25,7 @@ fn config(jobs: usize) -> CampaignConfig {
         rerun_every: 20,
         runtime: None,
         crashes: false,
+        stall_after: None,
     }
 }
 

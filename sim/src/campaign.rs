@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use ward_core::fault::Fault;
 
@@ -30,6 +30,7 @@ use crate::oracle::durable::{DurableBreach, INVARIANTS};
 use crate::oracle::{Exactness, Invariant, Violation};
 use crate::scenario::Scenario;
 use crate::simulate::{Engine, is_rerun};
+use crate::stall::{self, Stall};
 use crate::summary::{
     self, CrashSummary, ExactCounts, FailureSummary, InvariantCounts, RuntimeSummary, SeedRange,
     Shard, Summary, WARD_VERSION,
@@ -52,6 +53,9 @@ pub struct CampaignConfig {
     pub runtime: Option<String>,
     /// Also explore each seed's plan of the crash explorer (I15–I19, [`crate::crash`]).
     pub crashes: bool,
+    /// A seed still running after this long is reported and the process exits with status 1
+    /// ([`crate::stall`]); `None`: never.
+    pub stall_after: Option<Duration>,
 }
 
 impl CampaignConfig {
@@ -243,34 +247,49 @@ pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> Campaign
     let done = AtomicU64::new(0);
     let collected: Mutex<Vec<SeedSummary>> = Mutex::new(Vec::with_capacity(seeds.len()));
     let ready: Mutex<Option<Ready>> = Mutex::new(None);
-    std::thread::scope(|scope| {
-        for _ in 0..config.jobs.max(1) {
-            scope.spawn(|| {
-                let engine = config.engine();
-                let mut local = Vec::new();
-                loop {
-                    let from = next.fetch_add(CHUNK_SEEDS, Ordering::Relaxed);
-                    if from >= seeds.len() as u64 {
-                        break;
+    let jobs = config.jobs.max(1);
+    let report_stall = |stall: &Stall| {
+        let replay = if config.crashes {
+            crash_replay(stall.seed, config.bug)
+        } else {
+            let bug = config.bug.map(|bug| bug.name());
+            summary::replay_command(stall.seed, bug, config.runtime.as_deref())
+        };
+        eprintln!("ward: {stall}; replay: {replay}");
+    };
+    stall::watched(config.stall_after, jobs, report_stall, |watchdog| {
+        std::thread::scope(|scope| {
+            for worker in 0..jobs {
+                let (next, done, collected, ready, seeds) =
+                    (&next, &done, &collected, &ready, &seeds);
+                scope.spawn(move || {
+                    let engine = config.engine();
+                    let mut local = Vec::new();
+                    loop {
+                        let from = next.fetch_add(CHUNK_SEEDS, Ordering::Relaxed);
+                        if from >= seeds.len() as u64 {
+                            break;
+                        }
+                        let to = (from + CHUNK_SEEDS).min(seeds.len() as u64);
+                        for &seed in &seeds[from as usize..to as usize] {
+                            let _running = watchdog.map(|watchdog| watchdog.running(worker, seed));
+                            local.push(summarise(&engine, seed, config));
+                        }
+                        progress(done.fetch_add(to - from, Ordering::Relaxed) + (to - from));
                     }
-                    let to = (from + CHUNK_SEEDS).min(seeds.len() as u64);
-                    for &seed in &seeds[from as usize..to as usize] {
-                        local.push(summarise(&engine, seed, config));
-                    }
-                    progress(done.fetch_add(to - from, Ordering::Relaxed) + (to - from));
-                }
-                collected
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .extend(local);
-                if let Some(said) = engine.ready() {
-                    ready
+                    collected
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
-                        .get_or_insert(said);
-                }
-            });
-        }
+                        .extend(local);
+                    if let Some(said) = engine.ready() {
+                        ready
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .get_or_insert(said);
+                    }
+                });
+            }
+        });
     });
     let mut summaries = collected
         .into_inner()

@@ -12,6 +12,7 @@
 //! | [`trace`] | the trace digest (I11), JSON-lines and Chrome traces |
 //! | [`simulate`] | one scenario or seed end to end: generate, execute, check, digest, rerun |
 //! | [`campaign`], [`shrink`] | many seeds in parallel, reported in seed order; shrinking a failure |
+//! | [`stall`] | the watchdog that reports a seed whose runtime never ends its run |
 //! | [`summary`] | a campaign's JSON summary, and merging the summaries of its shards |
 //! | [`schema`] | the JSON Schema checks of the files ward reads |
 //! | [`cli`] | the `ward` commands |
@@ -32,6 +33,7 @@ pub mod scenario;
 pub mod schema;
 pub mod shrink;
 pub mod simulate;
+pub mod stall;
 pub mod summary;
 pub mod trace;
 pub mod view;

@@ -35,6 +35,7 @@ fn campaign_against(
         rerun_every: 0,
         runtime: Some(command),
         crashes: false,
+        stall_after: None,
     }
 }
 

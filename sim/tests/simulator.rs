@@ -31,6 +31,7 @@ fn config(seeds: std::ops::Range<u64>, jobs: usize) -> CampaignConfig {
         rerun_every: 10,
         runtime: None,
         crashes: false,
+        stall_after: None,
     }
 }
 

@@ -11,6 +11,7 @@ use std::io::IsTerminal;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -57,6 +58,10 @@ pub struct RunArgs {
     /// explorer's plan of that seed, checked for I15–I19 (SPEC §16).
     #[arg(long)]
     pub crashes: bool,
+    /// Report a seed still running after this many seconds of wall-clock time, and exit 1:
+    /// its runtime never ends the run (0: never).
+    #[arg(long, value_name = "SECS", default_value_t = crate::stall::DEFAULT_LIMIT.as_secs())]
+    pub stall_after: u64,
 }
 
 impl Default for RunArgs {
@@ -71,6 +76,7 @@ impl Default for RunArgs {
             rerun_every: 20,
             runtime: None,
             crashes: false,
+            stall_after: crate::stall::DEFAULT_LIMIT.as_secs(),
         }
     }
 }
@@ -156,6 +162,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
         rerun_every: args.rerun_every,
         runtime: args.runtime.clone(),
         crashes: args.crashes,
+        stall_after: (args.stall_after > 0).then(|| Duration::from_secs(args.stall_after)),
     };
     let total = config.shard().seeds_in(SeedRange::from(&config.seeds));
     let progress = Progress::new(total);

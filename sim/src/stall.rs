@@ -1,0 +1,250 @@
+//! The stall watchdog: a seed that runs for too long in wall-clock time is reported, and the
+//! process ends with status 1.
+//!
+//! No invariant can report a run that never ends. A runtime that loops without yielding (a
+//! scanner whose position stops moving, a deadline check that sleeps for zero time at its
+//! instant) stands virtual time still, so no deadline of R19 ever fires, no terminal event
+//! comes, and a campaign would wait for ever. The watchdog turns that into a failure with the
+//! seed that shows it, the way Jepsen and libFuzzer (`-timeout`) end a test that stops making
+//! progress.
+//!
+//! Each worker holds a [`Slot`]: it marks the seed it starts and clears the mark when the
+//! seed is done. A watching thread looks at the slots a few times per limit; a seed marked
+//! for longer than the limit is a [`Stall`]. A thread stuck in a loop cannot be stopped, so
+//! after the report the process exits with status 1, a violation's status (SPEC §12).
+//!
+//! Wall-clock time is read only here, only to notice a stall: it never reaches a scenario, a
+//! trace, a digest or a verdict, so every seed that ends runs exactly as without the watchdog
+//! (determinism, I11). The limit is generous against a seed's cost (a seed takes
+//! milliseconds, its crash plan a few more), so that a loaded machine does not trip it;
+//! `ward run --stall-after SECS` sets it and `0` turns it off.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// The default limit of `ward run`: a seed still running after a minute is stalled.
+pub const DEFAULT_LIMIT: Duration = Duration::from_secs(60);
+
+/// No seed in this slot.
+const IDLE: u64 = 0;
+
+/// A worker's mark: the seed it is running and since when.
+#[derive(Debug, Default)]
+pub struct Slot {
+    /// Milliseconds since the watchdog's epoch, plus 1, when the seed started; [`IDLE`] when
+    /// no seed runs.
+    since: AtomicU64,
+    seed: AtomicU64,
+}
+
+/// A seed that ran longer than the limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stall {
+    /// The seed.
+    pub seed: u64,
+    /// How long it had run when the watchdog saw it.
+    pub after: Duration,
+}
+
+impl fmt::Display for Stall {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            formatter,
+            "seed {} ran for {} s of wall-clock time without ending: the runtime under test \
+             makes no progress (virtual time stands still, so no deadline can end the run)",
+            self.seed,
+            self.after.as_secs(),
+        )
+    }
+}
+
+/// The watchdog of a set of workers.
+#[derive(Debug)]
+pub struct Watchdog {
+    epoch: Instant,
+    limit: Duration,
+    slots: Vec<Slot>,
+    stopped: Mutex<bool>,
+    wake: Condvar,
+}
+
+impl Watchdog {
+    /// A watchdog over `workers` slots that reports a seed running longer than `limit`.
+    pub fn new(limit: Duration, workers: usize) -> Watchdog {
+        Watchdog {
+            epoch: Instant::now(),
+            limit,
+            slots: (0..workers).map(|_| Slot::default()).collect(),
+            stopped: Mutex::new(false),
+            wake: Condvar::new(),
+        }
+    }
+
+    /// Marks `seed` as running in slot `worker` until the returned guard is dropped.
+    ///
+    /// # Panics
+    ///
+    /// When `worker` is not below the number of workers given to [`Watchdog::new`].
+    pub fn running(&self, worker: usize, seed: u64) -> Running<'_> {
+        let slot = &self.slots[worker];
+        slot.seed.store(seed, Ordering::Relaxed);
+        slot.since.store(self.now_ms() + 1, Ordering::Release);
+        Running { slot }
+    }
+
+    /// The first stalled seed, by slot, at this instant.
+    pub fn stalled(&self) -> Option<Stall> {
+        let now = self.now_ms();
+        self.slots.iter().find_map(|slot| {
+            let since = slot.since.load(Ordering::Acquire);
+            if since == IDLE {
+                return None;
+            }
+            let after = Duration::from_millis(now.saturating_sub(since - 1));
+            (after > self.limit).then(|| Stall {
+                seed: slot.seed.load(Ordering::Relaxed),
+                after,
+            })
+        })
+    }
+
+    /// Watches until [`Watchdog::stop`]; on a stall, calls `report` with it and exits the
+    /// process with status 1. Run it on a thread of its own.
+    pub fn watch(&self, report: impl FnOnce(&Stall)) {
+        if let Some(stall) = self.wait_for_stall() {
+            report(&stall);
+            std::process::exit(1);
+        }
+    }
+
+    /// Waits until a seed stalls (`Some`) or the watchdog is stopped (`None`).
+    fn wait_for_stall(&self) -> Option<Stall> {
+        let period = (self.limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+        let mut stopped = self.stopped.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if *stopped {
+                return None;
+            }
+            if let Some(stall) = self.stalled() {
+                return Some(stall);
+            }
+            stopped = self
+                .wake
+                .wait_timeout(stopped, period)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Ends [`Watchdog::watch`].
+    pub fn stop(&self) {
+        *self.stopped.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        self.wake.notify_all();
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX - 1)
+    }
+}
+
+/// A seed marked as running; dropping it clears the mark.
+#[derive(Debug)]
+pub struct Running<'w> {
+    slot: &'w Slot,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.slot.since.store(IDLE, Ordering::Release);
+    }
+}
+
+/// Runs `work` with a watchdog of `workers` slots beside it (none when `limit` is `None`):
+/// `work` gets the watchdog to mark its seeds in, and on a stall `report` is called and the
+/// process exits with status 1.
+pub fn watched<T>(
+    limit: Option<Duration>,
+    workers: usize,
+    report: impl FnOnce(&Stall) + Send,
+    work: impl FnOnce(Option<&Watchdog>) -> T,
+) -> T {
+    let Some(limit) = limit else {
+        return work(None);
+    };
+    let watchdog = Watchdog::new(limit, workers);
+    std::thread::scope(|scope| {
+        scope.spawn(|| watchdog.watch(report));
+        // Stopped on the way out, also when `work` panics: the scope joins the watching
+        // thread before it unwinds.
+        let _stop = StopOnDrop(&watchdog);
+        work(Some(&watchdog))
+    })
+}
+
+/// Stops a watchdog when dropped.
+struct StopOnDrop<'w>(&'w Watchdog);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seed_past_the_limit_is_stalled_and_one_that_ended_is_not() {
+        let watchdog = Watchdog::new(Duration::from_millis(20), 2);
+        let ended = watchdog.running(0, 7);
+        drop(ended);
+        let running = watchdog.running(1, 12);
+        assert_eq!(watchdog.stalled(), None);
+        std::thread::sleep(Duration::from_millis(40));
+        let stall = watchdog.stalled().expect("seed 12 has run past the limit");
+        assert_eq!(stall.seed, 12);
+        assert!(stall.after > Duration::from_millis(20));
+        assert!(stall.to_string().starts_with("seed 12 ran for "));
+        drop(running);
+        assert_eq!(watchdog.stalled(), None);
+    }
+
+    #[test]
+    fn a_stopped_watchdog_returns_without_a_stall() {
+        let watchdog = Watchdog::new(Duration::from_secs(60), 1);
+        let _running = watchdog.running(0, 3);
+        watchdog.stop();
+        assert_eq!(watchdog.wait_for_stall(), None);
+    }
+
+    #[test]
+    fn work_under_a_watchdog_returns_its_value() {
+        let value = watched(
+            Some(Duration::from_secs(60)),
+            1,
+            |_| {},
+            |watchdog| {
+                let _running = watchdog.expect("a limit is given").running(0, 1);
+                41 + 1
+            },
+        );
+        assert_eq!(value, 42);
+        assert!(watched(None, 1, |_| {}, |watchdog| watchdog.is_none()));
+    }
+
+    #[test]
+    fn work_that_panics_stops_its_watchdog() {
+        let unwound = std::panic::catch_unwind(|| {
+            watched(
+                Some(Duration::from_secs(60)),
+                1,
+                |_| {},
+                |_| panic!("a failed check"),
+            )
+        });
+        assert!(unwound.is_err());
+    }
+}
