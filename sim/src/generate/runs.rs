@@ -50,7 +50,8 @@ impl<'p> Generator<'p> {
         // the last: the history the last run loads must pass its guard (R22).
         // Only a value the first run does not leak on purpose (its planted errors and results
         // would carry it unguarded) and that shares nothing with a planted part.
-        let movable = runs[0].secrets.first().cloned().filter(|label| {
+        let movable = (runs_count > 1).then(|| runs[0].secrets.first().cloned());
+        let movable = movable.flatten().filter(|label| {
             let leaks = runs[0].turns.iter().any(|turn| {
                 turn.error
                     .as_ref()
@@ -66,7 +67,7 @@ impl<'p> Generator<'p> {
             });
             !leaks && alone
         });
-        if let Some(label) = movable.filter(|_| runs_count > 1 && self.rng.percent(50)) {
+        if let Some(label) = movable.filter(|_| self.rng.percent(50)) {
             runs[0].secrets.remove(0);
             let last = runs.last_mut().expect("two runs or more");
             if !last.secrets.contains(&label) {
@@ -174,8 +175,27 @@ impl<'p> Generator<'p> {
 
 /// Whether two texts share a stretch of 8 characters (a leak of one could show the other).
 fn shares_a_window(one: &str, other: &str) -> bool {
-    let characters: Vec<char> = one.chars().collect();
-    characters
-        .windows(crate::catalogue::SECRET_RUN_CHARS_MIN)
-        .any(|window| other.contains(&window.iter().collect::<String>()))
+    let starts: Vec<usize> = one
+        .char_indices()
+        .map(|(at, _)| at)
+        .chain([one.len()])
+        .collect();
+    starts
+        .windows(crate::catalogue::SECRET_RUN_CHARS_MIN + 1)
+        .any(|window| other.contains(&one[window[0]..window[window.len() - 1]]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shares_a_window;
+
+    #[test]
+    fn texts_share_a_window_of_eight_characters_not_bytes() {
+        assert!(shares_a_window("abcdefgh", "xxabcdefghxx"));
+        assert!(!shares_a_window("abcdefgh", "xxabcdefgxx"));
+        assert!(!shares_a_window("abcdefg", "abcdefg"));
+        // Eight characters of sixteen bytes; seven of them are not a window.
+        assert!(shares_a_window("ééééééééx", "-éééééééé-"));
+        assert!(!shares_a_window("ééééééééx", "-ééééééé-"));
+    }
 }

@@ -30,7 +30,6 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 use ward_core::envelope::{FieldError, ToolError};
-use ward_core::session::Message;
 use ward_core::tool::ToolCall;
 
 use super::REDACTED;
@@ -206,47 +205,77 @@ impl Expected {
         self.text(text).map(Cow::into_owned)
     }
 
-    /// A JSON value with every string and key guarded.
-    pub fn value(&self, value: &Value) -> Option<Value> {
+    /// A JSON value with every string and key guarded: borrowed when nothing in it changes
+    /// (most results: each string is read once and nothing is copied).
+    pub fn value<'v>(&self, value: &'v Value) -> Option<Cow<'v, Value>> {
         Some(match value {
-            Value::String(text) => Value::String(self.string(text)?),
-            Value::Array(items) => Value::Array(
-                items
-                    .iter()
-                    .map(|item| self.value(item))
-                    .collect::<Option<_>>()?,
-            ),
-            Value::Object(members) => {
-                // Keys that guard to the same text: the core documents that the later one, in
-                // key order, becomes `<text> (2)`, then `(3)`… (the SPEC keeps every member).
-                let mut guarded = Map::new();
-                for (key, member) in members {
-                    let base = self.string(key)?;
-                    let key = (1..)
-                        .map(|ordinal| match ordinal {
-                            1 => base.clone(),
-                            _ => format!("{base} ({ordinal})"),
-                        })
-                        .find(|key| !guarded.contains_key(key))?;
-                    guarded.insert(key, self.value(member)?);
-                }
-                Value::Object(guarded)
-            }
-            other => other.clone(),
+            Value::String(text) => match self.text(text)? {
+                Cow::Borrowed(_) => Cow::Borrowed(value),
+                Cow::Owned(guarded) => Cow::Owned(Value::String(guarded)),
+            },
+            Value::Array(items) => match changed_copy(items, |item| self.value(item))? {
+                None => Cow::Borrowed(value),
+                Some(items) => Cow::Owned(Value::Array(items)),
+            },
+            Value::Object(members) => match self.members(members)? {
+                None => Cow::Borrowed(value),
+                Some(members) => Cow::Owned(Value::Object(members)),
+            },
+            Value::Null | Value::Bool(_) | Value::Number(_) => Cow::Borrowed(value),
         })
     }
 
-    /// A call with its id, name and argument text guarded.
-    pub fn call(&self, call: &ToolCall) -> Option<ToolCall> {
-        Some(ToolCall {
-            id: self.string(&call.id)?,
-            name: self.string(&call.name)?,
-            arguments: self.string(&call.arguments)?,
+    /// The members of an object guarded, keys included: `None` inside when none changes.
+    fn members(&self, members: &Map<String, Value>) -> Option<Option<Map<String, Value>>> {
+        let mut guarded: Option<Map<String, Value>> = None;
+        for (position, (key, member)) in members.iter().enumerate() {
+            let (key_guarded, member_guarded) = (self.text(key)?, self.value(member)?);
+            let unchanged = matches!(
+                (&key_guarded, &member_guarded),
+                (Cow::Borrowed(_), Cow::Borrowed(_))
+            );
+            let guarded = match &mut guarded {
+                None if unchanged => continue,
+                None => guarded.insert(
+                    members
+                        .iter()
+                        .take(position)
+                        .map(|(key, member)| (key.clone(), member.clone()))
+                        .collect(),
+                ),
+                Some(guarded) => guarded,
+            };
+            // Keys that guard to the same text: the core documents that the later one, in key
+            // order, becomes `<text> (2)`, then `(3)`… (the SPEC keeps every member).
+            let key = (1..)
+                .map(|ordinal| match ordinal {
+                    1 => key_guarded.to_string(),
+                    _ => format!("{key_guarded} ({ordinal})"),
+                })
+                .find(|key| !guarded.contains_key(key))?;
+            guarded.insert(key, member_guarded.into_owned());
+        }
+        Some(guarded)
+    }
+
+    /// A call with its id, name and argument text guarded: borrowed when none changes.
+    pub fn call<'c>(&self, call: &'c ToolCall) -> Option<Cow<'c, ToolCall>> {
+        let texts = [&call.id, &call.name, &call.arguments].map(|text| self.text(text));
+        let [Some(id), Some(name), Some(arguments)] = texts else {
+            return None;
+        };
+        Some(match (id, name, arguments) {
+            (Cow::Borrowed(_), Cow::Borrowed(_), Cow::Borrowed(_)) => Cow::Borrowed(call),
+            (id, name, arguments) => Cow::Owned(ToolCall {
+                id: id.into_owned(),
+                name: name.into_owned(),
+                arguments: arguments.into_owned(),
+            }),
         })
     }
 
-    /// An error with every text guarded.
-    pub fn error(&self, error: &ToolError) -> Option<ToolError> {
+    /// An error with every text guarded: borrowed when none changes.
+    pub fn error<'e>(&self, error: &'e ToolError) -> Option<Cow<'e, ToolError>> {
         let fields = match &error.fields {
             Some(fields) => Some(
                 fields
@@ -261,25 +290,65 @@ impl Expected {
             ),
             None => None,
         };
-        Some(ToolError {
+        let guarded = ToolError {
             code: self.string(&error.code)?,
             message: self.string(&error.message)?,
             retryable: error.retryable,
             recommended_action: self.string(&error.recommended_action)?,
             fields,
+        };
+        // A body's error is short and rare: built whole, then compared.
+        Some(match guarded == *error {
+            true => Cow::Borrowed(error),
+            false => Cow::Owned(guarded),
         })
     }
 
-    /// An assistant message with its text and calls guarded.
-    pub fn assistant(&self, text: &str, calls: &[ToolCall]) -> Option<Message> {
-        Some(Message::Assistant {
-            text: self.string(text)?,
-            calls: calls
-                .iter()
-                .map(|call| self.call(call))
-                .collect::<Option<Vec<_>>>()?
-                .into(),
-        })
+    /// An assistant message's text and calls guarded: each borrowed when it does not change.
+    pub fn assistant<'r>(&self, text: &'r str, calls: &'r [ToolCall]) -> Option<Reply<'r>> {
+        let text = self.text(text)?;
+        let calls = match changed_copy(calls, |call| self.call(call))? {
+            None => Cow::Borrowed(calls),
+            Some(guarded) => Cow::Owned(guarded),
+        };
+        Some(Reply { text, calls })
+    }
+}
+
+/// The items of a list, each guarded by `guard`: `None` inside when none changes, else a copy
+/// of every item (made from the first that changes on). `None` when an item is not predicted.
+fn changed_copy<'i, T: Clone>(
+    items: &'i [T],
+    guard: impl Fn(&'i T) -> Option<Cow<'i, T>>,
+) -> Option<Option<Vec<T>>> {
+    let mut copy: Option<Vec<T>> = None;
+    for (position, item) in items.iter().enumerate() {
+        match (guard(item)?, &mut copy) {
+            (Cow::Borrowed(_), None) => {}
+            (item, None) => {
+                let mut items_before = Vec::with_capacity(items.len());
+                items_before.extend_from_slice(&items[..position]);
+                copy.insert(items_before).push(item.into_owned());
+            }
+            (item, Some(copy)) => copy.push(item.into_owned()),
+        }
+    }
+    Some(copy)
+}
+
+/// An assistant message as the guard must let it through.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Reply<'r> {
+    /// The text.
+    pub text: Cow<'r, str>,
+    /// The calls, as sent.
+    pub calls: Cow<'r, [ToolCall]>,
+}
+
+impl Reply<'_> {
+    /// Whether a record of an assistant message holds exactly this text and these calls.
+    pub fn is(&self, text: &str, calls: &[ToolCall]) -> bool {
+        *self.text == *text && *self.calls == *calls
     }
 }
 
@@ -377,13 +446,24 @@ mod tests {
         let value = json!({"debug": format!("key {KEY}"), "rows": [[1.5, "x"]], KEY: true});
         assert_eq!(
             expected.value(&value),
-            Some(json!({"debug": "key [REDACTED]", "rows": [[1.5, "x"]], "[REDACTED]": true}))
+            Some(Cow::Owned(
+                json!({"debug": "key [REDACTED]", "rows": [[1.5, "x"]], "[REDACTED]": true})
+            ))
         );
         let colliding = json!({ KEY: 1, "[REDACTED]": 2, "x9f8e7d6c5b4a": 3 });
         assert_eq!(
             expected.value(&colliding),
-            Some(json!({"[REDACTED]": 2, "[REDACTED] (2)": 1, "x[REDACTED]": 3}))
+            Some(Cow::Owned(
+                json!({"[REDACTED]": 2, "[REDACTED] (2)": 1, "x[REDACTED]": 3})
+            ))
         );
-        assert_eq!(Expected::new(&[]).value(&value), Some(value));
+        assert_eq!(
+            Expected::new(&[]).value(&value),
+            Some(Cow::Borrowed(&value))
+        );
+        let clean = json!({"rows": [[1.5, "x"]], "note": "nothing secret"});
+        assert!(matches!(expected.value(&clean), Some(Cow::Borrowed(_))));
+        let invisible = json!({"note": format!("\u{200B}{KEY}")});
+        assert_eq!(expected.value(&invisible), None);
     }
 }

@@ -16,7 +16,7 @@
 //! `campaign` profile: 1.386 against 1.448 billion) and about 1 % of its time, under the 5 %
 //! a speed trick must earn, so there is no such memo.
 
-use std::sync::Arc;
+use std::borrow::Cow;
 
 use serde_json::Value;
 use ward_core::envelope::{Outcome, ToolError, ToolResult};
@@ -113,10 +113,9 @@ fn guarded_records(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     let mut replies = Some(Vec::new());
     for reply in view.replies.iter().filter(|reply| reply.error.is_none()) {
         let expected = guard.assistant(reply.text, reply.calls);
-        let changed = expected.as_ref().is_none_or(|expected| {
-            !matches!(expected, Message::Assistant { text, calls }
-                if text == reply.text && **calls == *reply.calls)
-        });
+        let changed = expected
+            .as_ref()
+            .is_none_or(|expected| !expected.is(reply.text, reply.calls));
         if changed {
             findings.exact.guarded_records += 1;
             findings.exact.guarded_records_predicted += u32::from(expected.is_some());
@@ -127,17 +126,14 @@ fn guarded_records(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
         }
     }
     if let Some(replies) = &replies {
-        let differs = |record: &Message| {
-            matches!(record, Message::Assistant { .. }) && !replies.contains(record)
-        };
-        let stored = view.appends.iter().any(|message| differs(message));
+        let differs =
+            |text: &str, calls: &[ToolCall]| !replies.iter().any(|reply| reply.is(text, calls));
+        let stored = view.appends.iter().any(|message| match &***message {
+            Message::Assistant { text, calls } => differs(text, calls),
+            _ => false,
+        });
         let announced = view.events.iter().any(|event| match &event.kind {
-            EventKind::AssistantMessageCompleted { text, calls, .. } => {
-                differs(&Message::Assistant {
-                    text: text.clone(),
-                    calls: Arc::clone(calls),
-                })
-            }
+            EventKind::AssistantMessageCompleted { text, calls, .. } => differs(text, calls),
             _ => false,
         });
         if stored || announced {
@@ -196,18 +192,14 @@ fn guarded_records(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
         let Some(output) = body.output else { continue };
         let batch = &view.batches[body.batch];
         let expected = match output {
-            Ok(data) => guard.value(data).map(|data| Outcome::Success(data.into())),
-            Err(error) => guard
-                .error(error)
-                .map(|error| Outcome::Failure(error.into())),
+            Ok(data) => guard.value(data).map(Guarded::Data),
+            Err(error) => guard.error(error).map(Guarded::Error),
         };
-        let produced_changed = expected
-            .as_ref()
-            .is_none_or(|expected| match (expected, output) {
-                (Outcome::Success(guarded), Ok(data)) => **guarded != *data,
-                (Outcome::Failure(guarded), Err(error)) => **guarded != *error,
-                _ => true,
-            });
+        let produced_changed = match (&expected, output) {
+            (Some(Guarded::Data(guarded)), Ok(data)) => **guarded != *data,
+            (Some(Guarded::Error(guarded)), Err(error)) => **guarded != *error,
+            _ => true,
+        };
         if produced_changed {
             findings.exact.guarded_records += 1;
             findings.exact.guarded_records_predicted += u32::from(expected.is_some());
@@ -236,9 +228,9 @@ fn guarded_records(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
         };
         let events: Vec<&ToolResult> = finished.filter(from_body).collect();
         let records: Vec<&ToolResult> = stored.filter(from_body).collect();
-        let event_differs = events.iter().any(|result| result.outcome != expected);
+        let event_differs = events.iter().any(|result| !expected.is(&result.outcome));
         // A repeated call id may give several stored results; one of them is this body's.
-        let store_differs = !records.is_empty() && !records.iter().any(|r| r.outcome == expected);
+        let store_differs = !records.is_empty() && !records.iter().any(|r| expected.is(&r.outcome));
         if event_differs || store_differs {
             let place = if event_differs {
                 "tool.finished event"
@@ -254,6 +246,23 @@ fn guarded_records(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
                 At::Call(batch.turn, body.call_id),
                 explanation,
             );
+        }
+    }
+}
+
+/// A body's outcome as the guard must let it through.
+enum Guarded<'o> {
+    Data(Cow<'o, Value>),
+    Error(Cow<'o, ToolError>),
+}
+
+impl Guarded<'_> {
+    /// Whether a result's outcome is exactly this one.
+    fn is(&self, outcome: &Outcome) -> bool {
+        match (self, outcome) {
+            (Guarded::Data(expected), Outcome::Success(data)) => **expected == **data,
+            (Guarded::Error(expected), Outcome::Failure(error)) => **expected == **error,
+            _ => false,
         }
     }
 }
