@@ -46,8 +46,9 @@ pub(crate) struct Expected {
     /// The values, without invisible format characters, at least 8 characters long.
     values: Vec<Vec<u8>>,
     /// One bit per [`hash`] of a window's bytes (every 8-byte window of every value): a clear
-    /// bit is no window.
-    filter: Box<[u64; FILTER_WORDS]>,
+    /// bit is no window. Empty when no value is configured (most runs), so that a run
+    /// without values neither builds nor reads it.
+    filter: Vec<u64>,
     /// Every window: (its bytes read as a little-endian `u64`, value, offset), sorted.
     windows: Vec<(u64, usize, usize)>,
 }
@@ -100,7 +101,10 @@ impl Expected {
             })
             .collect();
         windows.sort_unstable();
-        let mut filter = Box::new([0_u64; FILTER_WORDS]);
+        let mut filter = match windows.is_empty() {
+            true => Vec::new(),
+            false => vec![0_u64; FILTER_WORDS],
+        };
         for &(word, _, _) in &windows {
             let bit = hash(word);
             filter[bit / 64] |= 1 << (bit % 64);
@@ -117,10 +121,10 @@ impl Expected {
     fn stretches(&self, text: &[u8]) -> Vec<(usize, usize)> {
         let characters = |bytes: &[u8]| bytes.iter().filter(|&&byte| byte & 0xC0 != 0x80).count();
         let mut runs = Vec::new();
-        if text.len() < WINDOW {
+        if text.len() < WINDOW || self.windows.is_empty() {
             return runs;
         }
-        let filter = &*self.filter;
+        let filter = &self.filter[..];
         // The 8 bytes ending at `end`, little-endian, rolled on a byte at a time (plain
         // indexing and shifts: the release profile's level of optimisation leaves every
         // iterator adapter a call of its own).
