@@ -16,15 +16,20 @@
 //! where such a match begins and ends is the redactor's to decide).
 //!
 //! The stretches are found here, not by the `ward_fragments` scanner the runtime's guard uses:
-//! a run of 8 or more characters holds 8 or more bytes, so it holds one of the value's 8-byte
-//! windows. The text is read once, 8 bytes at every position; a position whose 8 bytes are a
-//! window's (one bit per hash of the windows' bytes, then their sorted list) is grown both
-//! ways as far as text and value agree. A bug of the runtime's scanner therefore shows as a
-//! record that differs from this prediction. Measured beside a `memchr` `memmem` search for
-//! each window (release build, seeds 0..5000, one job, medians of five alternating runs,
-//! 2026-12-04): the table read 1.07× the campaign's runs per second, the rolled word read
-//! byte by byte 1.08× more; most texts are short, and a finder per window cost more to start
-//! than the text to read.
+//! a run of 8 or more characters holds 8 or more bytes, so it holds 4-byte grams of the value
+//! starting at 5 consecutive positions of the text, one of them a multiple of 5. The text is
+//! read once, 4 bytes at every fifth position; a position whose 4 bytes are a gram of a value
+//! (one bit per hash of the grams, then their sorted list) is grown both ways as far as text
+//! and value agree, and kept when that is 8 characters or more. A bug of the runtime's scanner
+//! therefore shows as a record that differs from this prediction.
+//!
+//! What the reading costs, measured (release build, one job, alternating runs, medians):
+//! against a `memchr` `memmem` search for each 8-byte window, a table of windows read 1.07×
+//! the campaign's runs per second, and the 8-byte word rolled on byte by byte 1.08× more
+//! (seeds 0..5000, 2026-12-04): most texts are short, and a finder per window cost more to
+//! start than the text to read. Reading a gram at every fifth position instead of a window at
+//! every position read the 256 KiB argument texts of R3's limit five times faster; see
+//! `HISTORY.md` (2026-12-06) for its share of the campaign.
 
 use std::borrow::Cow;
 
@@ -45,12 +50,12 @@ const INVISIBLE: [char; 6] = [
 pub(crate) struct Expected {
     /// The values, without invisible format characters, at least 8 characters long.
     values: Vec<Vec<u8>>,
-    /// One bit per [`hash`] of a window's bytes (every 8-byte window of every value): a clear
-    /// bit is no window. Empty when no value is configured (most runs), so that a run
-    /// without values neither builds nor reads it.
+    /// One bit per [`hash`] of a gram (every 4-byte gram of every value): a clear bit is no
+    /// gram. Empty when no value is configured (most runs), so that a run without values
+    /// neither builds nor reads it.
     filter: Vec<u64>,
-    /// Every window: (its bytes read as a little-endian `u64`, value, offset), sorted.
-    windows: Vec<(u64, usize, usize)>,
+    /// Every gram: (its bytes read as a little-endian `u32`, value, offset), sorted.
+    grams: Vec<(u32, usize, usize)>,
 }
 
 /// Bits of a [`hash`].
@@ -59,22 +64,27 @@ const HASH_BITS: u32 = 15;
 /// Words of [`Expected::filter`].
 const FILTER_WORDS: usize = (1 << HASH_BITS) / 64;
 
-/// Where 8 bytes read as a `u64` fall in [`Expected::filter`] (Fibonacci hashing).
+/// Where a gram read as a `u32` falls in [`Expected::filter`] (Fibonacci hashing).
 #[inline]
-fn hash(word: u64) -> usize {
-    (word.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - HASH_BITS)) as usize
-}
-
-/// A window's bytes as a little-endian `u64`, the word the scan in `stretches` rolls.
-fn word_of(window: &[u8]) -> u64 {
-    window
-        .iter()
-        .rev()
-        .fold(0, |word, &byte| (word << 8) | u64::from(byte))
+fn hash(gram: u32) -> usize {
+    (u64::from(gram).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - HASH_BITS)) as usize
 }
 
 /// The bytes of the shortest run that counts (a run of 8 characters has at least 8 bytes).
 const WINDOW: usize = SECRET_RUN_CHARS_MIN;
+
+/// The bytes of a gram.
+const GRAM: usize = 4;
+
+/// The positions a gram is read at: every `STRIDE`th. A run of `WINDOW` bytes or more holds
+/// grams starting at `WINDOW - GRAM + 1` consecutive positions, so one of them is read.
+const STRIDE: usize = WINDOW - GRAM + 1;
+
+/// The gram of `text` at `at`, little-endian.
+#[inline]
+fn gram_at(text: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([text[at], text[at + 1], text[at + 2], text[at + 3]])
+}
 
 impl Expected {
     /// The guard for `configured`.
@@ -90,29 +100,26 @@ impl Expected {
             .filter(|value| value.chars().count() >= SECRET_RUN_CHARS_MIN)
             .map(String::into_bytes)
             .collect();
-        let mut windows: Vec<(u64, usize, usize)> = values
+        let mut grams: Vec<(u32, usize, usize)> = values
             .iter()
             .enumerate()
             .flat_map(|(index, value)| {
-                value
-                    .windows(WINDOW)
-                    .enumerate()
-                    .map(move |(offset, window)| (word_of(window), index, offset))
+                (0..=value.len() - GRAM).map(move |offset| (gram_at(value, offset), index, offset))
             })
             .collect();
-        windows.sort_unstable();
-        let mut filter = match windows.is_empty() {
+        grams.sort_unstable();
+        let mut filter = match grams.is_empty() {
             true => Vec::new(),
             false => vec![0_u64; FILTER_WORDS],
         };
-        for &(word, _, _) in &windows {
-            let bit = hash(word);
+        for &(gram, _, _) in &grams {
+            let bit = hash(gram);
             filter[bit / 64] |= 1 << (bit % 64);
         }
         Expected {
             values,
             filter,
-            windows,
+            grams,
         }
     }
 
@@ -121,46 +128,44 @@ impl Expected {
     fn stretches(&self, text: &[u8]) -> Vec<(usize, usize)> {
         let characters = |bytes: &[u8]| bytes.iter().filter(|&&byte| byte & 0xC0 != 0x80).count();
         let mut runs = Vec::new();
-        if text.len() < WINDOW || self.windows.is_empty() {
+        if text.len() < WINDOW || self.grams.is_empty() {
             return runs;
         }
         let filter = &self.filter[..];
-        // The 8 bytes ending at `end`, little-endian, rolled on a byte at a time (plain
-        // indexing and shifts: the release profile's level of optimisation leaves every
-        // iterator adapter a call of its own).
-        let mut word = 0_u64;
-        let mut end = 0;
-        while end < text.len() {
-            word = (word >> 8) | (u64::from(text[end]) << 56);
-            end += 1;
-            if end < WINDOW {
-                continue;
-            }
-            let bit = hash(word);
+        // Plain indexing and a `while` loop: the release profile's level of optimisation
+        // leaves every iterator adapter a call of its own.
+        let mut at = 0;
+        while at + GRAM <= text.len() {
+            let gram = gram_at(text, at);
+            let bit = hash(gram);
             if (filter[bit / 64] >> (bit % 64)) & 1 == 0 {
+                at += STRIDE;
                 continue;
             }
-            let at = end - WINDOW;
-            let first = self.windows.partition_point(|&(other, _, _)| other < word);
-            for &(_, index, offset) in self.windows[first..]
+            let first = self.grams.partition_point(|&(other, _, _)| other < gram);
+            for &(_, index, offset) in self.grams[first..]
                 .iter()
-                .take_while(|&&(other, _, _)| other == word)
+                .take_while(|&&(other, _, _)| other == gram)
             {
                 let value = &self.values[index];
                 let mut start = (at, offset);
                 while start.0 > 0 && start.1 > 0 && text[start.0 - 1] == value[start.1 - 1] {
                     start = (start.0 - 1, start.1 - 1);
                 }
-                let mut end = (at + WINDOW, offset + WINDOW);
+                let mut end = (at + GRAM, offset + GRAM);
                 while end.0 < text.len() && end.1 < value.len() && text[end.0] == value[end.1] {
                     end = (end.0 + 1, end.1 + 1);
                 }
-                if characters(&text[start.0..end.0]) >= SECRET_RUN_CHARS_MIN {
+                if end.0 - start.0 >= WINDOW
+                    && characters(&text[start.0..end.0]) >= SECRET_RUN_CHARS_MIN
+                {
                     runs.push((start.0, end.0));
                 }
             }
+            at += STRIDE;
         }
         runs.sort_unstable();
+        runs.dedup();
         let mut joined: Vec<(usize, usize)> = Vec::with_capacity(runs.len());
         for (start, end) in runs {
             match joined.last_mut() {
@@ -177,7 +182,7 @@ impl Expected {
         if spans.is_empty() {
             return Some(Cow::Borrowed(text));
         }
-        if text.contains(INVISIBLE) {
+        if !text.is_ascii() && text.contains(INVISIBLE) {
             return None;
         }
         let mut joined: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
@@ -441,6 +446,24 @@ mod tests {
                 }
             }
             assert_eq!(expected.stretches(text.as_bytes()), joined, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_run_of_eight_bytes_is_found_at_every_offset_and_at_every_end() {
+        let expected = Expected::new(&[KEY]);
+        let run = &KEY[3..11];
+        for before in 0..12 {
+            for after in 0..12 {
+                let text = format!("{}{run}{}", "~".repeat(before), "~".repeat(after));
+                assert_eq!(
+                    expected.stretches(text.as_bytes()),
+                    vec![(before, before + run.len())],
+                    "{text:?}"
+                );
+                let seven = format!("{}{}{}", "~".repeat(before), &run[1..], "~".repeat(after));
+                assert_eq!(expected.stretches(seven.as_bytes()), vec![], "{seven:?}");
+            }
         }
     }
 

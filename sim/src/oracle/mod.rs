@@ -581,9 +581,16 @@ impl<'a> RunCheck<'a> {
                 let parsed = strict_parse(&call.arguments);
                 let carries_secret =
                     |text: &str| self.configured.iter().any(|value| text.contains(value));
-                let decoded_secret = parsed
-                    .as_ref()
-                    .is_some_and(|value| any_string(value, &carries_secret));
+                // A decoded string differs from the text it was read from only where the text
+                // escapes a character: without a backslash, a secret a decoded string holds
+                // is in the text too. Read only for text within R3's size limit, which is
+                // checked first.
+                let clean_payload = call.arguments.len() <= ARGUMENT_BYTES_MAX
+                    && !carries_secret(&call.arguments)
+                    && !(call.arguments.contains('\\')
+                        && parsed
+                            .as_ref()
+                            .is_some_and(|value| any_string(value, &carries_secret)));
                 CallFacts {
                     entry,
                     id_ok,
@@ -591,9 +598,7 @@ impl<'a> RunCheck<'a> {
                     offered: entry.is_some_and(|entry| allows(self.scenario, self.script, entry)),
                     valid_input: entry.is_some()
                         && self.schemas.accepts_parsed(&call.name, parsed.as_ref()),
-                    clean_payload: call.arguments.len() <= ARGUMENT_BYTES_MAX
-                        && !carries_secret(&call.arguments)
-                        && !decoded_secret,
+                    clean_payload,
                     parsed,
                 }
             })
