@@ -348,7 +348,7 @@ fn runs_of(violations: &[Violation]) -> [u32; Invariant::COUNT] {
 /// The command that replays the crash plan of `seed` with `bug` on.
 pub fn crash_replay(seed: u64, bug: Option<Fault>) -> String {
     let bug = bug.map(|bug| format!(" --bug {bug}")).unwrap_or_default();
-    format!("ward run --crashes --seeds {seed}..{}{bug}", seed + 1)
+    format!("ward replay --crashes {seed}{bug}")
 }
 
 /// Mixes a seed into its trace digest before the XOR, so that equal traces of different

@@ -316,6 +316,7 @@ fn a_bug_of_durable_sessions_is_caught_with_crashes_and_refused_without() {
     let refused = ward(&["run", "--seeds", "0..10", "--bug", "raw-prompt-journaled"]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("add --crashes"));
+    let folder = folder("crash-plans");
     let output = ward(&[
         "run",
         "--crashes",
@@ -326,6 +327,8 @@ fn a_bug_of_durable_sessions_is_caught_with_crashes_and_refused_without() {
         "--json",
         "--bug",
         "raw-prompt-journaled",
+        "--out",
+        folder.to_str().unwrap(),
     ]);
     assert_eq!(output.status.code(), Some(1));
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -333,10 +336,42 @@ fn a_bug_of_durable_sessions_is_caught_with_crashes_and_refused_without() {
     let failure = &summary["crashes"]["firstFailure"];
     assert_eq!(failure["invariant"], "I18");
     assert_eq!(failure["seed"], 0);
-    assert_eq!(
-        failure["replay"],
-        "ward run --crashes --seeds 0..1 --bug raw-prompt-journaled"
+    // The failing plan, shrunk, is a file that replays as the same failure, with its steps.
+    let replay = failure["replay"].as_str().unwrap();
+    let file = replay.strip_prefix("ward replay ").unwrap();
+    assert!(
+        file.ends_with("seed-0-I18-raw-prompt-journaled.crash.json"),
+        "{file}"
     );
+    let trace = folder.join("plan.jsonl");
+    let replayed = ward(&["replay", file, "--trace", trace.to_str().unwrap()]);
+    assert_eq!(replayed.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&replayed.stdout).contains("violated: I18: write "));
+    let steps = std::fs::read_to_string(&trace).unwrap();
+    assert!(
+        steps.lines().next().unwrap().contains(r#""step":"opened""#),
+        "{steps}"
+    );
+    assert!(steps.contains(r#""step":"committed""#), "{steps}");
+    // A seed's plan replays with --crashes; without, the bug is refused for a scenario.
+    let seed = ward(&["replay", "--crashes", "0", "--bug", "raw-prompt-journaled"]);
+    assert_eq!(seed.status.code(), Some(1));
     let replay = ward(&["replay", "0", "--bug", "raw-prompt-journaled"]);
     assert_eq!(replay.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&replay.stderr).contains("ward replay --crashes SEED"));
+}
+
+#[test]
+fn a_bad_crash_plan_file_is_refused_naming_its_fault() {
+    let folder = folder("bad-plan");
+    let file = folder.join("plan.json");
+    std::fs::write(
+        &file,
+        r#"{"version": 1, "crashPlan": {"seed": 1, "secrets": [], "planted": [], "runs": [], "crashes": []}}"#,
+    )
+    .unwrap();
+    let output = ward(&["replay", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("at /crashPlan/runs"), "{stderr}");
 }

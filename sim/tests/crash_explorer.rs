@@ -1,9 +1,12 @@
 //! The crash explorer (SPEC §16): ward's core keeps I15–I19 under crashes at storage calls,
 //! power losses and write and sync errors, and each seeded bug of durable sessions is caught
-//! by the invariant the catalogue names for it.
+//! by the invariant the catalogue names for it, and shrinks to a plan file that fails the
+//! same check.
 
 use ward_core::fault::{Fault, FaultSet};
-use ward_sim::crash::{CrashKind, explore_seed};
+use ward_sim::crash::file::PlanFile;
+use ward_sim::crash::shrink::{self, first_of};
+use ward_sim::crash::{CrashKind, Step, explore, explore_seed};
 use ward_sim::oracle::Invariant;
 
 /// Plans the correct core is checked on.
@@ -56,7 +59,7 @@ fn the_core_keeps_every_durable_invariant_under_crashes() {
 }
 
 #[test]
-fn every_seeded_bug_of_durable_sessions_is_caught_by_its_invariant() {
+fn every_seeded_bug_of_durable_sessions_is_caught_by_its_invariant_and_shrinks_to_the_same_check() {
     for &fault in Fault::ALL {
         // The campaign catches the bugs of its invariants (`tests/simulator.rs`); this one
         // every other, so that between them every bug of the catalogue is caught.
@@ -68,23 +71,93 @@ fn every_seeded_bug_of_durable_sessions_is_caught_by_its_invariant() {
             ["I15", "I16", "I17", "I18", "I19"].contains(&invariant),
             "{fault}: {invariant} is checked by neither the campaign nor the crash explorer"
         );
+        let faults = FaultSet::only(fault);
         let caught = (0..SEEDS_PER_BUG_MAX).find_map(|seed| {
-            let exploration = explore_seed(seed, FaultSet::only(fault));
-            let breach = exploration
-                .verdict
-                .breaches
-                .into_iter()
-                .find(|breach| breach.invariant == invariant)?;
-            Some((seed, breach))
+            let exploration = explore_seed(seed, faults);
+            let breach = first_of(&exploration.verdict.breaches, invariant)?.clone();
+            Some((seed, exploration.plan, breach))
         });
-        let Some((seed, breach)) = caught else {
+        let Some((seed, plan, breach)) = caught else {
             panic!("{fault} was not caught by {invariant} within {SEEDS_PER_BUG_MAX} plans");
         };
+        // Shrunk, written and read back, the plan fails the same check first.
+        let shrunk = shrink::shrink(&plan, faults, &breach, shrink::EXPLORATIONS_MAX / 2);
+        let file = PlanFile::new(shrunk.plan, Some(fault), String::new());
+        let read = PlanFile::from_json(&file.to_json(), "shrunk.json").unwrap();
+        let replayed = explore(&read.crash_plan, faults);
+        let again = first_of(&replayed.verdict.breaches, invariant);
+        assert_eq!(
+            again.map(|breach| breach.check),
+            Some(breach.check),
+            "{fault} (plan {seed}): the shrunk plan fails another check: {:?}",
+            replayed.verdict.breaches
+        );
+        let calls = |plan: &ward_sim::crash::Plan| -> usize {
+            plan.runs
+                .iter()
+                .flat_map(|run| &run.replies)
+                .map(Vec::len)
+                .sum()
+        };
         println!(
-            "{fault}: caught by {invariant} at plan {seed}: {}",
-            breach.message
+            "{fault}: caught by {invariant} ({}) at plan {seed}: {}; shrunk from {} runs, {} calls, {} crashes to {} runs, {} calls, {} crashes in {} explorations",
+            breach.check,
+            breach.message,
+            plan.runs.len(),
+            calls(&plan),
+            plan.crashes.len(),
+            read.crash_plan.runs.len(),
+            calls(&read.crash_plan),
+            read.crash_plan.crashes.len(),
+            shrunk.explorations
         );
     }
+}
+
+#[test]
+fn a_crash_and_a_resume_are_steps_of_the_trace() {
+    let (seed, exploration) = (0..100)
+        .map(|seed| (seed, explore_seed(seed, FaultSet::EMPTY)))
+        .find(|(_, exploration)| {
+            exploration.crashed.processes.iter().skip(1).any(|process| {
+                process
+                    .recovered
+                    .as_ref()
+                    .is_some_and(|journal| !journal.is_empty())
+            })
+        })
+        .expect("a plan whose crash left a journal to resume from");
+    let log = &exploration.crashed.log;
+    let crashed = log
+        .iter()
+        .position(|step| matches!(step, Step::Crashed { .. }))
+        .unwrap_or_else(|| panic!("seed {seed}: no crash step: {log:?}"));
+    let reopened = log[crashed..]
+        .iter()
+        .position(|step| matches!(step, Step::Opened { process, recovered } if *process > 0 && *recovered > 0));
+    assert!(reopened.is_some(), "seed {seed}: {log:?}");
+    let steps = log.len();
+    let commits = log
+        .iter()
+        .filter(|step| matches!(step, Step::Committed { .. }))
+        .count();
+    let acknowledged: usize = exploration
+        .crashed
+        .processes
+        .iter()
+        .map(|process| process.acknowledged.len())
+        .sum();
+    let committed: usize = log
+        .iter()
+        .map(|step| match step {
+            Step::Committed { records, .. } => records.len(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(
+        committed, acknowledged,
+        "seed {seed}: {commits} commits of {steps} steps"
+    );
 }
 
 #[test]

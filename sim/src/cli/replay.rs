@@ -1,7 +1,13 @@
-//! `ward replay SEED|FILE [--bug NAME] [--trace F.jsonl] [--chrome-trace F.json]`: reruns one
-//! seed or scenario file, reports every violation, and writes traces on request.
+//! `ward replay SEED|FILE [--crashes] [--bug NAME] [--trace F.jsonl] [--chrome-trace F.json]`:
+//! reruns one seed or scenario file, reports every violation, and writes traces on request.
 //!
 //! The run is executed twice and the trace digests compared, so a replay also checks I11.
+//! With `--crashes`, a seed names the crash explorer's plan of that seed (SPEC §16); a crash
+//! plan file (`ward run --crashes` writes one, shrunk, for its first failure) is recognised by
+//! its `crashPlan`. A plan is explored twice too, its crash digests compared, and checked for
+//! I15–I19; `--trace` writes every step of the execution with crashes as JSON lines: each
+//! process opening the store, runs started and resumed, requests, body starts, acknowledged
+//! commits, and each crash.
 //! Exit 0 when every invariant held, 1 on a violation, 2 on misuse or a bad file.
 
 use std::fs::File;
@@ -11,7 +17,10 @@ use std::process::ExitCode;
 
 use clap::Args;
 use ward_core::events::EventKind;
-use ward_core::fault::Fault;
+use ward_core::fault::{Fault, FaultSet};
+
+use crate::crash::file::PlanFile;
+use crate::crash::{self, Plan};
 
 use crate::scenario::Scenario;
 use crate::simulate::{Engine, faults_of};
@@ -21,10 +30,13 @@ use crate::world::Record;
 /// Arguments of `ward replay`.
 #[derive(Args, Debug, Clone)]
 pub struct ReplayArgs {
-    /// A seed number, or a scenario file.
+    /// A seed number, or a scenario or crash plan file.
     pub target: String,
+    /// With a seed: replay the crash explorer's plan of that seed (I15–I19).
+    #[arg(long)]
+    pub crashes: bool,
     /// Switch on a seeded bug (in addition to any the file names).
-    #[arg(long, value_parser = super::run::parse_scenario_bug)]
+    #[arg(long, value_parser = super::run::parse_bug)]
     pub bug: Option<Fault>,
     /// Write every boundary record as JSON lines.
     #[arg(long, value_name = "F.jsonl")]
@@ -39,6 +51,19 @@ pub struct ReplayArgs {
 
 /// Replays.
 pub fn run(args: &ReplayArgs) -> ExitCode {
+    let plan = match plan_of(args) {
+        Ok(plan) => plan,
+        Err(message) => return super::usage_error(message),
+    };
+    if let Some((plan, bug)) = plan {
+        return replay_plan(args, &plan, bug);
+    }
+    if let Some(bug) = args.bug.filter(|bug| super::run::durable_bug(*bug)) {
+        return super::usage_error(format!(
+            "'{bug}' is caught by {} under crash faults, which a scenario does not hold; `ward replay --crashes SEED --bug {bug}` replays the crash explorer's plan of a seed",
+            bug.invariant()
+        ));
+    }
     let engine = match &args.runtime {
         Some(command) => Engine::with_runtime(command),
         None => Engine::new(),
@@ -117,6 +142,110 @@ fn terminal_name(kind: &EventKind) -> String {
         EventKind::RunCancelled => "run.cancelled".to_owned(),
         _ => "?".to_owned(),
     }
+}
+
+/// The crash plan `args` names, with the bug its file names: the explorer's plan of the seed
+/// with `--crashes`, or a crash plan file. `None` for a scenario.
+fn plan_of(args: &ReplayArgs) -> Result<Option<(Plan, Option<Fault>)>, String> {
+    if let Ok(seed) = args.target.parse::<u64>() {
+        return Ok(args.crashes.then(|| {
+            let faults = args.bug.into_iter().collect();
+            (crash::explore_seed(seed, faults).plan, None)
+        }));
+    }
+    let text = std::fs::read_to_string(&args.target)
+        .map_err(|error| format!("cannot read {}: {error}", args.target))?;
+    let value: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+    if !value.as_ref().is_some_and(PlanFile::is_plan) {
+        if args.crashes {
+            return Err(format!(
+                "{}: --crashes replays a seed's crash plan or a crash plan file (one that names `crashPlan`)",
+                args.target
+            ));
+        }
+        return Ok(None);
+    }
+    let file = PlanFile::from_json(&text, &args.target).map_err(|error| error.to_string())?;
+    let bug = file.fault()?;
+    Ok(Some((file.crash_plan, bug)))
+}
+
+/// Explores `plan` twice under the file's bug and `--bug`, reports every breach of I15–I19,
+/// and writes the execution's steps with `--trace`.
+fn replay_plan(args: &ReplayArgs, plan: &Plan, bug: Option<Fault>) -> ExitCode {
+    if args.runtime.is_some() {
+        return super::usage_error(
+            "a crash plan explores ward's own core: the protocol does not carry crashes yet",
+        );
+    }
+    if args.chrome_trace.is_some() {
+        return super::usage_error(
+            "--chrome-trace draws a scenario's runs; a crash plan's steps are written with --trace",
+        );
+    }
+    let faults: FaultSet = bug.into_iter().chain(args.bug).collect();
+    let exploration = crash::explore(plan, faults);
+    let again = crash::explore(plan, faults);
+    if let Some(path) = &args.trace {
+        let written = File::create(path).and_then(|file| {
+            let mut output = BufWriter::new(file);
+            for step in &exploration.crashed.log {
+                serde_json::to_writer(&mut output, step)?;
+                output.write_all(b"\n")?;
+            }
+            output.flush()
+        });
+        if let Err(error) = written {
+            return super::usage_error(format!("cannot write {}: {error}", path.display()));
+        }
+    }
+    let crashed = &exploration.crashed;
+    say!(
+        "plan: {} run(s), {} crash(es) planned; {} process(es)",
+        plan.runs.len(),
+        plan.crashes.len(),
+        crashed.processes.len()
+    );
+    for (number, process) in crashed.processes.iter().enumerate() {
+        let recovered = process
+            .recovered
+            .as_ref()
+            .map_or("no journal".to_owned(), |journal| {
+                format!("{} record(s)", journal.len())
+            });
+        let end = match (process.crashed, process.crash) {
+            (true, Some(crash)) => {
+                format!("died at storage call {} ({})", crash.at, crash.kind.name())
+            }
+            _ => "went on to the end".to_owned(),
+        };
+        say!("process {number}: recovered {recovered}, {end}");
+    }
+    if let Some(failure) = &crashed.failure {
+        say!("stopped short: {failure}");
+    }
+    say!("crash digest: {:016x}", exploration.digest());
+    let mut breaches: Vec<String> = exploration
+        .verdict
+        .breaches
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    if again.digest() != exploration.digest() {
+        breaches.push(format!(
+            "I11: the same plan gave crash digests {:016x} and {:016x}",
+            exploration.digest(),
+            again.digest()
+        ));
+    }
+    if breaches.is_empty() {
+        say!("all durable invariants held");
+        return ExitCode::SUCCESS;
+    }
+    for breach in breaches {
+        say!("violated: {breach}");
+    }
+    ExitCode::from(1)
 }
 
 fn load(engine: &Engine, args: &ReplayArgs) -> Result<Scenario, String> {

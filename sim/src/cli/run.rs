@@ -106,7 +106,7 @@ pub fn parse_bug(text: &str) -> Result<Fault, String> {
 }
 
 /// Whether `bug` breaks durable sessions (caught by I15–I19, which only crashes arm).
-fn durable_bug(bug: Fault) -> bool {
+pub fn durable_bug(bug: Fault) -> bool {
     Invariant::from_id(bug.invariant()).is_none()
 }
 
@@ -116,7 +116,7 @@ pub fn parse_scenario_bug(text: &str) -> Result<Fault, String> {
     let fault = parse_bug(text)?;
     if durable_bug(fault) {
         return Err(format!(
-            "'{fault}' is caught by {} under crash faults, which a scenario does not hold; `ward run --crashes --bug {fault}` explores it",
+            "'{fault}' is caught by {} under crash faults, which a scenario does not hold; `ward run --crashes --bug {fault}` explores it, `ward replay --crashes SEED --bug {fault}` replays one plan",
             fault.invariant()
         ));
     }
@@ -166,7 +166,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
     };
     let total = config.shard().seeds_in(SeedRange::from(&config.seeds));
     let progress = Progress::new(total);
-    let report = campaign::run(&config, &|done| progress.update(done));
+    let mut report = campaign::run(&config, &|done| progress.update(done));
     progress.finish();
 
     let mut replay = None;
@@ -208,8 +208,89 @@ pub fn run(args: &RunArgs) -> ExitCode {
             Err(error) => tell!("ward: cannot write the shrunk scenario: {error}"),
         }
     }
+    let durable_failure =
+        (report.crashes.as_mut()).and_then(|crashes| crashes.first_failure.as_mut());
+    if let Some(failure) = durable_failure {
+        match write_plan_failure(&args.out, failure.seed, config.bug) {
+            Ok(Some(written)) => {
+                tell!(
+                    "first durable failure: seed {}: {}: {}\nshrunk from {} to {} ({} explorations): {}",
+                    failure.seed,
+                    failure.invariant,
+                    failure.explanation,
+                    written.before,
+                    written.after,
+                    written.explorations,
+                    written.path.display()
+                );
+                failure.replay = Some(format!("ward replay {}", written.path.display()));
+            }
+            Ok(None) => {}
+            Err(error) => tell!("ward: cannot write the shrunk crash plan: {error}"),
+        }
+    }
     let summary = report.to_summary(&config, replay);
     report_summary(&summary, &format!("{jobs} jobs"), args.json)
+}
+
+/// A shrunk crash plan, written.
+struct WrittenPlan {
+    path: PathBuf,
+    /// The plan's size before shrinking and after (runs, calls, crashes).
+    before: String,
+    after: String,
+    explorations: usize,
+}
+
+/// Shrinks the crash plan of `seed` while it fails the same check as its first breach (of the
+/// invariant that catches `bug`, when one does) and writes it as a crash plan file. `None`
+/// when the plan does not fail again.
+fn write_plan_failure(
+    directory: &Path,
+    seed: u64,
+    bug: Option<ward_core::fault::Fault>,
+) -> std::io::Result<Option<WrittenPlan>> {
+    use crate::crash::{self, file::PlanFile, shrink};
+    let faults: ward_core::fault::FaultSet = bug.into_iter().collect();
+    let exploration = crash::explore_seed(seed, faults);
+    let breaches = &exploration.verdict.breaches;
+    let wanted = bug.map(ward_core::fault::Fault::invariant);
+    let Some(target) = wanted
+        .and_then(|invariant| shrink::first_of(breaches, invariant))
+        .or_else(|| breaches.first())
+    else {
+        return Ok(None);
+    };
+    let shrunk = shrink::shrink(&exploration.plan, faults, target, shrink::EXPLORATIONS_MAX);
+    let size = |plan: &crash::Plan| {
+        let calls: usize = (plan.runs.iter())
+            .flat_map(|run| &run.replies)
+            .map(Vec::len)
+            .sum();
+        format!(
+            "{} run(s), {calls} call(s), {} crash(es)",
+            plan.runs.len(),
+            plan.crashes.len()
+        )
+    };
+    let description = format!(
+        "The crash explorer's plan of seed {seed}, shrunk while it fails {} ({}): {}",
+        target.invariant, target.check, target.message
+    );
+    let file = PlanFile::new(shrunk.plan.clone(), bug, description);
+    std::fs::create_dir_all(directory)?;
+    let bug_name = bug.map(|bug| format!("-{bug}")).unwrap_or_default();
+    let path = directory.join(format!(
+        "seed-{seed}-{}{bug_name}.crash.json",
+        target.invariant
+    ));
+    std::fs::write(&path, file.to_json() + "\n")?;
+    Ok(Some(WrittenPlan {
+        path,
+        before: size(&exploration.plan),
+        after: size(&shrunk.plan),
+        explorations: shrunk.explorations,
+    }))
 }
 
 /// Prints a campaign's table (`how` says how it ran), then its summary as one JSON line with

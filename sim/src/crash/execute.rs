@@ -58,6 +58,76 @@ pub struct Request {
     pub transcript: Vec<Message>,
 }
 
+/// One step of an execution, in the order it happened: the crash explorer's trace (`ward
+/// replay --crashes SEED --trace F.jsonl`). A crash and a resume are steps like the others.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(
+    tag = "step",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum Step {
+    /// A process opened the store and recovered its journal.
+    Opened {
+        /// The process, from 0.
+        process: usize,
+        /// The records the journal held.
+        recovered: usize,
+    },
+    /// A run started.
+    RunStarted {
+        /// The process.
+        process: usize,
+        /// The run, from 0.
+        run: u32,
+    },
+    /// A run a crash had cut was taken up (R33, R34).
+    Resumed {
+        /// The process.
+        process: usize,
+        /// The run.
+        run: u32,
+    },
+    /// The provider was asked for a turn's reply.
+    Request {
+        /// The process.
+        process: usize,
+        /// The run.
+        run: u32,
+        /// The turn.
+        turn: u32,
+        /// The messages of the transcript sent.
+        messages: usize,
+    },
+    /// A tool body started.
+    BodyStarted {
+        /// The process.
+        process: usize,
+        /// The run.
+        run: u32,
+        /// The call's id.
+        call_id: String,
+        /// The tool.
+        tool: String,
+    },
+    /// The store acknowledged a commit.
+    Committed {
+        /// The process.
+        process: usize,
+        /// What the commit carried.
+        records: Vec<Record>,
+    },
+    /// The process died at the plan's crash.
+    Crashed {
+        /// The process.
+        process: usize,
+        /// How it died.
+        kind: &'static str,
+        /// The storage call the crash was planned at, counted over the whole execution.
+        at: u64,
+    },
+}
+
 /// One process's life.
 #[derive(Clone, Debug, Default)]
 pub struct Process {
@@ -96,6 +166,8 @@ pub struct Execution {
     /// The journal and the chart a store reopened after the session's end and one more power
     /// loss holds.
     pub reopened: Option<(Vec<Record>, Option<ChartState>)>,
+    /// Every step, in order.
+    pub log: Vec<Step>,
 }
 
 /// What the body wrappers and the provider saw, shared with the explorer: each body start
@@ -108,6 +180,7 @@ pub struct Observations {
     run: AtomicU32,
     starts: Mutex<Vec<BodyStart>>,
     requests: Mutex<Vec<Request>>,
+    log: Mutex<Vec<Step>>,
     echo: bool,
 }
 
@@ -133,7 +206,28 @@ impl Observations {
         )
     }
 
+    /// Every step so far, taken.
+    pub fn take_log(&self) -> Vec<Step> {
+        std::mem::take(&mut *lock(&self.log))
+    }
+
+    /// Notes a step.
+    pub fn note(&self, step: Step) {
+        lock(&self.log).push(step);
+    }
+
+    /// The process the observations belong to now.
+    pub fn process(&self) -> usize {
+        self.process.load(Ordering::SeqCst)
+    }
+
     fn note_start(&self, start: BodyStart) {
+        self.note(Step::BodyStarted {
+            process: start.process,
+            run: start.run,
+            call_id: start.call_id.clone(),
+            tool: start.tool.clone(),
+        });
         if self.echo {
             println!(
                 "start {}",
@@ -144,6 +238,12 @@ impl Observations {
     }
 
     fn note_request(&self, request: Request) {
+        self.note(Step::Request {
+            process: request.process,
+            run: request.run,
+            turn: request.turn,
+            messages: request.transcript.len(),
+        });
         if self.echo {
             println!(
                 "request {}",
@@ -158,10 +258,11 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A store that keeps what every acknowledged commit carried.
+/// A store that keeps what every acknowledged commit carried, and notes each commit as a step.
 pub struct Observed {
     store: DurableStore,
     acknowledged: Vec<Record>,
+    shared: Arc<Observations>,
 }
 
 impl SessionStore for Observed {
@@ -177,6 +278,10 @@ impl SessionStore for Observed {
     ) -> Result<(), StoreError> {
         self.store.commit(session_id, records, chart)?;
         self.acknowledged.extend_from_slice(records);
+        self.shared.note(Step::Committed {
+            process: self.shared.process(),
+            records: records.to_vec(),
+        });
         Ok(())
     }
 
@@ -379,6 +484,13 @@ pub fn explore_once(
             &mut session,
         );
         life.crashed = matches!(ended, Ended::Crashed);
+        if let (true, Some(crash)) = (life.crashed, crash) {
+            shared.note(Step::Crashed {
+                process,
+                kind: crash.kind.name(),
+                at: crash.at,
+            });
+        }
         execution.storage_calls += disk.calls();
         calls_before += disk.calls();
         if let Some(session) = &session {
@@ -430,6 +542,7 @@ pub fn explore_once(
         execution.failure = Some("the last process crashed".to_owned());
     }
     (execution.starts, execution.requests) = shared.take();
+    execution.log = shared.take_log();
     execution
 }
 
@@ -464,9 +577,14 @@ fn live(
         Ok(recovered) => life.recovered = Some(recovered),
         Err(error) => return died(&error),
     }
+    shared.note(Step::Opened {
+        process: shared.process(),
+        recovered: life.recovered.as_ref().map_or(0, Vec::len),
+    });
     let observed = Observed {
         store,
         acknowledged: Vec::new(),
+        shared: Arc::clone(shared),
     };
     let opened = Session::open(SESSION, registry.clone(), SharedChart::new(0), observed);
     let current = match opened {
@@ -538,9 +656,12 @@ pub fn go_on<S: Acknowledging>(
             ..RunOptions::default()
         };
         let result = if cut {
-            shared
-                .run
-                .store(u32::try_from(started - 1).unwrap_or(0), Ordering::SeqCst);
+            let run = u32::try_from(started - 1).unwrap_or(0);
+            shared.run.store(run, Ordering::SeqCst);
+            shared.note(Step::Resumed {
+                process: shared.process(),
+                run,
+            });
             runtime.block_on(current.resume(
                 plan.secrets.clone(),
                 &mut provider,
@@ -548,9 +669,12 @@ pub fn go_on<S: Acknowledging>(
                 options,
             ))
         } else if let Some(run) = plan.runs.get(started) {
-            shared
-                .run
-                .store(u32::try_from(started).unwrap_or(0), Ordering::SeqCst);
+            let number = u32::try_from(started).unwrap_or(0);
+            shared.run.store(number, Ordering::SeqCst);
+            shared.note(Step::RunStarted {
+                process: shared.process(),
+                run: number,
+            });
             let input = StartRunInput {
                 prompt: run.prompt.clone(),
                 read_only: run.read_only,

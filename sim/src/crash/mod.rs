@@ -32,11 +32,13 @@
 //! yet. It is deterministic: one [`SimRng`] per plan, virtual time, no wall clock.
 
 mod execute;
+pub mod file;
 mod plan;
+pub mod shrink;
 
 pub use execute::{
     Acknowledging, BodyStart, Ended, Execution, Observations, Observed, Process, Request, SESSION,
-    catalogue, explore_once, go_on,
+    Step, catalogue, explore_once, go_on,
 };
 pub use plan::{Crash, CrashKind, Plan, RunPlan, generate};
 
@@ -47,6 +49,8 @@ use crate::rng::SimRng;
 
 /// What one plan came to: the reference, the crashed execution, and every breach found.
 pub struct Exploration {
+    /// The plan, with its crashes.
+    pub plan: Plan,
     /// The execution without crashes.
     pub reference: Execution,
     /// The execution with the plan's crashes.
@@ -101,6 +105,7 @@ pub fn explore(plan: &Plan, faults: FaultSet) -> Exploration {
     let crashed = explore_once(plan, faults, &plan.crashes, &mut SimRng::new(plan.seed));
     let verdict = durable::check(plan, &reference, &crashed);
     Exploration {
+        plan: plan.clone(),
         reference,
         crashed,
         verdict,
@@ -117,9 +122,10 @@ pub fn explore_seed(seed: u64, faults: FaultSet) -> Exploration {
     let crashed = explore_once(&plan, faults, &plan.crashes, &mut SimRng::new(plan.seed));
     let verdict = durable::check(&plan, &reference, &crashed);
     Exploration {
+        planned: plan.crashes.len(),
+        plan,
         reference,
         crashed,
         verdict,
-        planned: plan.crashes.len(),
     }
 }

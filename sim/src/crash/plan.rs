@@ -16,7 +16,8 @@ use ward_core::tool::ToolCall;
 use crate::rng::SimRng;
 
 /// How a process dies at a storage call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum CrashKind {
     /// The process is killed: the disk is cut at the call, the operating system keeps what
     /// was written.
@@ -52,7 +53,7 @@ impl CrashKind {
 /// One crash: at the storage call `at`, counted from 0 over the whole execution (each process
 /// takes the calls after those of the processes before it), of `kind`. A process that makes
 /// no call past it dies at its first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Crash {
     /// The storage call.
     pub at: u64,
@@ -61,7 +62,8 @@ pub struct Crash {
 }
 
 /// One run of the session.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RunPlan {
     /// The prompt, raw: it holds a configured secret and a planted credential.
     pub prompt: String,
@@ -77,7 +79,7 @@ pub struct RunPlan {
 }
 
 /// One session to explore.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Plan {
     /// The seed everything was drawn from.
     pub seed: u64,

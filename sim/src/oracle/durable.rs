@@ -32,6 +32,9 @@ pub const OUTSIDE_EFFECT_TOOLS: &[&str] = &["code_interpreter"];
 pub struct DurableBreach {
     /// `I15` … `I19`.
     pub invariant: &'static str,
+    /// Which of the invariant's checks found it (shrinking keeps a plan failing the same
+    /// check, so that the shrunk plan shows the failure first reported).
+    pub check: &'static str,
     /// What went wrong, naming the run, the call or the record.
     pub message: String,
 }
@@ -154,6 +157,7 @@ fn breaches(check: &DurableCheck<'_>) -> Vec<DurableBreach> {
     if let Some(failure) = &reference.failure {
         breaches.push(DurableBreach {
             invariant: "I19",
+            check: "reference finishes",
             message: format!("the session without crashes did not finish: {failure}"),
         });
         return breaches;

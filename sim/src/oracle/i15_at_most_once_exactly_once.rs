@@ -13,9 +13,10 @@ use super::durable::{DurableBreach, DurableCheck, OUTSIDE_EFFECT_TOOLS, short};
 
 /// Checks I15.
 pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
-    let mut breach = |message: String| {
+    let mut breach = |check: &'static str, message: String| {
         breaches.push(DurableBreach {
             invariant: "I15",
+            check,
             message,
         });
     };
@@ -26,26 +27,32 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
         let value = |chart: &Option<ward_core::chart::ChartState>| {
             short(&serde_json::to_string(chart).unwrap_or_default())
         };
-        breach(format!(
-            "after {} crash(es) the chart holds {} drawing(s), {} without crashes: {} instead of {}",
-            check.crashes(),
-            drawings(&check.crashed.chart),
-            drawings(&check.reference.chart),
-            value(&check.crashed.chart),
-            value(&check.reference.chart),
-        ));
+        breach(
+            "chart",
+            format!(
+                "after {} crash(es) the chart holds {} drawing(s), {} without crashes: {} instead of {}",
+                check.crashes(),
+                drawings(&check.crashed.chart),
+                drawings(&check.reference.chart),
+                value(&check.crashed.chart),
+                value(&check.reference.chart),
+            ),
+        );
     }
     // What the store holds at the end, after one more power loss: the chart committed last.
     let reopened = |execution: &crate::crash::Execution| {
         execution.reopened.as_ref().map(|(_, chart)| chart.clone())
     };
     if check.crashed.failure.is_none() && reopened(check.crashed) != reopened(check.reference) {
-        breach(format!(
-            "after {} crash(es) the store's committed chart differs from the one without them: {} instead of {}",
-            check.crashes(),
-            short(&serde_json::to_string(&reopened(check.crashed)).unwrap_or_default()),
-            short(&serde_json::to_string(&reopened(check.reference)).unwrap_or_default()),
-        ));
+        breach(
+            "committed chart",
+            format!(
+                "after {} crash(es) the store's committed chart differs from the one without them: {} instead of {}",
+                check.crashes(),
+                short(&serde_json::to_string(&reopened(check.crashed)).unwrap_or_default()),
+                short(&serde_json::to_string(&reopened(check.reference)).unwrap_or_default()),
+            ),
+        );
     }
     let mut starts: BTreeMap<(u32, &str), usize> = BTreeMap::new();
     for start in &check.crashed.starts {
@@ -56,8 +63,11 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
         }
     }
     if let Some(((run, call_id), count)) = starts.into_iter().find(|(_, count)| *count > 1) {
-        breach(format!(
-            "the body of code_interpreter call {call_id} of run {run} started {count} times"
-        ));
+        breach(
+            "outside effect twice",
+            format!(
+                "the body of code_interpreter call {call_id} of run {run} started {count} times"
+            ),
+        );
     }
 }

@@ -16,9 +16,10 @@ use super::durable::{DurableBreach, DurableCheck, json, short};
 
 /// Checks I16.
 pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
-    let mut breach = |message: String| {
+    let mut breach = |check: &'static str, message: String| {
         breaches.push(DurableBreach {
             invariant: "I16",
+            check,
             message,
         });
     };
@@ -26,7 +27,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     if let Some(failure) = &execution.failure
         && failure.starts_with("the store did not reopen")
     {
-        breach(failure.clone());
+        breach("store reopens", failure.clone());
     }
     let mut acknowledged: Vec<String> = Vec::new();
     for (number, process) in execution.processes.iter().enumerate() {
@@ -36,15 +37,18 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
         };
         let recovered: Vec<String> = recovered.iter().map(json).collect();
         if let Some(lost) = first_lost(&acknowledged, &recovered) {
-            breach(format!(
-                "process {number} recovered {} record(s) after {} were acknowledged; record {lost} is {} instead of {}",
-                recovered.len(),
-                acknowledged.len(),
-                recovered
-                    .get(lost)
-                    .map_or("missing".to_owned(), |record| short(record)),
-                short(&acknowledged[lost]),
-            ));
+            breach(
+                "recovered journal",
+                format!(
+                    "process {number} recovered {} record(s) after {} were acknowledged; record {lost} is {} instead of {}",
+                    recovered.len(),
+                    acknowledged.len(),
+                    recovered
+                        .get(lost)
+                        .map_or("missing".to_owned(), |record| short(record)),
+                    short(&acknowledged[lost]),
+                ),
+            );
             return;
         }
         acknowledged = recovered;
@@ -53,20 +57,26 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     if execution.failure.is_none() {
         let last: Vec<String> = execution.journal.iter().map(json).collect();
         if let Some(lost) = first_lost(&acknowledged, &last) {
-            breach(format!(
-                "the session's journal lost acknowledged record {lost}: {}",
-                short(&acknowledged[lost])
-            ));
+            breach(
+                "final journal",
+                format!(
+                    "the session's journal lost acknowledged record {lost}: {}",
+                    short(&acknowledged[lost])
+                ),
+            );
             return;
         }
     }
     if let (None, Some((reopened, _))) = (&execution.failure, &execution.reopened) {
         let reopened: Vec<String> = reopened.iter().map(json).collect();
         if let Some(lost) = first_lost(&acknowledged, &reopened) {
-            breach(format!(
-                "after the session's end and a power loss, the store lost acknowledged record {lost}: {}",
-                short(&acknowledged[lost])
-            ));
+            breach(
+                "journal after power loss",
+                format!(
+                    "after the session's end and a power loss, the store lost acknowledged record {lost}: {}",
+                    short(&acknowledged[lost])
+                ),
+            );
             return;
         }
     }
@@ -79,14 +89,17 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
             let text = |messages: &Vec<Message>| {
                 short(&serde_json::to_string(messages).unwrap_or_default())
             };
-            breach(format!(
-                "turn {} of run {} was asked again in process {} with another transcript: {} instead of {}",
-                request.turn,
-                request.run,
-                request.process,
-                text(&request.transcript),
-                text(first),
-            ));
+            breach(
+                "reply asked again",
+                format!(
+                    "turn {} of run {} was asked again in process {} with another transcript: {} instead of {}",
+                    request.turn,
+                    request.run,
+                    request.process,
+                    text(&request.transcript),
+                    text(first),
+                ),
+            );
             return;
         }
     }

@@ -26,9 +26,10 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     if check.crashed.failure.is_some() {
         return;
     }
-    let mut breach = |message: String| {
+    let mut breach = |check: &'static str, message: String| {
         breaches.push(DurableBreach {
             invariant: "I17",
+            check,
             message,
         });
     };
@@ -54,45 +55,57 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
                     result,
                 }) = messages.get(at + 1 + index)
                 else {
-                    breach(format!(
-                        "run {run}: call {index} ({}) of a reply has no result",
-                        call.id
-                    ));
+                    breach(
+                        "no result",
+                        format!(
+                            "run {run}: call {index} ({}) of a reply has no result",
+                            call.id
+                        ),
+                    );
                     return;
                 };
                 if **call_id != *call.id || **name != *call.name {
-                    breach(format!(
-                        "run {run}: the result at position {index} is for {call_id} ({name}), not for {} ({})",
-                        call.id, call.name
-                    ));
+                    breach(
+                        "result order",
+                        format!(
+                            "run {run}: the result at position {index} is for {call_id} ({name}), not for {} ({})",
+                            call.id, call.name
+                        ),
+                    );
                     return;
                 }
                 if check.cut_changed.contains(&(run, call.id.clone())) {
                     if !is_aborted(result) {
-                        breach(format!(
-                            "run {run}: call {} ({}), which the guard changed, was cut by a crash and got {} instead of ABORTED",
-                            call.id,
-                            call.name,
-                            result.error_code().unwrap_or("a success"),
-                        ));
+                        breach(
+                            "guarded call cut",
+                            format!(
+                                "run {run}: call {} ({}), which the guard changed, was cut by a crash and got {} instead of ABORTED",
+                                call.id,
+                                call.name,
+                                result.error_code().unwrap_or("a success"),
+                            ),
+                        );
                         return;
                     }
                     continue;
                 }
                 let cut = check.cut_outside.contains(&(run, call.id.clone()));
                 if cut != is_outcome_unknown(result) {
-                    breach(if cut {
-                        format!(
-                            "run {run}: code_interpreter call {} was cut by a crash after its intent and got {} instead of OUTCOME_UNKNOWN",
-                            call.id,
-                            result.error_code().unwrap_or("a success"),
-                        )
-                    } else {
-                        format!(
-                            "run {run}: call {} ({}) got OUTCOME_UNKNOWN, though no crash cut it after an intent",
-                            call.id, call.name
-                        )
-                    });
+                    breach(
+                        "outcome unknown",
+                        if cut {
+                            format!(
+                                "run {run}: code_interpreter call {} was cut by a crash after its intent and got {} instead of OUTCOME_UNKNOWN",
+                                call.id,
+                                result.error_code().unwrap_or("a success"),
+                            )
+                        } else {
+                            format!(
+                                "run {run}: call {} ({}) got OUTCOME_UNKNOWN, though no crash cut it after an intent",
+                                call.id, call.name
+                            )
+                        },
+                    );
                     return;
                 }
             }

@@ -46,6 +46,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
             {
                 breaches.push(DurableBreach {
                     invariant: "I18",
+                    check: "bytes written",
                     message: format!(
                         "write {write} to the disk ({name}) holds 8 characters of the {label} {secret:?}"
                     ),

@@ -19,9 +19,10 @@ use crate::crash::Request;
 
 /// Checks I19.
 pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
-    let mut breach = |message: String| {
+    let mut breach = |check: &'static str, message: String| {
         breaches.push(DurableBreach {
             invariant: "I19",
+            check,
             message,
         });
     };
@@ -29,9 +30,10 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     if let Some(failure) = &crashed.failure
         && !failure.starts_with("the store did not reopen")
     {
-        breach(format!(
-            "the session did not go on after a crash: {failure}"
-        ));
+        breach(
+            "session goes on",
+            format!("the session did not go on after a crash: {failure}"),
+        );
         return;
     }
     for start in &crashed.starts {
@@ -42,10 +44,13 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
             .iter()
             .any(|entry| entry.name == start.tool && !entry.read_only);
         if run.read_only && writes {
-            breach(format!(
-                "the body of destructive tool {} ran in read-only run {} (call {}, process {})",
-                start.tool, start.run, start.call_id, start.process
-            ));
+            breach(
+                "read-only",
+                format!(
+                    "the body of destructive tool {} ran in read-only run {} (call {}, process {})",
+                    start.tool, start.run, start.call_id, start.process
+                ),
+            );
             return;
         }
     }
@@ -62,10 +67,13 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
             .count();
         // One more reply with calls may be the one past the limit, whose calls are `ABORTED`.
         if ran > plan.turns_max as usize + 1 {
-            breach(format!(
-                "run {run} holds {ran} replies with calls, past its turn limit of {}",
-                plan.turns_max
-            ));
+            breach(
+                "turn limit",
+                format!(
+                    "run {run} holds {ran} replies with calls, past its turn limit of {}",
+                    plan.turns_max
+                ),
+            );
             return;
         }
     }
@@ -87,10 +95,13 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     };
     for request in &crashed.requests {
         let Some(want) = asked.get(&(request.run, request.turn)) else {
-            breach(format!(
-                "run {} asked for turn {} after a crash; without crashes it never did",
-                request.run, request.turn
-            ));
+            breach(
+                "turn count",
+                format!(
+                    "run {} asked for turn {} after a crash; without crashes it never did",
+                    request.run, request.turn
+                ),
+            );
             return;
         };
         let same_transcript = want.transcript.len() == request.transcript.len()
@@ -100,21 +111,24 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
             || want.tools != request.tools
             || !same_transcript
         {
-            breach(format!(
-                "turn {} of run {} (process {}) was asked with tools {:?} and {} messages; without crashes with tools {:?} and {} messages{}",
-                request.turn,
-                request.run,
-                request.process,
-                request.tools,
-                request.transcript.len(),
-                want.tools,
-                want.transcript.len(),
-                if want.system_prompt == request.system_prompt {
-                    ""
-                } else {
-                    ", and another system prompt"
-                },
-            ));
+            breach(
+                "request",
+                format!(
+                    "turn {} of run {} (process {}) was asked with tools {:?} and {} messages; without crashes with tools {:?} and {} messages{}",
+                    request.turn,
+                    request.run,
+                    request.process,
+                    request.tools,
+                    request.transcript.len(),
+                    want.tools,
+                    want.transcript.len(),
+                    if want.system_prompt == request.system_prompt {
+                        ""
+                    } else {
+                        ", and another system prompt"
+                    },
+                ),
+            );
             return;
         }
     }
@@ -130,23 +144,29 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     let mut run = 0_u32;
     for at in 0..expected.len().max(got.len()) {
         let (Some(want), Some(have)) = (expected.get(at), got.get(at)) else {
-            breach(format!(
-                "the journal holds {} records after the crashes, {} without them",
-                got.len(),
-                expected.len()
-            ));
+            breach(
+                "journal length",
+                format!(
+                    "the journal holds {} records after the crashes, {} without them",
+                    got.len(),
+                    expected.len()
+                ),
+            );
             return;
         };
         if let Record::RunStarted { run: number, .. } = want {
             run = *number;
         }
         if json(want) != json(have) && !(cut_result(want, run) && cut_result(have, run)) {
-            breach(format!(
-                "record {at} of the journal is {} after {} crash(es), {} without them",
-                short(&json(have)),
-                check.crashes(),
-                short(&json(want)),
-            ));
+            breach(
+                "journal record",
+                format!(
+                    "record {at} of the journal is {} after {} crash(es), {} without them",
+                    short(&json(have)),
+                    check.crashes(),
+                    short(&json(want)),
+                ),
+            );
             return;
         }
     }

@@ -1,0 +1,193 @@
+//! Crash plan files: a [`Plan`] as JSON, checked against `sim/crash-plan.schema.json` (embedded
+//! as [`CRASH_PLAN_SCHEMA`]) before it is read, the way scenario files are (SPEC §10). `ward
+//! run --crashes` writes its first failure's plan, shrunk, as one; `ward replay FILE` explores
+//! it again. A bad file is refused with the JSON Pointer of its fault.
+//!
+//! ```json
+//! {"version": 1, "bug": "write-replayed-on-resume",
+//!  "crashPlan": {"seed": 21, "secrets": ["cfgA2b3C4d5E6f7G8h9J0k1"], "planted": ["Q6x…"],
+//!   "runs": [{"prompt": "Mark the last swing high.", "readOnly": false, "turnsMax": 2,
+//!             "disabled": [], "replies": [[{"id": "call_1", "name": "drawing_create",
+//!             "arguments": "{\"kind\":\"horizontal-line\",\"paneId\":\"main\",\"anchors\":[{\"price\":7}]}"}], []]}],
+//!   "crashes": [{"at": 17, "kind": "kill"}]}}
+//! ```
+//!
+//! Beyond the schema, a plan's call ids must be unique in the session (the explorer names a
+//! body by its run and its id).
+
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+use ward_core::fault::Fault;
+
+use super::plan::Plan;
+
+/// The JSON Schema of crash plan files.
+pub const CRASH_PLAN_SCHEMA: &str = include_str!("../../crash-plan.schema.json");
+
+/// A crash plan file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanFile {
+    /// The file format's version: 1.
+    pub version: u32,
+    /// What the plan shows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The seeded bug switched on, by name.
+    #[serde(default)]
+    pub bug: Option<String>,
+    /// The plan.
+    pub crash_plan: Plan,
+}
+
+/// Why a crash plan file was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PlanFileError {
+    /// Not JSON.
+    #[error("{path}: not valid JSON: {reason}")]
+    Json {
+        /// The file.
+        path: String,
+        /// The parser's reason, with line and column.
+        reason: String,
+    },
+    /// Breaks the schema, or cannot be explored.
+    #[error("{path}: at {pointer}: {reason}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// The JSON Pointer of the fault.
+        pointer: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl PlanFile {
+    /// A file holding `plan`, with `bug` switched on.
+    pub fn new(plan: Plan, bug: Option<Fault>, description: String) -> PlanFile {
+        PlanFile {
+            version: 1,
+            description: Some(description),
+            bug: bug.map(|bug| bug.name().to_owned()),
+            crash_plan: plan,
+        }
+    }
+
+    /// Whether `value` is meant as a crash plan file (it names `crashPlan`), not a scenario.
+    pub fn is_plan(value: &serde_json::Value) -> bool {
+        value.get("crashPlan").is_some()
+    }
+
+    /// Reads a crash plan file; `path` names it in errors.
+    pub fn from_json(text: &str, path: &str) -> Result<PlanFile, PlanFileError> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|error| PlanFileError::Json {
+                path: path.to_owned(),
+                reason: error.to_string(),
+            })?;
+        Self::from_value(value, path)
+    }
+
+    /// Reads a crash plan file already parsed as JSON.
+    pub fn from_value(value: serde_json::Value, path: &str) -> Result<PlanFile, PlanFileError> {
+        let invalid = |pointer: String, reason: String| PlanFileError::Invalid {
+            path: path.to_owned(),
+            pointer,
+            reason,
+        };
+        static VALIDATOR: OnceLock<Result<jsonschema::Validator, String>> = OnceLock::new();
+        if let Some(fault) =
+            crate::schema::check(&VALIDATOR, CRASH_PLAN_SCHEMA, "crash plan", &value)
+        {
+            return Err(invalid(fault.pointer, fault.reason));
+        }
+        let file: PlanFile = serde_json::from_value(value)
+            .map_err(|error| invalid("/".to_owned(), error.to_string()))?;
+        if let Err(reason) = file.fault() {
+            return Err(invalid("/bug".to_owned(), reason));
+        }
+        let mut ids = BTreeSet::new();
+        for (run, script) in file.crash_plan.runs.iter().enumerate() {
+            for (turn, calls) in script.replies.iter().enumerate() {
+                for (index, call) in calls.iter().enumerate() {
+                    if !ids.insert(call.id.as_str()) {
+                        return Err(invalid(
+                            format!("/crashPlan/runs/{run}/replies/{turn}/{index}/id"),
+                            format!(
+                                "call id {:?} is used twice: a plan's call ids are unique in its session",
+                                call.id
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(file)
+    }
+
+    /// The file as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// The seeded bug, parsed.
+    pub fn fault(&self) -> Result<Option<Fault>, String> {
+        self.bug
+            .as_deref()
+            .map(|name| name.parse::<Fault>().map_err(|error| error.to_string()))
+            .transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crash::generate;
+
+    #[test]
+    fn a_plan_file_reads_back_as_written() {
+        let mut plan = generate(21);
+        plan.draw_crashes(40);
+        let file = PlanFile::new(plan, "write-replayed-on-resume".parse().ok(), "a".into());
+        let read = PlanFile::from_json(&file.to_json(), "plan.json").unwrap();
+        assert_eq!(read, file);
+        assert!(PlanFile::is_plan(
+            &serde_json::from_str(&file.to_json()).unwrap()
+        ));
+    }
+
+    #[test]
+    fn a_bad_plan_file_is_refused_at_the_pointer_of_its_fault() {
+        let mut file = serde_json::to_value(PlanFile::new(generate(3), None, "b".into())).unwrap();
+        file["crashPlan"]["crashes"] = serde_json::json!([{"at": 3, "kind": "meteor"}]);
+        let refused = PlanFile::from_value(file.clone(), "plan.json").unwrap_err();
+        assert!(
+            matches!(&refused, PlanFileError::Invalid { pointer, .. } if pointer == "/crashPlan/crashes/0/kind"),
+            "{refused}"
+        );
+        file["crashPlan"]["crashes"] = serde_json::json!([]);
+        file["crashPlan"]["runs"][0]["replies"] = serde_json::json!([
+            [{"id": "call_1", "name": "panes_list", "arguments": "{}"}],
+            [{"id": "call_1", "name": "panes_list", "arguments": "{}"}]
+        ]);
+        let refused = PlanFile::from_value(file.clone(), "plan.json").unwrap_err();
+        assert!(
+            matches!(&refused, PlanFileError::Invalid { pointer, .. } if pointer == "/crashPlan/runs/0/replies/1/0/id"),
+            "{refused}"
+        );
+        file["bug"] = serde_json::json!("no-such-bug");
+        file["crashPlan"]["runs"][0]["replies"] = serde_json::json!([]);
+        let refused = PlanFile::from_value(file, "plan.json").unwrap_err();
+        assert!(
+            matches!(&refused, PlanFileError::Invalid { pointer, .. } if pointer == "/bug"),
+            "{refused}"
+        );
+        assert!(matches!(
+            PlanFile::from_json("{", "plan.json"),
+            Err(PlanFileError::Json { .. })
+        ));
+    }
+}
