@@ -12,6 +12,10 @@ use ward_sim::oracle::Invariant;
 /// Plans the correct core is checked on.
 const SEEDS: u64 = 400;
 
+/// A plan still running after this long fails the test ([`ward_sim::stall`]): a mutant that
+/// makes the core loop for ever is reported with its seed. A plan takes milliseconds.
+const STALL_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The budget of plans within which each seeded bug must be caught (SPEC §11).
 const SEEDS_PER_BUG_MAX: u64 = 5_000;
 
@@ -21,28 +25,32 @@ fn the_core_keeps_every_durable_invariant_under_crashes() {
     let mut resumed_batches = 0;
     let mut outcome_unknown = 0;
     let mut planned = 0;
-    for seed in 0..SEEDS {
-        let exploration = explore_seed(seed, FaultSet::EMPTY);
-        assert!(
-            exploration.verdict.breaches.is_empty(),
-            "seed {seed}: {:?}\nplan: {:?}",
-            exploration.verdict.breaches,
-            ward_sim::crash::generate(seed),
-        );
-        for process in &exploration.crashed.processes {
-            if let (true, Some(crash)) = (process.crashed, process.crash) {
-                let kind = CrashKind::ALL
-                    .iter()
-                    .position(|kind| *kind == crash.kind)
-                    .unwrap();
-                crashes[kind] += 1;
+    let report = |stall: &ward_sim::stall::Stall| eprintln!("{stall}");
+    ward_sim::stall::watched(Some(STALL_AFTER), 1, report, |watchdog| {
+        for seed in 0..SEEDS {
+            let _running = watchdog.map(|watchdog| watchdog.running(0, seed));
+            let exploration = explore_seed(seed, FaultSet::EMPTY);
+            assert!(
+                exploration.verdict.breaches.is_empty(),
+                "seed {seed}: {:?}\nplan: {:?}",
+                exploration.verdict.breaches,
+                exploration.plan,
+            );
+            for process in &exploration.crashed.processes {
+                if let (true, Some(crash)) = (process.crashed, process.crash) {
+                    let kind = CrashKind::ALL
+                        .iter()
+                        .position(|kind| *kind == crash.kind)
+                        .unwrap();
+                    crashes[kind] += 1;
+                }
             }
+            planned += exploration.planned;
+            let journal = serde_json::to_string(&exploration.crashed.journal).unwrap();
+            outcome_unknown += journal.matches("OUTCOME_UNKNOWN").count();
+            resumed_batches += exploration.crashed.journal.len();
         }
-        planned += exploration.planned;
-        let journal = serde_json::to_string(&exploration.crashed.journal).unwrap();
-        outcome_unknown += journal.matches("OUTCOME_UNKNOWN").count();
-        resumed_batches += exploration.crashed.journal.len();
-    }
+    });
     println!(
         "{SEEDS} plans, {planned} crashes planned, {} happened: kill {}, power loss {}, write error {}, sync error {}; {outcome_unknown} OUTCOME_UNKNOWN results; {resumed_batches} records",
         crashes.iter().sum::<usize>(),
