@@ -28,8 +28,15 @@
 //! but what R32 fixes — a call whose outside effect was cut gets `OUTCOME_UNKNOWN` — and
 //! must lose nothing acknowledged.
 //!
-//! The explorer is its own harness: the campaign's swarm (`ward run`) does not inject crashes
-//! yet. It is deterministic: one [`SimRng`] per plan, virtual time, no wall clock.
+//! Every step of an execution is noted in order ([`Step`], the trace of `ward replay
+//! --crashes SEED --trace F.jsonl`): a crash and a resume are steps like a request or a commit.
+//! A failing plan is shrunk ([`shrink`]) while the same check fails, crashes and all, and
+//! written as a crash plan file ([`file`]) that `ward replay FILE` explores again.
+//!
+//! The explorer is its own harness beside the campaign's: `ward run --crashes` explores each
+//! seed's plan after the seed's scenario, drawing the plan's runs, calls and crashes (how many,
+//! where, of which kind) from the seed. It is deterministic: one [`SimRng`] per plan, virtual
+//! time, no wall clock.
 
 mod execute;
 pub mod file;
