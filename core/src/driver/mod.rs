@@ -754,11 +754,13 @@ impl<P: Provider + ?Sized> Turns<'_, P> {
             .zip(guarded)
             .take(self.batch.calls_per_batch_max);
         for (index, (call, shown)) in capped.enumerate() {
-            let verdict = registry.admit(&self.batch.scope, &mut ids, call);
             let id_checks_the_same = guarded_ids.check(&shown.id).is_ok();
             if call == shown {
+                // Unchanged: only its id counts, for the calls after it (a repeated id).
+                let _ = ids.check(&call.id);
                 continue;
             }
+            let verdict = registry.admit(&self.batch.scope, &mut ids, call);
             let error = match verdict {
                 Err(error) => error,
                 Ok(_)
