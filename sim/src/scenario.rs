@@ -512,10 +512,7 @@ impl Scenario {
 
     /// The seeded bug, parsed.
     pub fn fault(&self) -> Result<Option<Fault>, String> {
-        self.bug
-            .as_deref()
-            .map(|name| name.parse::<Fault>().map_err(|error| error.to_string()))
-            .transpose()
+        fault_named(self.bug.as_deref())
     }
 
     /// The planted secret labelled `label`.
@@ -624,6 +621,12 @@ impl std::fmt::Display for ScenarioSize {
             self.sessions, self.runs, self.turns, self.calls
         )
     }
+}
+
+/// The seeded bug a file names, parsed.
+pub(crate) fn fault_named(bug: Option<&str>) -> Result<Option<Fault>, String> {
+    bug.map(|name| name.parse::<Fault>().map_err(|error| error.to_string()))
+        .transpose()
 }
 
 fn check_schema(value: &serde_json::Value, path: &str) -> Result<(), ScenarioError> {

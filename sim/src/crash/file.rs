@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use ward_core::fault::Fault;
 
 use super::plan::Plan;
+use crate::scenario::ScenarioError;
 
 /// The JSON Schema of crash plan files.
 pub const CRASH_PLAN_SCHEMA: &str = include_str!("../../crash-plan.schema.json");
@@ -42,29 +43,6 @@ pub struct PlanFile {
     pub crash_plan: Plan,
 }
 
-/// Why a crash plan file was refused.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum PlanFileError {
-    /// Not JSON.
-    #[error("{path}: not valid JSON: {reason}")]
-    Json {
-        /// The file.
-        path: String,
-        /// The parser's reason, with line and column.
-        reason: String,
-    },
-    /// Breaks the schema, or cannot be explored.
-    #[error("{path}: at {pointer}: {reason}")]
-    Invalid {
-        /// The file.
-        path: String,
-        /// The JSON Pointer of the fault.
-        pointer: String,
-        /// What is wrong.
-        reason: String,
-    },
-}
-
 impl PlanFile {
     /// A file holding `plan`, with `bug` switched on.
     pub fn new(plan: Plan, bug: Option<Fault>, description: String) -> PlanFile {
@@ -81,10 +59,11 @@ impl PlanFile {
         value.get("crashPlan").is_some()
     }
 
-    /// Reads a crash plan file; `path` names it in errors.
-    pub fn from_json(text: &str, path: &str) -> Result<PlanFile, PlanFileError> {
+    /// Reads a crash plan file; `path` names it in errors (a bad file is refused as a bad
+    /// scenario file is).
+    pub fn from_json(text: &str, path: &str) -> Result<PlanFile, ScenarioError> {
         let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|error| PlanFileError::Json {
+            serde_json::from_str(text).map_err(|error| ScenarioError::Json {
                 path: path.to_owned(),
                 reason: error.to_string(),
             })?;
@@ -92,8 +71,8 @@ impl PlanFile {
     }
 
     /// Reads a crash plan file already parsed as JSON.
-    pub fn from_value(value: serde_json::Value, path: &str) -> Result<PlanFile, PlanFileError> {
-        let invalid = |pointer: String, reason: String| PlanFileError::Invalid {
+    pub fn from_value(value: serde_json::Value, path: &str) -> Result<PlanFile, ScenarioError> {
+        let invalid = |pointer: String, reason: String| ScenarioError::Invalid {
             path: path.to_owned(),
             pointer,
             reason,
@@ -102,7 +81,11 @@ impl PlanFile {
         if let Some(fault) =
             crate::schema::check(&VALIDATOR, CRASH_PLAN_SCHEMA, "crash plan", &value)
         {
-            return Err(invalid(fault.pointer, fault.reason));
+            return Err(ScenarioError::Schema {
+                path: path.to_owned(),
+                pointer: fault.pointer,
+                reason: fault.reason,
+            });
         }
         let file: PlanFile = serde_json::from_value(value)
             .map_err(|error| invalid("/".to_owned(), error.to_string()))?;
@@ -135,10 +118,7 @@ impl PlanFile {
 
     /// The seeded bug, parsed.
     pub fn fault(&self) -> Result<Option<Fault>, String> {
-        self.bug
-            .as_deref()
-            .map(|name| name.parse::<Fault>().map_err(|error| error.to_string()))
-            .transpose()
+        crate::scenario::fault_named(self.bug.as_deref())
     }
 }
 
@@ -165,7 +145,7 @@ mod tests {
         file["crashPlan"]["crashes"] = serde_json::json!([{"at": 3, "kind": "meteor"}]);
         let refused = PlanFile::from_value(file.clone(), "plan.json").unwrap_err();
         assert!(
-            matches!(&refused, PlanFileError::Invalid { pointer, .. } if pointer == "/crashPlan/crashes/0/kind"),
+            matches!(&refused, ScenarioError::Schema { pointer, .. } if pointer == "/crashPlan/crashes/0/kind"),
             "{refused}"
         );
         file["crashPlan"]["crashes"] = serde_json::json!([]);
@@ -175,19 +155,19 @@ mod tests {
         ]);
         let refused = PlanFile::from_value(file.clone(), "plan.json").unwrap_err();
         assert!(
-            matches!(&refused, PlanFileError::Invalid { pointer, .. } if pointer == "/crashPlan/runs/0/replies/1/0/id"),
+            matches!(&refused, ScenarioError::Invalid { pointer, .. } if pointer == "/crashPlan/runs/0/replies/1/0/id"),
             "{refused}"
         );
         file["bug"] = serde_json::json!("no-such-bug");
         file["crashPlan"]["runs"][0]["replies"] = serde_json::json!([]);
         let refused = PlanFile::from_value(file, "plan.json").unwrap_err();
         assert!(
-            matches!(&refused, PlanFileError::Invalid { pointer, .. } if pointer == "/bug"),
+            matches!(&refused, ScenarioError::Invalid { pointer, .. } if pointer == "/bug"),
             "{refused}"
         );
         assert!(matches!(
             PlanFile::from_json("{", "plan.json"),
-            Err(PlanFileError::Json { .. })
+            Err(ScenarioError::Json { .. })
         ));
     }
 }
