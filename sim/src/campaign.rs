@@ -249,11 +249,15 @@ pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> Campaign
     let ready: Mutex<Option<Ready>> = Mutex::new(None);
     let jobs = config.jobs.max(1);
     let report_stall = |stall: &Stall| {
-        let replay = if config.crashes {
-            crash_replay(stall.seed, config.bug)
-        } else {
-            let bug = config.bug.map(|bug| bug.name());
-            summary::replay_command(stall.seed, bug, config.runtime.as_deref())
+        let bug = config.bug.map(|bug| bug.name());
+        let scenario = summary::replay_command(stall.seed, bug, config.runtime.as_deref());
+        // A seed of `--crashes` runs its scenario, then its crash plan: either may be the one.
+        let replay = match config.crashes {
+            true => format!(
+                "{scenario} (its scenario), or {} (its crash plan)",
+                crash_replay(stall.seed, config.bug)
+            ),
+            false => scenario,
         };
         eprintln!("ward: {stall}; replay: {replay}");
     };

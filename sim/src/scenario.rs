@@ -464,7 +464,7 @@ pub enum ScenarioError {
         /// The parser's reason, with line and column.
         reason: String,
     },
-    /// Does not match the scenario schema.
+    /// Does not match the file's schema (the scenario schema, or a crash plan's).
     #[error("{path}: at {pointer}: {reason}")]
     Schema {
         /// The file.

@@ -89,7 +89,7 @@ fn every_seeded_bug_of_durable_sessions_is_caught_by_its_invariant_and_shrinks_t
             panic!("{fault} was not caught by {invariant} within {SEEDS_PER_BUG_MAX} plans");
         };
         // Shrunk, written and read back, the plan fails the same check first.
-        let shrunk = shrink::shrink(&plan, faults, &breach, shrink::EXPLORATIONS_MAX / 2);
+        let shrunk = shrink::shrink(&plan, faults, &breach, shrink::EXPLORATIONS_MAX / 2, None);
         let file = PlanFile::new(shrunk.plan, Some(fault), String::new());
         let read = PlanFile::from_json(&file.to_json(), "shrunk.json").unwrap();
         let replayed = explore(&read.crash_plan, faults);
@@ -107,6 +107,13 @@ fn every_seeded_bug_of_durable_sessions_is_caught_by_its_invariant_and_shrinks_t
                 .map(Vec::len)
                 .sum()
         };
+        let size =
+            |plan: &ward_sim::crash::Plan| (plan.runs.len(), calls(plan), plan.crashes.len());
+        let (before, after) = (size(&plan), size(&read.crash_plan));
+        assert!(
+            after.0 <= before.0 && after.1 <= before.1 && after.2 <= before.2 && after != before,
+            "{fault} (plan {seed}): shrinking left {after:?} of {before:?} (runs, calls, crashes)"
+        );
         println!(
             "{fault}: caught by {invariant} ({}) at plan {seed}: {}; shrunk from {} runs, {} calls, {} crashes to {} runs, {} calls, {} crashes in {} explorations",
             breach.check,

@@ -150,7 +150,7 @@ fn plan_of(args: &ReplayArgs) -> Result<Option<(Plan, Option<Fault>)>, String> {
     if let Ok(seed) = args.target.parse::<u64>() {
         return Ok(args.crashes.then(|| {
             let faults = args.bug.into_iter().collect();
-            (crash::explore_seed(seed, faults).plan, None)
+            (crash::plan_of_seed(seed, faults), None)
         }));
     }
     let text = std::fs::read_to_string(&args.target)

@@ -198,9 +198,9 @@ pub fn run(args: &RunArgs) -> ExitCode {
                     Some(runtime) => format!(
                         "ward replay --runtime '{}' {}",
                         runtime.replace('\'', "'\\''"),
-                        path.display()
+                        quoted(&path)
                     ),
-                    None => format!("ward replay {}", path.display()),
+                    None => format!("ward replay {}", quoted(&path)),
                 };
                 tell!("replay: {command}");
                 replay = Some(command);
@@ -211,7 +211,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
     let durable_failure =
         (report.crashes.as_mut()).and_then(|crashes| crashes.first_failure.as_mut());
     if let Some(failure) = durable_failure {
-        match write_plan_failure(&args.out, failure.seed, config.bug) {
+        match write_plan_failure(&args.out, failure.seed, &config) {
             Ok(Some(written)) => {
                 tell!(
                     "first durable failure: seed {}: {}: {}\nshrunk from {} to {} ({} explorations): {}",
@@ -223,7 +223,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
                     written.explorations,
                     written.path.display()
                 );
-                failure.replay = Some(format!("ward replay {}", written.path.display()));
+                failure.replay = Some(format!("ward replay {}", quoted(&written.path)));
             }
             Ok(None) => {}
             Err(error) => tell!("ward: cannot write the shrunk crash plan: {error}"),
@@ -248,9 +248,10 @@ struct WrittenPlan {
 fn write_plan_failure(
     directory: &Path,
     seed: u64,
-    bug: Option<ward_core::fault::Fault>,
+    config: &CampaignConfig,
 ) -> std::io::Result<Option<WrittenPlan>> {
     use crate::crash::{self, file::PlanFile, shrink};
+    let bug = config.bug;
     let faults: ward_core::fault::FaultSet = bug.into_iter().collect();
     let exploration = crash::explore_seed(seed, faults);
     let breaches = &exploration.verdict.breaches;
@@ -261,7 +262,14 @@ fn write_plan_failure(
     else {
         return Ok(None);
     };
-    let shrunk = shrink::shrink(&exploration.plan, faults, target, shrink::EXPLORATIONS_MAX);
+    let report = |stall: &crate::stall::Stall| {
+        let replay = crate::campaign::crash_replay(seed, bug);
+        tell!("ward: shrinking: {stall}; replay: {replay}");
+    };
+    let shrunk = crate::stall::watched(config.stall_after, 1, report, |watchdog| {
+        let plan = &exploration.plan;
+        shrink::shrink(plan, faults, target, shrink::EXPLORATIONS_MAX, watchdog)
+    });
     let size = |plan: &crash::Plan| {
         let calls: usize = (plan.runs.iter())
             .flat_map(|run| &run.replies)
@@ -291,6 +299,16 @@ fn write_plan_failure(
         after: size(&shrunk.plan),
         explorations: shrunk.explorations,
     }))
+}
+
+/// `path` as one shell word: quoted when it holds anything but plain characters.
+fn quoted(path: &Path) -> String {
+    let text = path.display().to_string();
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c);
+    match text.chars().all(plain) {
+        true => text,
+        false => format!("'{}'", text.replace('\'', "'\\''")),
+    }
 }
 
 /// Prints a campaign's table (`how` says how it ran), then its summary as one JSON line with

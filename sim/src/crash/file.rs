@@ -12,14 +12,17 @@
 //!   "crashes": [{"at": 17, "kind": "kill"}]}}
 //! ```
 //!
-//! Beyond the schema, a plan's call ids must be unique in the session (the explorer names a
-//! body by its run and its id).
+//! Beyond the schema, a plan's secrets must be values a run accepts (R24), and its call ids,
+//! with their secrets redacted as the runtime names them (R22), unique in the session: the
+//! explorer names a body by its run and its id.
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 use ward_core::fault::Fault;
+use ward_core::guard::SecretGuard;
+use ward_core::redact::Redactor;
 
 use super::plan::Plan;
 use crate::scenario::ScenarioError;
@@ -92,15 +95,22 @@ impl PlanFile {
         if let Err(reason) = file.fault() {
             return Err(invalid("/bug".to_owned(), reason));
         }
+        // The secrets as a run takes them (R14, R24): a value the core refuses would stop every
+        // run at its start, which is a bad file, not a finding.
+        let redactor = Redactor::new(&file.crash_plan.secrets)
+            .map_err(|error| invalid("/crashPlan/secrets".to_owned(), error.to_string()))?;
+        // Bodies are named by their guarded ids (R22): two ids that differ only in a secret
+        // would name one body.
+        let guard = SecretGuard::for_redactor(&redactor);
         let mut ids = BTreeSet::new();
         for (run, script) in file.crash_plan.runs.iter().enumerate() {
             for (turn, calls) in script.replies.iter().enumerate() {
                 for (index, call) in calls.iter().enumerate() {
-                    if !ids.insert(call.id.as_str()) {
+                    if !ids.insert(guard.text(&call.id).into_owned()) {
                         return Err(invalid(
                             format!("/crashPlan/runs/{run}/replies/{turn}/{index}/id"),
                             format!(
-                                "call id {:?} is used twice: a plan's call ids are unique in its session",
+                                "call id {:?} is used twice (with its secrets redacted): a plan's call ids are unique in its session",
                                 call.id
                             ),
                         ));
@@ -158,6 +168,30 @@ mod tests {
             matches!(&refused, ScenarioError::Invalid { pointer, .. } if pointer == "/crashPlan/runs/0/replies/1/0/id"),
             "{refused}"
         );
+        file["crashPlan"]["runs"][0]["replies"] = serde_json::json!([
+            [{"id": "x_cfg-secret-one-AAAA", "name": "panes_list", "arguments": "{}"}],
+            [{"id": "x_cfg-secret-two-BBBB", "name": "panes_list", "arguments": "{}"}]
+        ]);
+        file["crashPlan"]["secrets"] =
+            serde_json::json!(["cfg-secret-one-AAAA", "cfg-secret-two-BBBB"]);
+        let refused = PlanFile::from_value(file.clone(), "plan.json").unwrap_err();
+        assert!(
+            matches!(&refused, ScenarioError::Invalid { pointer, .. } if pointer == "/crashPlan/runs/0/replies/1/0/id"),
+            "{refused}"
+        );
+        file["crashPlan"]["secrets"] = serde_json::json!(["REDACTED"]);
+        let refused = PlanFile::from_value(file.clone(), "plan.json").unwrap_err();
+        assert!(
+            matches!(&refused, ScenarioError::Invalid { pointer, .. } if pointer == "/crashPlan/secrets"),
+            "{refused}"
+        );
+        file["crashPlan"]["secrets"] = serde_json::json!(["cfg\"quoted-value"]);
+        let refused = PlanFile::from_value(file.clone(), "plan.json").unwrap_err();
+        assert!(
+            matches!(&refused, ScenarioError::Schema { pointer, .. } if pointer == "/crashPlan/secrets/0"),
+            "{refused}"
+        );
+        file["crashPlan"]["secrets"] = serde_json::json!(["cfg-secret-one-AAAA"]);
         file["bug"] = serde_json::json!("no-such-bug");
         file["crashPlan"]["runs"][0]["replies"] = serde_json::json!([]);
         let refused = PlanFile::from_value(file, "plan.json").unwrap_err();

@@ -120,6 +120,15 @@ pub fn explore(plan: &Plan, faults: FaultSet) -> Exploration {
     }
 }
 
+/// The plan of `seed` with its crashes, drawn within the storage calls its reference makes
+/// under `faults` (what [`explore_seed`] explores).
+pub fn plan_of_seed(seed: u64, faults: FaultSet) -> Plan {
+    let mut plan = generate(seed);
+    let reference = explore_once(&plan, faults, &[], &mut SimRng::new(plan.seed));
+    plan.draw_crashes(reference.storage_calls);
+    plan
+}
+
 /// Generates the plan of `seed`, with crashes drawn within the storage calls its reference
 /// makes, and explores it.
 pub fn explore_seed(seed: u64, faults: FaultSet) -> Exploration {

@@ -13,6 +13,7 @@ use ward_core::fault::FaultSet;
 
 use super::plan::{CrashKind, Plan};
 use crate::oracle::durable::DurableBreach;
+use crate::stall::Watchdog;
 
 /// The default budget of explorations (each executes the plan twice; a plan takes a few
 /// milliseconds).
@@ -33,12 +34,14 @@ pub fn first_of<'b>(breaches: &'b [DurableBreach], invariant: &str) -> Option<&'
 }
 
 /// Shrinks `plan` while, under `faults`, the first breach of `target`'s invariant is still of
-/// `target`'s check.
+/// `target`'s check. Each candidate is marked in slot 0 of `watchdog`, when one is given
+/// ([`crate::stall`]), as the plan's seed: a candidate the core never finishes is reported.
 pub fn shrink(
     plan: &Plan,
     faults: FaultSet,
     target: &DurableBreach,
     explorations_max: usize,
+    watchdog: Option<&Watchdog>,
 ) -> ShrunkPlan {
     let mut explorations = 0;
     let fails = |candidate: &Plan| {
@@ -53,6 +56,7 @@ pub fn shrink(
                 break 'shrinking;
             }
             explorations += 1;
+            let _running = watchdog.map(|watchdog| watchdog.running(0, plan.seed));
             if fails(&candidate) {
                 current = candidate;
                 continue 'shrinking;
