@@ -765,7 +765,7 @@ impl SessionStore for HostStore {
         for record in records {
             if let Record::Message { message } = record {
                 shared.outbox.push(FromAdapter::Append {
-                    message: Arc::clone(message),
+                    message: (**message).clone(),
                 });
             }
         }

@@ -267,8 +267,8 @@ pub enum FromAdapter {
     },
     /// A message appended to the session store.
     Append {
-        /// The message (shared: a runtime in process hands on the message it stored).
-        message: Arc<Message>,
+        /// The message.
+        message: Message,
     },
     /// The run's entry point returned.
     RunEnd {

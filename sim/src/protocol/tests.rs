@@ -218,11 +218,11 @@ fn from_adapter() -> Vec<FromAdapter> {
         event(6, EventKind::RunFailed { error: invalid() }),
         event(7, EventKind::RunCancelled),
         FromAdapter::Append {
-            message: Arc::new(Message::Tool {
+            message: Message::Tool {
                 call_id: "call_9".into(),
                 name: "drawing_create".into(),
                 result: failed,
-            }),
+            },
         },
         FromAdapter::RunEnd {
             outcome: RunEndOutcome::Failed,

@@ -399,7 +399,9 @@ impl RunDriver<'_, '_> {
                 ..
             } => self.on_question(question_id, body_id),
             FromAdapter::Event { event } => self.on_event(event),
-            FromAdapter::Append { message } => self.record(Record::Append { message }),
+            FromAdapter::Append { message } => self.record(Record::Append {
+                message: Arc::new(message),
+            }),
             FromAdapter::RunEnd {
                 outcome,
                 code,
