@@ -158,7 +158,7 @@ fn resolves(parsed: Option<&Value>, arguments: &str, path: &str) -> bool {
             Err(_) => return false,
         },
     };
-    input_errors::resolve(value, path).is_some()
+    value.pointer(path).is_some()
 }
 
 /// Whether `message` is `The tool input is invalid: ` followed by the `path: message` of
