@@ -91,21 +91,25 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
                 }
                 let cut = check.cut_outside.contains(&(run, call.id.clone()));
                 if cut != is_outcome_unknown(result) {
-                    breach(
-                        "outcome unknown",
-                        if cut {
+                    // Two checks, so that shrinking keeps the one that failed.
+                    if cut {
+                        breach(
+                            "outcome unknown missing",
                             format!(
                                 "run {run}: code_interpreter call {} was cut by a crash after its intent and got {} instead of OUTCOME_UNKNOWN",
                                 call.id,
                                 result.error_code().unwrap_or("a success"),
-                            )
-                        } else {
+                            ),
+                        );
+                    } else {
+                        breach(
+                            "outcome unknown without a cut",
                             format!(
                                 "run {run}: call {} ({}) got OUTCOME_UNKNOWN, though no crash cut it after an intent",
                                 call.id, call.name
-                            )
-                        },
-                    );
+                            ),
+                        );
+                    }
                     return;
                 }
             }
