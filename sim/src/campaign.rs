@@ -26,7 +26,7 @@ use ward_core::fault::Fault;
 use crate::crash::{self, CrashKind};
 use crate::generate::Misbehaviour;
 use crate::host::process::Ready;
-use crate::oracle::durable::{DurableBreach, INVARIANTS};
+use crate::oracle::durable::{DurableVerdict, INVARIANTS};
 use crate::oracle::{Exactness, Invariant, Violation};
 use crate::scenario::Scenario;
 use crate::simulate::{Engine, is_rerun};
@@ -96,8 +96,7 @@ struct SeedSummary {
 /// What one seed's crash plan came to.
 #[derive(Debug, Clone)]
 struct DurableSeed {
-    armed: [bool; 5],
-    breaches: Vec<DurableBreach>,
+    verdict: DurableVerdict,
     planned: u64,
     crashes: [u64; 4],
     processes: u64,
@@ -111,13 +110,12 @@ fn explore(seed: u64, bug: Option<Fault>) -> DurableSeed {
     let exploration = crash::explore_seed(seed, faults);
     let journal = serde_json::to_string(&exploration.crashed.journal).unwrap_or_default();
     DurableSeed {
-        armed: exploration.verdict.armed,
         planned: exploration.planned as u64,
         crashes: exploration.crashes(),
         processes: exploration.crashed.processes.len() as u64,
         outcome_unknown: journal.matches("\"OUTCOME_UNKNOWN\"").count() as u64,
         digest: exploration.digest(),
-        breaches: exploration.verdict.breaches,
+        verdict: exploration.verdict,
     }
 }
 
@@ -417,14 +415,13 @@ impl CampaignReport {
                 .map(|(kind, count)| (kind.name().to_owned(), count))
                 .collect(),
             outcome_unknown: durable.outcome_unknown,
-            violations: u64::from(!durable.breaches.is_empty()),
+            violations: u64::from(!durable.verdict.breaches.is_empty()),
             by_invariant: BTreeMap::new(),
             first_failure: None,
             digest: mixed_digest(seed, durable.digest),
         };
-        for (id, armed) in INVARIANTS.iter().zip(durable.armed) {
-            let violated = durable
-                .breaches
+        for (id, armed) in INVARIANTS.iter().zip(durable.verdict.armed) {
+            let violated = (durable.verdict.breaches)
                 .iter()
                 .any(|breach| breach.invariant == *id);
             let slot = InvariantCounts {
@@ -437,15 +434,15 @@ impl CampaignReport {
         }
         // With a seeded bug on, the breach of the invariant that catches it comes first.
         let wanted = bug.map(Fault::invariant);
-        let breach = (durable.breaches.iter())
-            .find(|breach| Some(breach.invariant) == wanted)
-            .or_else(|| durable.breaches.first());
-        let failure = breach.map(|breach| FailureSummary {
-            seed,
-            invariant: breach.invariant.to_owned(),
-            explanation: breach.message.clone(),
-            replay: Some(crash_replay(seed, bug)),
-        });
+        let failure = durable
+            .verdict
+            .reported(wanted)
+            .map(|breach| FailureSummary {
+                seed,
+                invariant: breach.invariant.to_owned(),
+                explanation: breach.message.clone(),
+                replay: Some(crash_replay(seed, bug)),
+            });
         // Seeds come in order: the first failure is the lowest seed's, unless a later seed is
         // the first to break the invariant the bug is caught by.
         let replace = match (&crashes.first_failure, &failure) {

@@ -254,12 +254,8 @@ fn write_plan_failure(
     let bug = config.bug;
     let faults: ward_core::fault::FaultSet = bug.into_iter().collect();
     let exploration = crash::explore_seed(seed, faults);
-    let breaches = &exploration.verdict.breaches;
     let wanted = bug.map(ward_core::fault::Fault::invariant);
-    let Some(target) = wanted
-        .and_then(|invariant| shrink::first_of(breaches, invariant))
-        .or_else(|| breaches.first())
-    else {
+    let Some(target) = exploration.verdict.reported(wanted) else {
         return Ok(None);
     };
     let report = |stall: &crate::stall::Stall| {

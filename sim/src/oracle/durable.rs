@@ -100,6 +100,16 @@ pub struct DurableVerdict {
     pub breaches: Vec<DurableBreach>,
 }
 
+impl DurableVerdict {
+    /// The breach a campaign reports and shrinks: the first of `invariant` (the one that
+    /// catches the seeded bug on, when one is), else the first of all.
+    pub fn reported(&self, invariant: Option<&str>) -> Option<&DurableBreach> {
+        (self.breaches.iter())
+            .find(|breach| Some(breach.invariant) == invariant)
+            .or_else(|| self.breaches.first())
+    }
+}
+
 /// Every breach of I15–I19 in `crashed`, against `reference`, and which checks were armed.
 pub fn check(plan: &Plan, reference: &Execution, crashed: &Execution) -> DurableVerdict {
     let cut_outside = cut_outside(crashed);
