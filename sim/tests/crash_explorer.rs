@@ -4,6 +4,7 @@
 //! same check.
 
 use ward_core::fault::{Fault, FaultSet};
+use ward_core::session::Record;
 use ward_sim::crash::file::PlanFile;
 use ward_sim::crash::shrink::{self, first_of};
 use ward_sim::crash::{CrashKind, Step, explore, explore_seed};
@@ -143,36 +144,60 @@ fn a_crash_and_a_resume_are_steps_of_the_trace() {
         })
         .expect("a plan whose crash left a journal to resume from");
     let log = &exploration.crashed.log;
-    let crashed = log
-        .iter()
-        .position(|step| matches!(step, Step::Crashed { .. }))
-        .unwrap_or_else(|| panic!("seed {seed}: no crash step: {log:?}"));
-    let reopened = log[crashed..]
-        .iter()
-        .position(|step| matches!(step, Step::Opened { process, recovered } if *process > 0 && *recovered > 0));
-    assert!(reopened.is_some(), "seed {seed}: {log:?}");
-    let steps = log.len();
-    let commits = log
-        .iter()
-        .filter(|step| matches!(step, Step::Committed { .. }))
-        .count();
-    let acknowledged: usize = exploration
-        .crashed
-        .processes
-        .iter()
-        .map(|process| process.acknowledged.len())
-        .sum();
-    let committed: usize = log
-        .iter()
-        .map(|step| match step {
-            Step::Committed { records, .. } => records.len(),
-            _ => 0,
-        })
-        .sum();
-    assert_eq!(
-        committed, acknowledged,
-        "seed {seed}: {commits} commits of {steps} steps"
-    );
+    let committed = |steps: &[Step]| -> Vec<Record> {
+        (steps.iter())
+            .flat_map(|step| match step {
+                Step::Committed { records, .. } => records.clone(),
+                _ => Vec::new(),
+            })
+            .collect()
+    };
+    let mut resumes = 0;
+    for (at, step) in log.iter().enumerate() {
+        let Step::Crashed { process, .. } = step else {
+            continue;
+        };
+        let (before, after) = (&log[..at], &log[at + 1..]);
+        // The next process opens the store and recovers every record acknowledged before.
+        let journal = committed(before);
+        let Some(Step::Opened {
+            process: next,
+            recovered,
+        }) = after.first()
+        else {
+            panic!(
+                "seed {seed}: no process opened the store after the crash of process {process}: {log:?}"
+            );
+        };
+        assert_eq!(
+            (*next, *recovered),
+            (process + 1, journal.len()),
+            "seed {seed}: {log:?}"
+        );
+        // It takes up the run the crash cut, when that run's start was committed and its end
+        // was not; otherwise it resumes nothing.
+        let cut = journal.iter().rev().find_map(|record| match record {
+            Record::RunStarted { run, .. } => Some(*run),
+            _ => None,
+        });
+        let cut = cut.filter(|run| {
+            !(journal.iter())
+                .any(|record| matches!(record, Record::RunEnded { run: ended, .. } if ended == run))
+        });
+        // Its first step of a run: a resume of the cut run, or a run started.
+        let resumed = after[1..].iter().find_map(|step| match step {
+            Step::Resumed { process: by, run } if by == next => Some(Some(*run)),
+            Step::RunStarted { process: by, .. } if by == next => Some(None),
+            _ => None,
+        });
+        let resumed = resumed.flatten();
+        assert_eq!(
+            resumed, cut,
+            "seed {seed}: after the crash of process {process}: {log:?}"
+        );
+        resumes += usize::from(resumed.is_some());
+    }
+    assert!(resumes > 0, "seed {seed}: no run resumed: {log:?}");
 }
 
 #[test]
