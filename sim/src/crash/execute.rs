@@ -166,7 +166,10 @@ pub struct Execution {
     /// The journal and the chart a store reopened after the session's end and one more power
     /// loss holds.
     pub reopened: Option<(Vec<Record>, Option<ChartState>)>,
-    /// Every step, in order.
+    /// Every step, in order. Kept for every execution, not only for `ward replay --trace`:
+    /// it costs 0.06 % of a crash campaign's instructions (13.108 against 13.101 billion,
+    /// `ward run --crashes --seeds 0..200`, 2026-12-06), less than a switch threaded through
+    /// every exploration would be worth.
     pub log: Vec<Step>,
 }
 
