@@ -27,7 +27,7 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use ward_core::driver::Limits;
@@ -489,18 +489,10 @@ pub enum ScenarioError {
 impl Scenario {
     /// Reads a scenario from JSON text; `path` names the source in errors.
     pub fn from_json(text: &str, path: &str) -> Result<Scenario, ScenarioError> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|error| ScenarioError::Json {
-                path: path.to_owned(),
-                reason: error.to_string(),
-            })?;
-        check_schema(&value, path)?;
+        static VALIDATOR: OnceLock<Result<jsonschema::Validator, String>> = OnceLock::new();
+        let value = parse_json(text, path)?;
         let scenario: Scenario =
-            serde_json::from_value(value).map_err(|error| ScenarioError::Schema {
-                path: path.to_owned(),
-                pointer: "/".to_owned(),
-                reason: error.to_string(),
-            })?;
+            read_checked(value, path, (&VALIDATOR, SCENARIO_SCHEMA, "scenario"))?;
         scenario.check(path)?;
         Ok(scenario)
     }
@@ -629,15 +621,35 @@ pub(crate) fn fault_named(bug: Option<&str>) -> Result<Option<Fault>, String> {
         .transpose()
 }
 
-fn check_schema(value: &serde_json::Value, path: &str) -> Result<(), ScenarioError> {
-    static VALIDATOR: std::sync::OnceLock<Result<jsonschema::Validator, String>> =
-        std::sync::OnceLock::new();
-    match crate::schema::check(&VALIDATOR, SCENARIO_SCHEMA, "scenario", value) {
-        None => Ok(()),
-        Some(fault) => Err(ScenarioError::Schema {
-            path: path.to_owned(),
-            pointer: fault.pointer,
-            reason: fault.reason,
-        }),
+/// JSON text parsed, or the error that names `path` and the parser's line and column.
+pub(crate) fn parse_json(text: &str, path: &str) -> Result<serde_json::Value, ScenarioError> {
+    serde_json::from_str(text).map_err(|error| ScenarioError::Json {
+        path: path.to_owned(),
+        reason: error.to_string(),
+    })
+}
+
+/// A file's schema: its compiled validator's slot, its text and what it describes.
+pub(crate) type FileSchema = (
+    &'static OnceLock<Result<jsonschema::Validator, String>>,
+    &'static str,
+    &'static str,
+);
+
+/// `value` read as a `T` after its schema has accepted it, so that a fault is named by its
+/// JSON Pointer (SPEC §12); `path` names the file in errors.
+pub(crate) fn read_checked<T: serde::de::DeserializeOwned>(
+    value: serde_json::Value,
+    path: &str,
+    (validator, schema, what): FileSchema,
+) -> Result<T, ScenarioError> {
+    let schema_error = |pointer: String, reason: String| ScenarioError::Schema {
+        path: path.to_owned(),
+        pointer,
+        reason,
+    };
+    if let Some(fault) = crate::schema::check(validator, schema, what, &value) {
+        return Err(schema_error(fault.pointer, fault.reason));
     }
+    serde_json::from_value(value).map_err(|error| schema_error("/".to_owned(), error.to_string()))
 }

@@ -155,8 +155,8 @@ fn plan_of(args: &ReplayArgs) -> Result<Option<(Plan, Option<Fault>)>, String> {
     }
     let text = std::fs::read_to_string(&args.target)
         .map_err(|error| format!("cannot read {}: {error}", args.target))?;
-    let value: Option<serde_json::Value> = serde_json::from_str(&text).ok();
-    if !value.as_ref().is_some_and(PlanFile::is_plan) {
+    let value = serde_json::from_str::<serde_json::Value>(&text).ok();
+    let Some(value) = value.filter(PlanFile::is_plan) else {
         if args.crashes {
             return Err(format!(
                 "{}: --crashes replays a seed's crash plan or a crash plan file (one that names `crashPlan`)",
@@ -164,8 +164,8 @@ fn plan_of(args: &ReplayArgs) -> Result<Option<(Plan, Option<Fault>)>, String> {
             ));
         }
         return Ok(None);
-    }
-    let file = PlanFile::from_json(&text, &args.target).map_err(|error| error.to_string())?;
+    };
+    let file = PlanFile::from_value(value, &args.target).map_err(|error| error.to_string())?;
     let bug = file.fault()?;
     Ok(Some((file.crash_plan, bug)))
 }

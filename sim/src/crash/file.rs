@@ -25,7 +25,7 @@ use ward_core::guard::SecretGuard;
 use ward_core::redact::Redactor;
 
 use super::plan::Plan;
-use crate::scenario::ScenarioError;
+use crate::scenario::{self, ScenarioError};
 
 /// The JSON Schema of crash plan files.
 pub const CRASH_PLAN_SCHEMA: &str = include_str!("../../crash-plan.schema.json");
@@ -65,33 +65,19 @@ impl PlanFile {
     /// Reads a crash plan file; `path` names it in errors (a bad file is refused as a bad
     /// scenario file is).
     pub fn from_json(text: &str, path: &str) -> Result<PlanFile, ScenarioError> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|error| ScenarioError::Json {
-                path: path.to_owned(),
-                reason: error.to_string(),
-            })?;
-        Self::from_value(value, path)
+        Self::from_value(scenario::parse_json(text, path)?, path)
     }
 
     /// Reads a crash plan file already parsed as JSON.
     pub fn from_value(value: serde_json::Value, path: &str) -> Result<PlanFile, ScenarioError> {
+        static VALIDATOR: OnceLock<Result<jsonschema::Validator, String>> = OnceLock::new();
         let invalid = |pointer: String, reason: String| ScenarioError::Invalid {
             path: path.to_owned(),
             pointer,
             reason,
         };
-        static VALIDATOR: OnceLock<Result<jsonschema::Validator, String>> = OnceLock::new();
-        if let Some(fault) =
-            crate::schema::check(&VALIDATOR, CRASH_PLAN_SCHEMA, "crash plan", &value)
-        {
-            return Err(ScenarioError::Schema {
-                path: path.to_owned(),
-                pointer: fault.pointer,
-                reason: fault.reason,
-            });
-        }
-        let file: PlanFile = serde_json::from_value(value)
-            .map_err(|error| invalid("/".to_owned(), error.to_string()))?;
+        let file: PlanFile =
+            scenario::read_checked(value, path, (&VALIDATOR, CRASH_PLAN_SCHEMA, "crash plan"))?;
         if let Err(reason) = file.fault() {
             return Err(invalid("/bug".to_owned(), reason));
         }
