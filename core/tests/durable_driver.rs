@@ -206,3 +206,44 @@ fn a_call_after_its_intent_is_outcome_unknown_even_when_the_resumed_run_is_stopp
         ]
     );
 }
+
+#[test]
+fn a_guarded_call_whose_id_repeats_a_clean_one_is_journaled_with_its_refusal() {
+    // The second call repeats the first one's id and carries a configured value, so the
+    // guard changes it: a resumed batch only has its guarded form, and the journal keeps
+    // the refusal it meets as sent (R3, R22, R33). The first call is clean and journaled
+    // with nothing, but its id still counts for the calls after it.
+    const SECRET: &str = "sk-live-0123456789abcdef";
+    let registry = registry(CatalogueOptions::default()).unwrap();
+    let mut session = Session::new("s", registry, SharedChart::new(0), MemoryStore::new());
+    let leaky = call(
+        "call_1",
+        "drawing_create",
+        &format!(
+            r#"{{"kind":"text","paneId":"main","anchors":[{{"price":10}}],"text":"{SECRET}"}}"#
+        ),
+    );
+    let mut provider =
+        ScriptedProvider::new(vec![reply(vec![draw("call_1"), leaky]), say("Done.")]);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let input = StartRunInput {
+        secrets: vec![SECRET.to_owned()],
+        ..input()
+    };
+    let mut events: Vec<Event> = Vec::new();
+    let report = runtime
+        .block_on(session.run(input, &mut provider, &mut events, RunOptions::default()))
+        .unwrap();
+    assert!(matches!(report.outcome, RunOutcome::Completed { .. }));
+    let settled: Vec<(u32, String)> = (session.store().journal("s").unwrap().into_iter())
+        .filter_map(|record| match record {
+            Record::Settled { index, error } => Some((index, error.code.to_string())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(settled, vec![(1, "DUPLICATE_CALL_ID".to_owned())]);
+}
