@@ -158,16 +158,13 @@ impl Expected {
                 while end.0 < text.len() && end.1 < value.len() && text[end.0] == value[end.1] {
                     end = (end.0 + 1, end.1 + 1);
                 }
-                if end.0 - start.0 >= WINDOW
-                    && characters(&text[start.0..end.0]) >= SECRET_RUN_CHARS_MIN
-                {
+                if characters(&text[start.0..end.0]) >= SECRET_RUN_CHARS_MIN {
                     runs.push((start.0, end.0));
                 }
             }
             at += STRIDE;
         }
         runs.sort_unstable();
-        runs.dedup();
         let mut joined: Vec<(usize, usize)> = Vec::with_capacity(runs.len());
         for (start, end) in runs {
             match joined.last_mut() {
