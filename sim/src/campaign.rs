@@ -110,7 +110,7 @@ fn explore(seed: u64, bug: Option<Fault>) -> DurableSeed {
     let exploration = crash::explore_seed(seed, faults);
     let journal = serde_json::to_string(&exploration.crashed.journal).unwrap_or_default();
     DurableSeed {
-        planned: exploration.planned as u64,
+        planned: exploration.planned() as u64,
         crashes: exploration.crashes(),
         processes: exploration.crashed.processes.len() as u64,
         outcome_unknown: journal.matches("\"OUTCOME_UNKNOWN\"").count() as u64,

@@ -360,9 +360,14 @@ pub fn replay_command(seed: u64, bug: Option<&str>, runtime: Option<&str>) -> St
         None => format!("ward replay {seed}"),
     };
     if let Some(runtime) = runtime {
-        command.push_str(&format!(" --runtime '{}'", runtime.replace('\'', "'\\''")));
+        command.push_str(&format!(" --runtime {}", single_quoted(runtime)));
     }
     command
+}
+
+/// `text` as one shell word in single quotes (a quote inside written `'\''`).
+pub(crate) fn single_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// The trace digest as 16 lowercase hex digits.

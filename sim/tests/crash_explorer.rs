@@ -46,7 +46,7 @@ fn the_core_keeps_every_durable_invariant_under_crashes() {
                     crashes[kind] += 1;
                 }
             }
-            planned += exploration.planned;
+            planned += exploration.planned();
             let journal = serde_json::to_string(&exploration.crashed.journal).unwrap();
             outcome_unknown += journal.matches("OUTCOME_UNKNOWN").count();
             resumed_batches += exploration.crashed.journal.len();
@@ -101,15 +101,8 @@ fn every_seeded_bug_of_durable_sessions_is_caught_by_its_invariant_and_shrinks_t
             "{fault} (plan {seed}): the shrunk plan fails another check: {:?}",
             replayed.verdict.breaches
         );
-        let calls = |plan: &ward_sim::crash::Plan| -> usize {
-            plan.runs
-                .iter()
-                .flat_map(|run| &run.replies)
-                .map(Vec::len)
-                .sum()
-        };
         let size =
-            |plan: &ward_sim::crash::Plan| (plan.runs.len(), calls(plan), plan.crashes.len());
+            |plan: &ward_sim::crash::Plan| (plan.runs.len(), plan.calls(), plan.crashes.len());
         let (before, after) = (size(&plan), size(&read.crash_plan));
         assert!(
             after.0 <= before.0 && after.1 <= before.1 && after.2 <= before.2 && after != before,
@@ -120,10 +113,10 @@ fn every_seeded_bug_of_durable_sessions_is_caught_by_its_invariant_and_shrinks_t
             breach.check,
             breach.message,
             plan.runs.len(),
-            calls(&plan),
+            plan.calls(),
             plan.crashes.len(),
             read.crash_plan.runs.len(),
-            calls(&read.crash_plan),
+            read.crash_plan.calls(),
             read.crash_plan.crashes.len(),
             shrunk.explorations
         );

@@ -20,7 +20,7 @@ use ward_core::fault::Fault;
 use crate::campaign::{self, CampaignConfig};
 use crate::oracle::Invariant;
 use crate::shrink;
-use crate::summary::{SeedRange, Summary};
+use crate::summary::{SeedRange, Summary, single_quoted};
 
 /// The default campaign's seeds.
 pub const DEFAULT_SEEDS: Range<u64> = 0..100_000;
@@ -196,8 +196,8 @@ pub fn run(args: &RunArgs) -> ExitCode {
                 );
                 let command = match &args.runtime {
                     Some(runtime) => format!(
-                        "ward replay --runtime '{}' {}",
-                        runtime.replace('\'', "'\\''"),
+                        "ward replay --runtime {} {}",
+                        single_quoted(runtime),
                         quoted(&path)
                     ),
                     None => format!("ward replay {}", quoted(&path)),
@@ -267,13 +267,10 @@ fn write_plan_failure(
         shrink::shrink(plan, faults, target, shrink::EXPLORATIONS_MAX, watchdog)
     });
     let size = |plan: &crash::Plan| {
-        let calls: usize = (plan.runs.iter())
-            .flat_map(|run| &run.replies)
-            .map(Vec::len)
-            .sum();
         format!(
-            "{} run(s), {calls} call(s), {} crash(es)",
+            "{} run(s), {} call(s), {} crash(es)",
             plan.runs.len(),
+            plan.calls(),
             plan.crashes.len()
         )
     };
@@ -303,7 +300,7 @@ fn quoted(path: &Path) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c);
     match text.chars().all(plain) {
         true => text,
-        false => format!("'{}'", text.replace('\'', "'\\''")),
+        false => single_quoted(&text),
     }
 }
 

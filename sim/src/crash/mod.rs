@@ -64,8 +64,6 @@ pub struct Exploration {
     pub crashed: Execution,
     /// What the checks of I15–I19 found.
     pub verdict: DurableVerdict,
-    /// The crashes the plan held (some may not happen: a session can end before one).
-    pub planned: usize,
 }
 
 impl Exploration {
@@ -89,6 +87,11 @@ impl Exploration {
             hasher.update(bytes);
         }
         hasher.digest()
+    }
+
+    /// The crashes the plan held (some may not happen: a session can end before one).
+    pub fn planned(&self) -> usize {
+        self.plan.crashes.len()
     }
 
     /// How many crashes of each kind of [`CrashKind::ALL`] happened.
@@ -116,29 +119,30 @@ pub fn explore(plan: &Plan, faults: FaultSet) -> Exploration {
         reference,
         crashed,
         verdict,
-        planned: plan.crashes.len(),
     }
 }
 
 /// The plan of `seed` with its crashes, drawn within the storage calls its reference makes
 /// under `faults` (what [`explore_seed`] explores).
 pub fn plan_of_seed(seed: u64, faults: FaultSet) -> Plan {
+    drawn(seed, faults).0
+}
+
+/// The plan of `seed` with its crashes drawn, and its reference: the execution without them.
+fn drawn(seed: u64, faults: FaultSet) -> (Plan, Execution) {
     let mut plan = generate(seed);
     let reference = explore_once(&plan, faults, &[], &mut SimRng::new(plan.seed));
     plan.draw_crashes(reference.storage_calls);
-    plan
+    (plan, reference)
 }
 
 /// Generates the plan of `seed`, with crashes drawn within the storage calls its reference
 /// makes, and explores it.
 pub fn explore_seed(seed: u64, faults: FaultSet) -> Exploration {
-    let mut plan = generate(seed);
-    let reference = explore_once(&plan, faults, &[], &mut SimRng::new(plan.seed));
-    plan.draw_crashes(reference.storage_calls);
+    let (plan, reference) = drawn(seed, faults);
     let crashed = explore_once(&plan, faults, &plan.crashes, &mut SimRng::new(plan.seed));
     let verdict = durable::check(&plan, &reference, &crashed);
     Exploration {
-        planned: plan.crashes.len(),
         plan,
         reference,
         crashed,

@@ -204,6 +204,14 @@ fn draw_call(rng: &mut SimRng, id: String, secret: &str) -> ToolCall {
 }
 
 impl Plan {
+    /// How many calls the plan's replies hold, in all runs.
+    pub fn calls(&self) -> usize {
+        (self.runs.iter())
+            .flat_map(|run| &run.replies)
+            .map(Vec::len)
+            .sum()
+    }
+
     /// Draws one to four crashes, each at a storage call below `storage_calls` (what the
     /// reference made in all) counted over the whole execution, in order, of a kind drawn
     /// evenly.

@@ -125,10 +125,11 @@ fn candidates(plan: &Plan) -> Vec<Plan> {
         let floor = index
             .checked_sub(1)
             .map_or(0, |before| plan.crashes[before].at);
-        for at in [floor, crash.at / 2, crash.at.saturating_sub(1)] {
-            if at >= floor && at < crash.at {
-                with(&|candidate| candidate.crashes[index].at = at);
-            }
+        // Each instant once (for a crash at 1 after one at 0 the three are one).
+        let instants =
+            std::collections::BTreeSet::from([floor, crash.at / 2, crash.at.saturating_sub(1)]);
+        for at in instants.range(floor..crash.at) {
+            with(&|candidate| candidate.crashes[index].at = *at);
         }
     }
     candidates
@@ -152,17 +153,10 @@ mod tests {
                 kind: CrashKind::Kill,
             },
         ];
-        let calls = |plan: &Plan| -> usize {
-            plan.runs
-                .iter()
-                .flat_map(|run| &run.replies)
-                .map(Vec::len)
-                .sum()
-        };
         for candidate in candidates(&plan) {
             let smaller = candidate.runs.len() < plan.runs.len()
                 || candidate.crashes.len() < plan.crashes.len()
-                || calls(&candidate) < calls(&plan)
+                || candidate.calls() < plan.calls()
                 || (candidate.runs.iter().zip(&plan.runs)).any(|(a, b)| {
                     a.replies.len() < b.replies.len()
                         || (!a.read_only && b.read_only)
