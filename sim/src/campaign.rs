@@ -30,7 +30,7 @@ use crate::oracle::durable::{DurableVerdict, INVARIANTS};
 use crate::oracle::{Exactness, Invariant, Violation};
 use crate::scenario::Scenario;
 use crate::simulate::{Engine, is_rerun};
-use crate::stall::{self, Stall};
+use crate::stall::{self, Stall, Work};
 use crate::summary::{
     self, CrashSummary, ExactCounts, FailureSummary, InvariantCounts, RuntimeSummary, SeedRange,
     Shard, Summary, WARD_VERSION,
@@ -247,15 +247,12 @@ pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> Campaign
     let ready: Mutex<Option<Ready>> = Mutex::new(None);
     let jobs = config.jobs.max(1);
     let report_stall = |stall: &Stall| {
-        let bug = config.bug.map(|bug| bug.name());
-        let scenario = summary::replay_command(stall.seed, bug, config.runtime.as_deref());
-        // A seed of `--crashes` runs its scenario, then its crash plan: either may be the one.
-        let replay = match config.crashes {
-            true => format!(
-                "{scenario} (its scenario), or {} (its crash plan)",
-                crash_replay(stall.seed, config.bug)
-            ),
-            false => scenario,
+        let replay = match stall.work {
+            Work::Scenario => {
+                let bug = config.bug.map(|bug| bug.name());
+                summary::replay_command(stall.seed, bug, config.runtime.as_deref())
+            }
+            Work::CrashPlan => crash_replay(stall.seed, config.bug),
         };
         eprintln!("ward: {stall}; replay: {replay}");
     };
@@ -274,8 +271,18 @@ pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> Campaign
                         }
                         let to = (from + CHUNK_SEEDS).min(seeds.len() as u64);
                         for &seed in &seeds[from as usize..to as usize] {
-                            let _running = watchdog.map(|watchdog| watchdog.running(worker, seed));
-                            local.push(summarise(&engine, seed, config));
+                            let mark = |work| {
+                                watchdog.map(|watchdog| watchdog.running(worker, seed, work))
+                            };
+                            let mut summary = {
+                                let _running = mark(Work::Scenario);
+                                summarise(&engine, seed, config)
+                            };
+                            if config.crashes {
+                                let _running = mark(Work::CrashPlan);
+                                summary.durable = Some(explore(seed, config.bug));
+                            }
+                            local.push(summary);
                         }
                         progress(done.fetch_add(to - from, Ordering::Relaxed) + (to - from));
                     }
@@ -303,6 +310,8 @@ pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> Campaign
     report
 }
 
+/// The summary of `seed`'s scenario; its crash plan, with `--crashes`, is explored apart (the
+/// stall watchdog names which of the two runs).
 fn summarise(engine: &Engine, seed: u64, config: &CampaignConfig) -> SeedSummary {
     let outcome = engine.run_seed(seed, config.bug, is_rerun(seed, config.rerun_every));
     let checked = &outcome.checked;
@@ -328,7 +337,7 @@ fn summarise(engine: &Engine, seed: u64, config: &CampaignConfig) -> SeedSummary
         misbehaviours: outcome.misbehaviours,
         digest: checked.digest,
         scenario: failed.then_some(outcome.scenario),
-        durable: config.crashes.then(|| explore(seed, config.bug)),
+        durable: None,
     }
 }
 

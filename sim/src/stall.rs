@@ -18,12 +18,14 @@
 //! seed that ends runs exactly as without the watchdog (determinism, I11). Unlike P6's, it
 //! cannot let the campaign go on: a runtime in process that never yields holds its thread,
 //! which nothing can stop, so the process ends (an adapter behind the protocol is stopped by
-//! P6's watchdog first, and its pipes close with the process). The limit is generous against a seed's cost (a seed takes
-//! milliseconds, its crash plan a few more), so that a loaded machine does not trip it;
-//! `ward run --stall-after SECS` sets it and `0` turns it off.
+//! P6's watchdog first, and its pipes close with the process). The limit is generous
+//! against a seed's cost (a seed takes milliseconds, its crash plan a few more), so that a
+//! loaded machine does not trip it; `ward run --stall-after SECS` sets it and `0` turns it
+//! off. A mark says which work of the seed runs, its scenario or its crash plan, so that a
+//! stall names the one replay that shows it.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -40,6 +42,16 @@ pub struct Slot {
     /// no seed runs.
     since: AtomicU64,
     seed: AtomicU64,
+    crash_plan: AtomicBool,
+}
+
+/// Which work of a seed runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// Its scenario, against the runtime.
+    Scenario,
+    /// Its crash plan, in the crash explorer.
+    CrashPlan,
 }
 
 /// A seed that ran longer than the limit.
@@ -47,6 +59,8 @@ pub struct Slot {
 pub struct Stall {
     /// The seed.
     pub seed: u64,
+    /// The work of the seed that ran.
+    pub work: Work,
     /// How long it had run when the watchdog saw it.
     pub after: Duration,
 }
@@ -85,15 +99,17 @@ impl Watchdog {
         }
     }
 
-    /// Marks `seed` as running in slot `worker` until the returned guard is dropped.
+    /// Marks `work` of `seed` as running in slot `worker` until the returned guard is
+    /// dropped.
     ///
     /// # Panics
     ///
     /// When `worker` is not below the number of workers given to [`Watchdog::new`].
-    pub fn running(&self, worker: usize, seed: u64) -> Running<'_> {
+    pub fn running(&self, worker: usize, seed: u64, work: Work) -> Running<'_> {
         let slot = &self.slots[worker];
         slot.since.store(IDLE, Ordering::Release);
         slot.seed.store(seed, Ordering::Release);
+        (slot.crash_plan).store(work == Work::CrashPlan, Ordering::Release);
         slot.since.store(self.now_ms() + 1, Ordering::Release);
         Running { slot }
     }
@@ -110,10 +126,16 @@ impl Watchdog {
             if after <= self.limit {
                 return None;
             }
-            // The seed is stored before its mark: a mark that did not move while the seed
-            // was read names that seed (a worker that moved on is looked at next time).
+            // The seed and its work are stored before its mark: a mark that did not move
+            // while they were read names them (a worker that moved on is looked at next
+            // time).
             let seed = slot.seed.load(Ordering::Acquire);
-            (slot.since.load(Ordering::Acquire) == since).then_some(Stall { seed, after })
+            let work = match slot.crash_plan.load(Ordering::Acquire) {
+                true => Work::CrashPlan,
+                false => Work::Scenario,
+            };
+            let stall = Stall { seed, work, after };
+            (slot.since.load(Ordering::Acquire) == since).then_some(stall)
         })
     }
 
@@ -205,15 +227,17 @@ mod tests {
 
     #[test]
     fn a_seed_past_the_limit_is_stalled_and_one_that_ended_is_not() {
+        // A second: the first `stalled()` must come before the limit even when this thread
+        // waits its turn on a loaded machine, where a limit of milliseconds can pass first.
         let limit = Duration::from_secs(1);
         let watchdog = Watchdog::new(limit, 2);
-        let ended = watchdog.running(0, 7);
+        let ended = watchdog.running(0, 7, Work::Scenario);
         drop(ended);
-        let running = watchdog.running(1, 12);
+        let running = watchdog.running(1, 12, Work::CrashPlan);
         assert_eq!(watchdog.stalled(), None);
         std::thread::sleep(limit + Duration::from_millis(200));
         let stall = watchdog.stalled().expect("seed 12 has run past the limit");
-        assert_eq!(stall.seed, 12);
+        assert_eq!((stall.seed, stall.work), (12, Work::CrashPlan));
         assert!(stall.after > limit);
         assert!(stall.to_string().starts_with("seed 12 ran for "));
         drop(running);
@@ -223,7 +247,7 @@ mod tests {
     #[test]
     fn a_stopped_watchdog_returns_without_a_stall() {
         let watchdog = Watchdog::new(Duration::from_secs(60), 1);
-        let _running = watchdog.running(0, 3);
+        let _running = watchdog.running(0, 3, Work::Scenario);
         watchdog.stop();
         assert_eq!(watchdog.wait_for_stall(), None);
     }
@@ -235,7 +259,9 @@ mod tests {
             1,
             |_| {},
             |watchdog| {
-                let _running = watchdog.expect("a limit is given").running(0, 1);
+                let _running = watchdog
+                    .expect("a limit is given")
+                    .running(0, 1, Work::Scenario);
                 41 + 1
             },
         );

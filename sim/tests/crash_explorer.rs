@@ -29,7 +29,8 @@ fn the_core_keeps_every_durable_invariant_under_crashes() {
     let report = |stall: &ward_sim::stall::Stall| eprintln!("{stall}");
     ward_sim::stall::watched(Some(STALL_AFTER), 1, report, |watchdog| {
         for seed in 0..SEEDS {
-            let _running = watchdog.map(|watchdog| watchdog.running(0, seed));
+            let _running = watchdog
+                .map(|watchdog| watchdog.running(0, seed, ward_sim::stall::Work::CrashPlan));
             let exploration = explore_seed(seed, FaultSet::EMPTY);
             assert!(
                 exploration.verdict.breaches.is_empty(),

@@ -29,7 +29,8 @@ fn the_core_holds_every_invariant_over_3000_generated_seeds() {
     let report = |stall: &stall::Stall| eprintln!("{stall}");
     stall::watched(Some(STALL_AFTER), 1, report, |watchdog| {
         for seed in 0..SEEDS {
-            let _running = watchdog.map(|watchdog| watchdog.running(0, seed));
+            let _running =
+                watchdog.map(|watchdog| watchdog.running(0, seed, stall::Work::Scenario));
             let outcome = engine.run_seed(seed, None, is_rerun(seed, 20));
             if let Some(violation) = outcome.checked.verdict.violations.first() {
                 panic!("seed {seed}: {violation}");

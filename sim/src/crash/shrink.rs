@@ -13,7 +13,7 @@ use ward_core::fault::FaultSet;
 
 use super::plan::{CrashKind, Plan};
 use crate::oracle::durable::DurableBreach;
-use crate::stall::Watchdog;
+use crate::stall::{Watchdog, Work};
 
 /// The default budget of explorations (each executes the plan twice; a plan takes a few
 /// milliseconds).
@@ -56,7 +56,7 @@ pub fn shrink(
                 break 'shrinking;
             }
             explorations += 1;
-            let _running = watchdog.map(|watchdog| watchdog.running(0, plan.seed));
+            let _running = watchdog.map(|watchdog| watchdog.running(0, plan.seed, Work::CrashPlan));
             if fails(&candidate) {
                 current = candidate;
                 continue 'shrinking;
