@@ -50,8 +50,8 @@ impl<'p> Generator<'p> {
         // the last: the history the last run loads must pass its guard (R22).
         // Only a value the first run does not leak on purpose (its planted errors and results
         // would carry it unguarded) and that shares nothing with a planted part.
-        let movable = (runs_count > 1).then(|| runs[0].secrets.first().cloned());
-        let movable = movable.flatten().filter(|label| {
+        let first = runs[0].secrets.first().filter(|_| runs_count > 1).cloned();
+        let movable = first.filter(|label| {
             let leaks = runs[0].turns.iter().any(|turn| {
                 turn.error
                     .as_ref()
