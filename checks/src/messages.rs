@@ -111,7 +111,9 @@ fn is_field_message(message: &str, schema_text: &str) -> bool {
         .strip_prefix("missing required property '")
         .and_then(|rest| rest.strip_suffix('\''))
     {
-        return from_schema(name, schema_text);
+        // A property name is a whole JSON string of the schema (the empty name too).
+        let quoted = serde_json::to_string(name).unwrap_or_default();
+        return schema_text.contains(&quoted);
     }
     if let Some(rest) = message
         .strip_prefix("must be valid ")
@@ -215,11 +217,24 @@ mod tests {
     }
 
     #[test]
+    fn a_required_property_is_named_whole_even_when_empty() {
+        let schema = r#"{"required":["__proto__",""]}"#;
+        for name in ["__proto__", ""] {
+            let message = format!("missing required property '{name}'");
+            assert!(check_field_message(&message, schema).is_ok(), "{message}");
+        }
+        let message = "missing required property 'proto'";
+        assert!(check_field_message(message, schema).is_err());
+    }
+
+    #[test]
     fn echoed_values_do_not_parse() {
         for message in [
             "\"sk-secretvalue\" must be a string",
             "must be one of: hourly",
             "missing required property 'sk-abc'",
+            "missing required property 'symb'",
+            "missing required property ''",
             "must be at most sk-abc",
             "must be sk-secretvalue",
         ] {
