@@ -9,7 +9,9 @@
 //! [`parse_arguments`] turns the raw argument text into a [`Value`](serde_json::Value): empty or all-white-space
 //! text means `{}`; text that is not JSON gives one error at `/` with the parser's line and
 //! column; an object that repeats a key gives one error at that object's path (parsers
-//! disagree on which value wins, so ward refuses to guess).
+//! disagree on which value wins, so ward refuses to guess). A key is named as repeated only in
+//! text that is JSON all through: text that repeats a key and further on stops being JSON is
+//! text that is not JSON.
 //!
 //! Text that is not JSON reads `is not valid JSON: <reason> (line L, column C)`, the reason
 //! being `serde_json`'s for its syntax error, which describes the grammar, never the text:

@@ -10,8 +10,14 @@ use serde_json::{Map, Value};
 
 use crate::envelope::FieldError;
 
-/// Parses raw argument text (R6): empty text means `{}`; invalid JSON or a duplicate key gives
-/// one field error naming the line and column.
+/// Parses raw argument text (R6): empty text means `{}`; text that is not JSON gives one field
+/// error at `/`, and JSON that repeats a key one at that object's path, each naming the line
+/// and column.
+///
+/// A repeated key is named only in text that is JSON all through: R6's duplicate-key error is
+/// for JSON with a duplicate key, and its path must point into the input, which text that is
+/// not JSON has none of. So text that repeats a key and then stops being JSON is reported as
+/// not JSON, at the position where reading it stops.
 ///
 /// ```
 /// use ward_core::validation::parse_arguments;
@@ -19,45 +25,48 @@ use crate::envelope::FieldError;
 /// let error = parse_arguments(r#"{"a": 1, "a": 2}"#).unwrap_err();
 /// assert_eq!(error.path, "/");
 /// assert!(error.message.contains("repeats a key"));
+/// let error = parse_arguments(r#"{"a": 1, "a": 2"#).unwrap_err();
+/// assert!(error.message.starts_with("is not valid JSON"));
 /// ```
 pub fn parse_arguments(text: &str) -> Result<Value, FieldError> {
     if text.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
-    // Valid text is parsed once, without keeping a path; only text that repeats a key is parsed
-    // again, keeping the path, to name the object where it does.
-    let mut state = ParseState {
-        path: String::new(),
-        duplicate_at: None,
-        tracks_path: false,
-    };
-    let mut parsed = parse_with(text, &mut state);
-    if state.duplicate_at.is_some() {
-        state = ParseState {
-            path: String::new(),
-            duplicate_at: None,
-            tracks_path: true,
-        };
-        parsed = parse_with(text, &mut state);
+    // Valid text is parsed once, without keeping a path. Only text that repeats a key is
+    // read again: through to its end, passing over repeats, to learn whether it is JSON at
+    // all; if it is, once more keeping the path, to name the object where a key repeats.
+    let mut state = ParseState::new(Repeats::Refuse, false);
+    let parsed = parse_with(text, &mut state);
+    if state.duplicate_at.is_none() {
+        return parsed.map_err(|error| not_json(&error));
     }
-    match parsed {
-        Ok(value) => Ok(value),
-        Err(error) => {
-            let (line, column) = (error.line(), error.column());
-            Err(match state.duplicate_at {
-                Some(path) => FieldError {
-                    path: display_path(&path).to_owned(),
-                    message: format!("repeats a key (line {line}, column {column})"),
-                },
-                None => FieldError {
-                    path: "/".to_owned(),
-                    message: format!(
-                        "is not valid JSON: {} (line {line}, column {column})",
-                        parser_reason(&error)
-                    ),
-                },
-            })
-        }
+    parse_with(text, &mut ParseState::new(Repeats::PassOver, false))
+        .map_err(|error| not_json(&error))?;
+    let mut state = ParseState::new(Repeats::Refuse, true);
+    let error = match parse_with(text, &mut state) {
+        Ok(value) => return Ok(value),
+        Err(error) => error,
+    };
+    let (line, column) = (error.line(), error.column());
+    Err(match state.duplicate_at {
+        Some(path) => FieldError {
+            path: display_path(&path).to_owned(),
+            message: format!("repeats a key (line {line}, column {column})"),
+        },
+        None => not_json(&error),
+    })
+}
+
+/// The one error of text that is not JSON, at `/`.
+fn not_json(error: &serde_json::Error) -> FieldError {
+    FieldError {
+        path: "/".to_owned(),
+        message: format!(
+            "is not valid JSON: {} (line {}, column {})",
+            parser_reason(error),
+            error.line(),
+            error.column()
+        ),
     }
 }
 
@@ -85,6 +94,29 @@ struct ParseState {
     duplicate_at: Option<String>,
     /// Whether `path` is kept up to date.
     tracks_path: bool,
+    /// What a repeated key does to the reading.
+    repeats: Repeats,
+}
+
+impl ParseState {
+    fn new(repeats: Repeats, tracks_path: bool) -> ParseState {
+        ParseState {
+            path: String::new(),
+            duplicate_at: None,
+            tracks_path,
+            repeats,
+        }
+    }
+}
+
+/// What a repeated key does to the reading.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Repeats {
+    /// It ends the reading with an error (and `duplicate_at` set).
+    Refuse,
+    /// It is read like any member (the later value kept), so that the reading goes on to
+    /// the end of the text.
+    PassOver,
 }
 
 struct ValueSeed<'s> {
@@ -153,7 +185,7 @@ impl<'de> Visitor<'de> for ValueVisitor<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
         let mut map = Map::new();
         while let Some(key) = access.next_key::<String>()? {
-            if map.contains_key(&key) {
+            if self.state.repeats == Repeats::Refuse && map.contains_key(&key) {
                 self.state.duplicate_at = Some(self.state.path.clone());
                 return Err(de::Error::custom("duplicate key"));
             }

@@ -69,6 +69,32 @@ fn a_duplicate_key_is_refused_at_the_objects_path() {
 }
 
 #[test]
+fn text_that_repeats_a_key_and_then_is_not_json_is_not_json() {
+    // Cut short after the repeat: no object path points into text that is not JSON.
+    let error = parse_arguments(r#"{"anchors":[{"price":1,"price":2}],"note":"cut"#).unwrap_err();
+    assert_eq!(
+        (error.path.as_str(), error.message.as_str()),
+        (
+            "/",
+            "is not valid JSON: EOF while parsing a string (line 1, column 46)"
+        )
+    );
+    let error = parse_arguments(r#"{"a":1,"a":2} trailing"#).unwrap_err();
+    assert_eq!(error.path, "/");
+    assert!(
+        error.message.contains("trailing characters"),
+        "{}",
+        error.message
+    );
+    // A repeat in text that is JSON all through is still named where it stands.
+    let error = parse_arguments(r#"{"a":1,"a":2}  "#).unwrap_err();
+    assert_eq!(
+        (error.path.as_str(), error.message.as_str()),
+        ("/", "repeats a key (line 1, column 10)")
+    );
+}
+
+#[test]
 fn parser_messages_never_quote_the_input() {
     for text in [
         r#"{"k": "sk-secretvalue12345"#,

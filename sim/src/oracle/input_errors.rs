@@ -11,7 +11,10 @@
 //! own (its `Display` without ` at line L column C`), one of the reasons listed below, and
 //! only its position is predicted. An object that repeats a key is one error at that
 //! object's path: `repeats a key (line L, column C)`, at the position just past the repeated
-//! key (the first repetition the reading meets, whatever follows it).
+//! key (the first repetition the reading meets), in text that is JSON all through: R6 names
+//! a repeat of JSON, and a path must point into the input. Text that repeats a key and then
+//! stops being JSON is text that is not JSON, at the position where a reading that passes
+//! over repeats stops.
 //!
 //! # The documented order
 //!
@@ -354,16 +357,24 @@ fn read(arguments: &str) -> Result<Value, Expected> {
     .deserialize(&mut deserializer)
     .and_then(|value| deserializer.end().map(|()| value));
     read.map_err(|error| {
+        let not_json = |error: &serde_json::Error| Expected {
+            path: "/".to_owned(),
+            message: Wording::NotJson {
+                line: error.line(),
+                column: error.column(),
+            },
+        };
+        let Some(at) = repeated else {
+            return not_json(&error);
+        };
+        // serde_json's own reading keeps the last of repeated keys and reads on.
+        if let Err(error) = serde_json::from_str::<Value>(arguments) {
+            return not_json(&error);
+        }
         let (line, column) = (error.line(), error.column());
-        match repeated {
-            Some(at) => Expected {
-                path: root_written(at),
-                message: Wording::Exact(format!("repeats a key (line {line}, column {column})")),
-            },
-            None => Expected {
-                path: "/".to_owned(),
-                message: Wording::NotJson { line, column },
-            },
+        Expected {
+            path: root_written(at),
+            message: Wording::Exact(format!("repeats a key (line {line}, column {column})")),
         }
     })
 }
@@ -885,6 +896,11 @@ mod tests {
         assert_eq!(
             paths_and_messages("{\"a\": tru}", &schema),
             ["/: is not valid JSON: … (line 1, column 10)"]
+        );
+        // A repeat, then text that is not JSON: not JSON, where the reading stops.
+        assert_eq!(
+            paths_and_messages("{\"a\": [{\"b\": 1, \"b\": 2}], \"c\": \"cut", &schema),
+            ["/: is not valid JSON: … (line 1, column 35)"]
         );
         let wording = Wording::NotJson {
             line: 1,
