@@ -12,9 +12,11 @@
 //!   "crashes": [{"at": 17, "kind": "kill"}]}}
 //! ```
 //!
-//! Beyond the schema, a plan's secrets must be values a run accepts (R24), and its call ids,
-//! with their secrets redacted as the runtime names them (R22), unique in the session: the
-//! explorer names a body by its run and its id.
+//! Beyond the schema, a plan's secrets must be values a run accepts (R24), its call ids,
+//! with their secrets redacted as the runtime names them (R22), unique in the session (the
+//! explorer names a body by its run and its id), and no call may say 8 characters of a
+//! planted credential: I18 takes those for what only the prompt holds, so a model that says
+//! them would make every runtime fail it.
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
@@ -25,6 +27,7 @@ use ward_core::guard::SecretGuard;
 use ward_core::redact::Redactor;
 
 use super::plan::Plan;
+use crate::catalogue::SECRET_RUN_CHARS_MIN;
 use crate::scenario::{self, ScenarioError};
 
 /// The JSON Schema of crash plan files.
@@ -92,9 +95,22 @@ impl PlanFile {
         for (run, script) in file.crash_plan.runs.iter().enumerate() {
             for (turn, calls) in script.replies.iter().enumerate() {
                 for (index, call) in calls.iter().enumerate() {
+                    let at = format!("/crashPlan/runs/{run}/replies/{turn}/{index}");
+                    let fields = [("id", &call.id), ("name", &call.name)];
+                    let arguments = [("arguments", &call.arguments)];
+                    for (field, text) in fields.into_iter().chain(arguments) {
+                        if let Some(part) = says_a_planted_part(text, &file.crash_plan.planted) {
+                            return Err(invalid(
+                                format!("{at}/{field}"),
+                                format!(
+                                    "the model says 8 characters of planted credential {part}: I18 takes a planted credential for what only the prompt holds"
+                                ),
+                            ));
+                        }
+                    }
                     if !ids.insert(guard.text(&call.id).into_owned()) {
                         return Err(invalid(
-                            format!("/crashPlan/runs/{run}/replies/{turn}/{index}/id"),
+                            format!("{at}/id"),
                             format!(
                                 "call id {:?} is used twice (with its secrets redacted): a plan's call ids are unique in its session",
                                 call.id
@@ -116,6 +132,22 @@ impl PlanFile {
     pub fn fault(&self) -> Result<Option<Fault>, String> {
         crate::scenario::fault_named(self.bug.as_deref())
     }
+}
+
+/// The index of a planted credential of which `text` holds 8 consecutive characters (all of
+/// it, when it is shorter), if one.
+fn says_a_planted_part(text: &str, planted: &[String]) -> Option<usize> {
+    planted.iter().position(|part| {
+        let starts: Vec<usize> = part
+            .char_indices()
+            .map(|(at, _)| at)
+            .chain([part.len()])
+            .collect();
+        let width = SECRET_RUN_CHARS_MIN.min(starts.len() - 1);
+        starts
+            .windows(width + 1)
+            .any(|window| text.contains(&part[window[0]..window[width]]))
+    })
 }
 
 #[cfg(test)]
@@ -165,6 +197,17 @@ mod tests {
             matches!(&refused, ScenarioError::Invalid { pointer, .. } if pointer == "/crashPlan/runs/0/replies/1/0/id"),
             "{refused}"
         );
+        let planted = file["crashPlan"]["planted"][0].as_str().unwrap().to_owned();
+        file["crashPlan"]["runs"][0]["replies"] = serde_json::json!([[{"id": "call_1",
+            "name": "web_search", "arguments": format!("{{\"query\":\"x{}\"}}", &planted[3..11])}]]);
+        let refused = PlanFile::from_value(file.clone(), "plan.json").unwrap_err();
+        assert!(
+            matches!(&refused, ScenarioError::Invalid { pointer, .. } if pointer == "/crashPlan/runs/0/replies/0/0/arguments"),
+            "{refused}"
+        );
+        file["crashPlan"]["runs"][0]["replies"][0][0]["arguments"] =
+            serde_json::json!(format!("{{\"query\":\"x{}\"}}", &planted[3..10]));
+        assert!(PlanFile::from_value(file.clone(), "plan.json").is_ok());
         file["crashPlan"]["secrets"] = serde_json::json!(["REDACTED"]);
         let refused = PlanFile::from_value(file.clone(), "plan.json").unwrap_err();
         assert!(

@@ -8,7 +8,11 @@
 //! it (a leaked tail of a user name counts; the redactor's patterns must remove the whole
 //! part), or whole when it is shorter; a configured value counts for any run of 8 or more
 //! characters (R22's guard must remove those wherever they come from). A run inside a
-//! placeholder (`[REDACTED]`, `[LOCAL_PATH]`) does not count.
+//! placeholder (`[REDACTED]`, `[LOCAL_PATH]`) does not count, nor does a run of a planted
+//! part whose every 8 characters the world itself said ([`super::said`]: a configured value
+//! may share characters with a planted part, and the model may echo a stretch of it too short
+//! for R22's guard next to text that goes on as the planted part does; no rule asks a runtime
+//! to remove that).
 //!
 //! Every occurrence is scanned, also of a record that reached several boundaries (a message
 //! stored and then sent, a result in the events and the store). Skipping records equal to one
@@ -25,6 +29,9 @@ use ward_core::session::Message;
 use ward_core::tool::ToolCall;
 use ward_fragments::Fragments;
 
+use std::cell::OnceCell;
+
+use super::said::Said;
 use super::{At, Breach, Findings, Invariant, PLACEHOLDERS, RunCheck, any_string};
 use crate::catalogue::SECRET_RUN_CHARS_MIN;
 use crate::scenario::SecretShape;
@@ -44,7 +51,7 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
         return;
     }
     findings.arm(Invariant::I8);
-    let Some(scanner) = Scanner::new(&planted, &run.configured) else {
+    let Some(scanner) = Scanner::new(&planted, &run.configured, run) else {
         return;
     };
     let view = run.view;
@@ -275,14 +282,23 @@ impl Guarded<'_> {
 /// leak is decided here.
 struct Scanner<'a> {
     fragments: Fragments,
-    /// The secrets, in the order given to `fragments`.
+    /// The secrets, in the order given to `fragments`: the planted parts first.
     secrets: Vec<&'a [u8]>,
+    /// How many of `secrets` are planted parts.
+    planted: usize,
     /// The fewest bytes anything looked for has: shorter texts (keys, short values) hold none.
     length_min: usize,
+    /// The run, whose world's words are gathered the first time a planted part is found.
+    run: &'a RunCheck<'a>,
+    said: OnceCell<Said<'a>>,
 }
 
 impl<'a> Scanner<'a> {
-    fn new(planted: &[&'a str], configured: &[&'a str]) -> Option<Scanner<'a>> {
+    fn new(
+        planted: &[&'a str],
+        configured: &[&'a str],
+        run: &'a RunCheck<'a>,
+    ) -> Option<Scanner<'a>> {
         // A configured value of fewer than 8 characters has no run that counts (the runtime
         // refuses one at the start, R24); a planted part that short counts whole.
         let secrets: Vec<&'a str> = planted
@@ -309,11 +325,15 @@ impl<'a> Scanner<'a> {
         Some(Scanner {
             fragments,
             secrets,
+            planted: planted.len(),
             length_min,
+            run,
+            said: OnceCell::new(),
         })
     }
 
-    /// The index of a secret found in `text` outside placeholders.
+    /// The index of a secret found in `text` outside placeholders (and, for a planted part,
+    /// outside what the world said).
     fn find(&self, text: &str) -> Option<usize> {
         if text.len() < self.length_min {
             return None;
@@ -321,8 +341,20 @@ impl<'a> Scanner<'a> {
         let bytes = text.as_bytes();
         self.fragments
             .runs(bytes)
-            .find(|run| !inside_placeholder(bytes, run.start, run.end))
+            .find(|run| {
+                if inside_placeholder(bytes, run.start, run.end) {
+                    return false;
+                }
+                run.needle >= self.planted || !self.world_said(&bytes[run.start..run.end])
+            })
             .map(|run| run.needle)
+    }
+
+    /// Whether the world said every 8 characters of `stretch` ([`Said`]).
+    fn world_said(&self, stretch: &[u8]) -> bool {
+        self.said
+            .get_or_init(|| Said::of(self.run.scenario, self.run.view))
+            .covers(stretch)
     }
 
     fn message(&self, message: &Message) -> Option<usize> {

@@ -51,11 +51,13 @@ mod i6_one_result_per_call_in_order;
 mod i7_sequential_batches_and_writes_never_overlap;
 mod i8_no_secret_leaks;
 mod i9_state_changed_tells_the_truth;
-// The oracle's own readings of R22's guard and of R6–R7's error list, shared by I4 and I8.
+// The oracle's own readings of R22's guard and of R6–R7's error list, shared by I4 and I8,
+// and what the world itself said (I8).
 pub mod cost;
 mod guarded;
 mod input_errors;
 mod registration;
+mod said;
 mod suite;
 
 pub(crate) use input_errors::Patterns;
