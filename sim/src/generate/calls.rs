@@ -1,13 +1,14 @@
 //! One batch of calls: plausible calls to offered tools with valid arguments, and the
-//! misbehaviours of a model's calls (tools not offered, refused or oversized arguments, bad
-//! ids, mixed batches, echoed secrets), each at its own decision point.
+//! misbehaviours of a model's calls (tools not offered, bad ids, mixed batches, secrets in
+//! ids, names, keys and text, two refusals at once), each at its own decision point; those of
+//! a call's arguments are `misbehave.rs`'s.
 
 use serde_json::{Value, json};
 
 use crate::catalogue::{DEFAULT_LIMITS, SECRET_RUN_CHARS_MIN};
 use crate::scenario::{Answer, CallScript, Effect, Reaction};
 
-use super::edges::{ARGUMENT_BYTES_MAX, CALL_ID_CHARS_MAX, FIELD_ERRORS_MAX, around};
+use super::edges::{CALL_ID_CHARS_MAX, around};
 use super::plan::Plan;
 use super::runs::RunPlan;
 use super::vocabulary::{self, UNKNOWN_TOOLS};
@@ -225,7 +226,7 @@ impl<'p> Generator<'p> {
     }
 
     /// The published schema of `name` (an empty schema for an unknown name).
-    fn schema(&self, name: &str) -> &'p Value {
+    pub(super) fn schema(&self, name: &str) -> &'p Value {
         static EMPTY: Value = Value::Null;
         let plan: &'p Plan = self.plan;
         plan.arguments.get(name).map_or(&EMPTY, |tool| &tool.schema)
@@ -254,84 +255,6 @@ impl<'p> Generator<'p> {
         call
     }
 
-    /// The misbehaviours of one call's arguments: at most one per call, their decision points
-    /// met in this fixed order until one fires.
-    fn misbehave(
-        &mut self,
-        plan: &RunPlan<'p>,
-        call: &mut CallScript,
-        valid: &Value,
-        reactions: &mut Vec<Reaction>,
-    ) {
-        let schema = self.schema(&call.name);
-        if self.fire(Misbehaviour::EdgeErrors) {
-            self.errors_edge(call, valid, schema);
-        } else if self.fire(Misbehaviour::EdgePayload) {
-            let bytes = around(&mut self.rng, ARGUMENT_BYTES_MAX) as usize;
-            call.arguments = if self.rng.percent(50) {
-                args::padded(&call.arguments, bytes)
-            } else {
-                args::padded_multibyte(&call.arguments, bytes)
-            };
-        } else if self.fire(Misbehaviour::InvalidArgs) {
-            let errors = self.rng.range_usize(1, 3);
-            call.arguments = args::text(&args::invalid(&mut self.rng, valid, schema, errors));
-            call.fix = Some(args::text(valid));
-            if self.rng.percent(70) {
-                reactions.push(Reaction::RetryInvalid);
-            }
-        } else if self.fire(Misbehaviour::ManyErrors) {
-            let errors = self.rng.range_usize(6, 10);
-            call.arguments = args::text(&args::invalid(&mut self.rng, valid, schema, errors));
-            call.fix = Some(args::text(valid));
-        } else if self.fire(Misbehaviour::EdgeBounds) {
-            let errors = self.rng.range_usize(1, 7);
-            call.arguments = args::text(&args::at_bounds(&mut self.rng, valid, schema, errors));
-            call.fix = Some(args::text(valid));
-        } else if self.fire(Misbehaviour::DuplicateKeys) {
-            call.arguments = if self.rng.percent(30) {
-                args::with_duplicate_key(valid)
-            } else {
-                args::repeated_key(&mut self.rng, valid)
-            };
-        } else if self.fire(Misbehaviour::NotJson) {
-            call.arguments = args::not_json(&mut self.rng, &call.arguments);
-        } else if self.swarm.rate(Misbehaviour::HugeArgs) > 0
-            && self.rng.percent(3)
-            && self.fire(Misbehaviour::HugeArgs)
-        {
-            call.arguments = args::oversized(valid);
-        } else if !plan.configured.is_empty() && self.fire(Misbehaviour::EdgeSecrets) {
-            let label = self.rng.pick(&plan.configured).clone();
-            let chars = around(&mut self.rng, SECRET_RUN_CHARS_MIN as u64) as usize;
-            let fragment: String = self
-                .secret_value(&label)
-                .map(|value| value.chars().take(chars).collect())
-                .unwrap_or_default();
-            echo_into(call, &fragment, false);
-        } else if !plan.configured.is_empty() && self.fire(Misbehaviour::EchoSecret) {
-            let label = self.rng.pick(&plan.configured).clone();
-            let value = self.secret_value(&label).unwrap_or_default().to_owned();
-            let escaped = self.rng.percent(30);
-            echo_into(call, &value, escaped);
-        }
-    }
-
-    /// Arguments with the cap of field errors − 1, the cap or the cap + 1, flat or (half the
-    /// time, when the input has an array of objects) nested in an array's objects.
-    fn errors_edge(&mut self, call: &mut CallScript, valid: &Value, schema: &Value) {
-        let errors = around(&mut self.rng, FIELD_ERRORS_MAX) as usize;
-        let nested = self
-            .rng
-            .percent(50)
-            .then(|| args::invalid_nested(&mut self.rng, valid, errors))
-            .flatten();
-        let invalid = nested.unwrap_or_else(|| args::invalid(&mut self.rng, valid, schema, errors));
-        call.arguments = args::text(&invalid);
-        call.fix = Some(args::text(valid));
-    }
-
-    /// The value of the planted secret labelled `label`.
     /// A call that meets two of R3's refusals at once, drawn among those the run allows: the
     /// code R3 names first must win (I14).
     fn tie(&mut self, plan: &mut RunPlan<'p>) -> CallScript {
@@ -388,7 +311,7 @@ impl<'p> Generator<'p> {
             }
         }
         call.arguments = if meets(Refusal::Size) {
-            args::oversized(&value)
+            args::oversized(&args::text(&value))
         } else {
             args::text(&value)
         };
@@ -402,7 +325,8 @@ impl<'p> Generator<'p> {
         call
     }
 
-    fn secret_value(&self, label: &str) -> Option<&str> {
+    /// The value of the planted secret labelled `label`.
+    pub(super) fn secret_value(&self, label: &str) -> Option<&str> {
         self.secrets
             .iter()
             .find(|secret| secret.label == label)
@@ -436,11 +360,4 @@ fn compatible(first: Refusal, second: Refusal, disabled_write: bool) -> bool {
     !(pair(Refusal::Unknown, Refusal::ReadOnly)
         || pair(Refusal::Unknown, Refusal::Off)
         || (pair(Refusal::ReadOnly, Refusal::Off) && !disabled_write))
-}
-
-/// Makes `call` a search that echoes `value` (R22's guard must refuse it).
-fn echo_into(call: &mut CallScript, value: &str, escaped: bool) {
-    let (tool, arguments) = vocabulary::echo(value, escaped);
-    call.name = tool.to_owned();
-    call.arguments = arguments;
 }

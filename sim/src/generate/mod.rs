@@ -34,6 +34,7 @@
 //! | `behaviours.rs` | what each tool body does in a run: latency, faults, injections |
 //! | `turns.rs` | the provider's script: batches, provider errors and timeouts |
 //! | `calls.rs` | one batch's calls, plausible or misbehaving |
+//! | `misbehave.rs` | the misbehaviours of one call's arguments, combined |
 //! | `args/`, `secrets.rs`, `vocabulary.rs` | tool arguments (valid and broken), planted secrets, words and ids |
 
 pub mod args;
@@ -43,6 +44,7 @@ pub mod vocabulary;
 mod behaviours;
 mod calls;
 mod edges;
+mod misbehave;
 mod plan;
 mod prompt;
 mod runs;

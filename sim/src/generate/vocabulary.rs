@@ -78,13 +78,35 @@ pub fn overlong_call_id() -> String {
 /// search query: as it is, or with its first character written as a JSON `\u` escape (the
 /// decoded string carries the value; the raw text does not).
 pub fn echo(value: &str, escaped: bool) -> (&'static str, String) {
-    let text = match value.chars().next() {
-        Some(first) if escaped => {
-            format!("\\u{:04x}{}", u32::from(first), &value[first.len_utf8()..])
-        }
-        _ => value.to_owned(),
+    let text = format!(r#"{{"query":"login with {value}"}}"#);
+    let text = if escaped {
+        escape_first(&text, value)
+    } else {
+        text
     };
-    ("web_search", format!(r#"{{"query":"login with {text}"}}"#))
+    (ECHO_TOOL, text)
+}
+
+/// The tool a model echoes a secret into: a search, whose one required field takes any text.
+pub const ECHO_TOOL: &str = "web_search";
+
+/// `text` with the first character of the first occurrence of `value` written as a JSON `\u`
+/// escape (`text` when it does not hold `value`, or when that character is outside the Basic
+/// Multilingual Plane and would need two escapes).
+pub fn escape_first(text: &str, value: &str) -> String {
+    let (Some(at), Some(first)) = (text.find(value), value.chars().next()) else {
+        return text.to_owned();
+    };
+    if u32::from(first) > 0xFFFF {
+        return text.to_owned();
+    }
+    let after = at + first.len_utf8();
+    format!(
+        "{}\\u{:04x}{}",
+        &text[..at],
+        u32::from(first),
+        &text[after..]
+    )
 }
 
 #[cfg(test)]

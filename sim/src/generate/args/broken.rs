@@ -152,12 +152,14 @@ pub fn with_duplicate_key(value: &Value) -> String {
     }
 }
 
-/// Argument text just over the limit of R3 (256 KiB): `valid` with a padding member in front,
-/// written directly (serialising a 256 KiB value would cost more than the run).
-pub fn oversized(valid: &Value) -> String {
+/// Argument text just over the limit of R3 (256 KiB): `text` (an object's JSON) with a padding
+/// member in front, written directly (serialising a 256 KiB value would cost more than the
+/// run); a text that is not an object's, followed by white space to just over the limit.
+pub fn oversized(text: &str) -> String {
     const LIMIT_BYTES: usize = ARGUMENT_BYTES_MAX;
-    let rest = text(valid);
-    let rest = rest.strip_prefix('{').unwrap_or("}");
+    let Some(rest) = text.strip_prefix('{') else {
+        return padded(text, LIMIT_BYTES + 1);
+    };
     let separator = if rest == "}" { "" } else { "," };
     let mut text = String::with_capacity(LIMIT_BYTES + rest.len() + 32);
     text.push_str("{\"padding\":\"");
@@ -169,11 +171,18 @@ pub fn oversized(valid: &Value) -> String {
     text
 }
 
-/// Argument text that is not JSON.
-pub fn not_json(rng: &mut SimRng, valid: &str) -> String {
+/// Argument text that is not JSON: `text` cut in half (at a character's start), `text` with a
+/// word after it, or a fixed text in single quotes.
+pub fn not_json(rng: &mut SimRng, text: &str) -> String {
     match rng.below(3) {
-        0 if valid.len() > 2 => valid[..valid.len() / 2].to_owned(),
-        1 => format!("{valid} trailing"),
+        0 if text.len() > 2 => {
+            let half = (0..=text.len() / 2)
+                .rev()
+                .find(|&at| text.is_char_boundary(at))
+                .unwrap_or(0);
+            text[..half].to_owned()
+        }
+        1 => format!("{text} trailing"),
         _ => "{'symbol': 'AAPL'}".to_owned(),
     }
 }
@@ -185,7 +194,7 @@ mod tests {
     #[test]
     fn oversized_arguments_are_json_just_over_the_limit() {
         for valid in [json!({}), json!({"symbol": "AAPL", "period": "daily"})] {
-            let text = oversized(&valid);
+            let text = oversized(&super::text(&valid));
             assert!(
                 text.len() > ARGUMENT_BYTES_MAX && text.len() < ARGUMENT_BYTES_MAX + 64,
                 "{}",
