@@ -11,11 +11,10 @@
 //! mismatch is an I11 violation.
 //!
 //! With `crashes`, each seed also drives the crash explorer's plan of that seed
-//! ([`crate::crash`]): durable sessions crashed and resumed, checked for I15–I19. Its counts,
-//! its digest and its first failure (the seed's replay command; a plan is not shrunk) go
-//! into the summary's `crashes`.
+//! ([`crate::crash`]): durable sessions crashed and resumed, checked for I15–I19. Its verdict
+//! counts like the scenario's (a seed fails when either does; `byInvariant` gains I15–I19),
+//! its crashes and digest go into the summary's `crashes`.
 
-use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -26,7 +25,7 @@ use ward_core::fault::Fault;
 use crate::crash::{self, CrashKind};
 use crate::generate::Misbehaviour;
 use crate::host::process::Ready;
-use crate::oracle::durable::{DurableVerdict, INVARIANTS};
+use crate::oracle::durable::{DurableBreach, DurableVerdict, INVARIANTS};
 use crate::oracle::{Exactness, Invariant, Violation};
 use crate::scenario::Scenario;
 use crate::simulate::{Engine, is_rerun};
@@ -80,23 +79,25 @@ struct SeedSummary {
     runs: u32,
     tool_calls: u32,
     turns: u32,
+    /// Per invariant, the runs (for I15–I19, the plans) in which its situation arose.
     armed: [u32; Invariant::COUNT],
     exact: Exactness,
-    violations: Vec<Violation>,
+    /// Per invariant, the runs (for I15–I19, the plans) that violated it.
+    violated: [u32; Invariant::COUNT],
     /// Per invariant, runs that broke it while the runtime does not claim it.
     not_claimed: [u32; Invariant::COUNT],
     misbehaviours: Vec<u32>,
     digest: u64,
-    /// Kept only when the seed failed, for shrinking.
-    scenario: Option<Scenario>,
+    /// What the seed reports, when it failed: its scenario's violation or its crash plan's
+    /// breach.
+    failure: Option<Failure>,
     /// The crash explorer's plan of the seed, with `--crashes`.
     durable: Option<DurableSeed>,
 }
 
-/// What one seed's crash plan came to.
+/// What one seed's crash plan came to, beyond its verdict.
 #[derive(Debug, Clone)]
 struct DurableSeed {
-    verdict: DurableVerdict,
     planned: u64,
     crashes: [u64; 4],
     processes: u64,
@@ -104,18 +105,51 @@ struct DurableSeed {
     digest: u64,
 }
 
-/// The explorer's plan of `seed`, explored under `bug`.
-fn explore(seed: u64, bug: Option<Fault>) -> DurableSeed {
+/// The explorer's plan of `seed`, explored under `bug`: its counts and its verdict.
+fn explore(seed: u64, bug: Option<Fault>) -> (DurableSeed, DurableVerdict) {
     let faults = bug.into_iter().collect();
     let exploration = crash::explore_seed(seed, faults);
     let journal = serde_json::to_string(&exploration.crashed.journal).unwrap_or_default();
-    DurableSeed {
+    let durable = DurableSeed {
         planned: exploration.planned() as u64,
         crashes: exploration.crashes(),
         processes: exploration.crashed.processes.len() as u64,
         outcome_unknown: journal.matches("\"OUTCOME_UNKNOWN\"").count() as u64,
         digest: exploration.digest(),
-        verdict: exploration.verdict,
+    };
+    (durable, exploration.verdict)
+}
+
+/// What a failing seed reports: a violation of its scenario (shrunk as a scenario file) or a
+/// breach of its crash plan (shrunk as a crash plan file).
+#[derive(Debug, Clone)]
+pub enum Failure {
+    /// A violation of the seed's scenario, and the scenario, for shrinking.
+    Scenario {
+        /// The violation.
+        violation: Violation,
+        /// The generated scenario.
+        scenario: Box<Scenario>,
+    },
+    /// A breach of I15–I19 of the seed's crash plan (regenerated from the seed to shrink).
+    CrashPlan(DurableBreach),
+}
+
+impl Failure {
+    /// The invariant broken.
+    pub fn invariant(&self) -> Invariant {
+        match self {
+            Failure::Scenario { violation, .. } => violation.invariant,
+            Failure::CrashPlan(breach) => breach.invariant(),
+        }
+    }
+
+    /// What went wrong, located.
+    pub fn explanation(&self) -> String {
+        match self {
+            Failure::Scenario { violation, .. } => violation.to_string(),
+            Failure::CrashPlan(breach) => breach.to_string(),
+        }
     }
 }
 
@@ -124,10 +158,8 @@ fn explore(seed: u64, bug: Option<Fault>) -> DurableSeed {
 pub struct FirstFailure {
     /// The seed.
     pub seed: u64,
-    /// Its first violation.
-    pub violation: Violation,
-    /// The generated scenario, for shrinking.
-    pub scenario: Scenario,
+    /// What it reports.
+    pub failure: Failure,
 }
 
 /// A campaign's results.
@@ -141,16 +173,17 @@ pub struct CampaignReport {
     pub tool_calls: u64,
     /// Provider replies.
     pub turns: u64,
-    /// Seeds with at least one violation.
+    /// Seeds with at least one violation, of their scenario or of their crash plan.
     pub failing_seeds: u64,
-    /// Per invariant: runs in which its situation arose, runs in which it was violated.
+    /// Per invariant: runs (for I15–I19, plans) in which its situation arose, and in which it
+    /// was violated.
     pub by_invariant: [(u64, u64); Invariant::COUNT],
     /// Per misbehaviour, how often it was generated.
     pub misbehaviours: Vec<(&'static str, u64)>,
     /// How often the exact checks could predict the whole record.
     pub exact: ExactCounts,
-    /// The failure to shrink and report: the lowest failing seed, or, when a seeded bug is on,
-    /// the lowest seed that breaks the invariant the catalogue names for it (if any does).
+    /// The failure to shrink and report: the lowest failing seed's, or, when a seeded bug is
+    /// on, the lowest seed's that breaks the invariant the catalogue names for it (if any).
     pub first_failure: Option<FirstFailure>,
     /// Per invariant, the lowest seed that violated it.
     pub first_seed_by_invariant: [Option<u64>; Invariant::COUNT],
@@ -162,16 +195,18 @@ pub struct CampaignReport {
     pub elapsed_ms: u64,
     /// XOR of every seed's mixed trace digest.
     pub trace_digest: u64,
-    /// The crash explorer's findings, with `--crashes`.
+    /// The crash explorer's counts, with `--crashes`.
     pub crashes: Option<CrashSummary>,
 }
 
 impl CampaignReport {
     /// The report as the summary `ward run --json` prints (SPEC §12), given the campaign's
-    /// configuration and the replay command of the first failure.
+    /// configuration and the replay command of the first failure. `byInvariant` holds the
+    /// protocol (P6) and I1–I14, and I15–I19 when crashes ran.
     pub fn to_summary(&self, config: &CampaignConfig, replay: Option<String>) -> Summary {
         let by_invariant = Invariant::ALL
             .iter()
+            .filter(|invariant| config.crashes || !invariant.is_durable())
             .map(|invariant| {
                 let (armed, violated) = self.by_invariant[invariant.index()];
                 let claimed = self
@@ -193,10 +228,13 @@ impl CampaignReport {
             .iter()
             .map(|(name, count)| ((*name).to_owned(), *count))
             .collect();
-        let first_failure = self.first_failure.as_ref().map(|failure| FailureSummary {
-            seed: failure.seed,
-            invariant: failure.violation.invariant.id().to_owned(),
-            explanation: failure.violation.explanation.clone(),
+        let first_failure = self.first_failure.as_ref().map(|first| FailureSummary {
+            seed: first.seed,
+            invariant: first.failure.invariant().id().to_owned(),
+            explanation: match &first.failure {
+                Failure::Scenario { violation, .. } => violation.explanation.clone(),
+                Failure::CrashPlan(breach) => breach.message.clone(),
+            },
             replay,
         });
         Summary {
@@ -280,7 +318,8 @@ pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> Campaign
                             };
                             if config.crashes {
                                 let _running = mark(Work::CrashPlan);
-                                summary.durable = Some(explore(seed, config.bug));
+                                let (durable, verdict) = explore(seed, config.bug);
+                                summary.add_durable(durable, &verdict, config.bug);
                             }
                             local.push(summary);
                         }
@@ -304,40 +343,70 @@ pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> Campaign
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner);
     summaries.sort_by_key(|summary| summary.seed);
-    let focus = config.bug.and_then(Invariant::catching);
-    let mut report = merge(summaries, started, focus, config.bug);
+    let focus = config.bug.map(Invariant::catching);
+    let mut report = merge(summaries, started, focus);
     report.runtime = ready.into_inner().unwrap_or_else(PoisonError::into_inner);
     report
 }
 
 /// The summary of `seed`'s scenario; its crash plan, with `--crashes`, is explored apart (the
-/// stall watchdog names which of the two runs).
+/// stall watchdog names which of the two runs) and added by [`SeedSummary::add_durable`].
 fn summarise(engine: &Engine, seed: u64, config: &CampaignConfig) -> SeedSummary {
     let outcome = engine.run_seed(seed, config.bug, is_rerun(seed, config.rerun_every));
     let checked = &outcome.checked;
-    let (violations, not_claimed): (Vec<Violation>, Vec<Violation>) = checked
-        .verdict
-        .violations
-        .iter()
-        .cloned()
-        // A breach of the protocol is a finding whatever the runtime claims (P6).
-        .partition(|violation| {
-            checked.trace.protocol_violation.is_some() || engine.claims(violation.invariant)
+    let verdict = &checked.verdict;
+    let focus = config.bug.map(Invariant::catching);
+    let reported = (verdict.violations.iter())
+        .find(|violation| Some(violation.invariant) == focus)
+        .or_else(|| {
+            verdict
+                .violations
+                .iter()
+                .min_by_key(|violation| violation.invariant)
         });
-    let failed = !violations.is_empty();
     SeedSummary {
         seed,
         runs: checked.runs(),
         tool_calls: checked.tool_calls(),
         turns: checked.turns(),
-        armed: checked.verdict.armed,
-        exact: checked.verdict.exact,
-        violations,
-        not_claimed: runs_of(&not_claimed),
+        armed: verdict.armed,
+        exact: verdict.exact,
+        violated: runs_of(&verdict.violations),
+        not_claimed: runs_of(&verdict.not_claimed),
         misbehaviours: outcome.misbehaviours,
         digest: checked.digest,
-        scenario: failed.then_some(outcome.scenario),
+        failure: reported.map(|violation| Failure::Scenario {
+            violation: violation.clone(),
+            scenario: Box::new(outcome.scenario.clone()),
+        }),
         durable: None,
+    }
+}
+
+impl SeedSummary {
+    /// Adds the seed's crash plan: its counts, its verdict's armed and violated invariants,
+    /// and its breach as the seed's failure when the scenario has none (or when the breach is
+    /// of the invariant that catches `bug` and the scenario's failure is not).
+    fn add_durable(&mut self, durable: DurableSeed, verdict: &DurableVerdict, bug: Option<Fault>) {
+        for (invariant, armed) in INVARIANTS.iter().zip(verdict.armed) {
+            self.armed[invariant.index()] += u32::from(armed);
+            let violated = (verdict.breaches.iter()).any(|breach| breach.invariant() == *invariant);
+            self.violated[invariant.index()] += u32::from(violated);
+        }
+        let focus = bug.map(Invariant::catching);
+        if let Some(breach) = verdict.reported(focus) {
+            let replace = match &self.failure {
+                None => true,
+                Some(failure) => {
+                    failure.invariant() != focus.unwrap_or(failure.invariant())
+                        && Some(breach.invariant()) == focus
+                }
+            };
+            if replace {
+                self.failure = Some(Failure::CrashPlan(breach.clone()));
+            }
+        }
+        self.durable = Some(durable);
     }
 }
 
@@ -358,8 +427,7 @@ fn runs_of(violations: &[Violation]) -> [u32; Invariant::COUNT] {
 
 /// The command that replays the crash plan of `seed` with `bug` on.
 pub fn crash_replay(seed: u64, bug: Option<Fault>) -> String {
-    let bug = bug.map(|bug| format!(" --bug {bug}")).unwrap_or_default();
-    format!("ward replay --crashes {seed}{bug}")
+    summary::crash_replay_command(seed, bug.map(Fault::name))
 }
 
 /// Mixes a seed into its trace digest before the XOR, so that equal traces of different
@@ -377,7 +445,6 @@ fn merge(
     summaries: Vec<SeedSummary>,
     started: Instant,
     focus: Option<Invariant>,
-    bug: Option<Fault>,
 ) -> CampaignReport {
     let mut report = CampaignReport {
         seeds: summaries.len() as u64,
@@ -401,11 +468,11 @@ fn merge(
     };
     for summary in summaries {
         if let Some(durable) = &summary.durable {
-            report.add_durable(summary.seed, durable, bug);
+            report.add_durable(summary.seed, durable);
         }
         report.add_counts(&summary);
-        if !summary.violations.is_empty() {
-            report.add_failure(summary, focus);
+        if let Some(failure) = summary.failure {
+            report.add_failure(summary.seed, failure, focus);
         }
     }
     report.elapsed_ms = started.elapsed().as_millis() as u64;
@@ -413,10 +480,10 @@ fn merge(
 }
 
 impl CampaignReport {
-    /// Adds a seed's crash plan: its counts, and its first breach when it is the first.
-    fn add_durable(&mut self, seed: u64, durable: &DurableSeed, bug: Option<Fault>) {
+    /// Adds a seed's crash plan's counts.
+    fn add_durable(&mut self, seed: u64, durable: &DurableSeed) {
         let crashes = self.crashes.get_or_insert_with(CrashSummary::default);
-        let mut counts = CrashSummary {
+        crashes.add(&CrashSummary {
             plans: 1,
             planned: durable.planned,
             processes: durable.processes,
@@ -424,47 +491,8 @@ impl CampaignReport {
                 .map(|(kind, count)| (kind.name().to_owned(), count))
                 .collect(),
             outcome_unknown: durable.outcome_unknown,
-            violations: u64::from(!durable.verdict.breaches.is_empty()),
-            by_invariant: BTreeMap::new(),
-            first_failure: None,
             digest: mixed_digest(seed, durable.digest),
-        };
-        for (id, armed) in INVARIANTS.iter().zip(durable.verdict.armed) {
-            let violated = (durable.verdict.breaches)
-                .iter()
-                .any(|breach| breach.invariant == *id);
-            let slot = InvariantCounts {
-                armed: u64::from(armed),
-                violated: u64::from(violated),
-                first_seed: violated.then_some(seed),
-                ..InvariantCounts::default()
-            };
-            counts.by_invariant.insert((*id).to_owned(), slot);
-        }
-        // With a seeded bug on, the breach of the invariant that catches it comes first.
-        let wanted = bug.map(Fault::invariant);
-        let failure = durable
-            .verdict
-            .reported(wanted)
-            .map(|breach| FailureSummary {
-                seed,
-                invariant: breach.invariant.to_owned(),
-                explanation: breach.message.clone(),
-                replay: Some(crash_replay(seed, bug)),
-            });
-        // Seeds come in order: the first failure is the lowest seed's, unless a later seed is
-        // the first to break the invariant the bug is caught by.
-        let replace = match (&crashes.first_failure, &failure) {
-            (None, Some(_)) => true,
-            (Some(first), Some(new)) => {
-                Some(first.invariant.as_str()) != wanted && Some(new.invariant.as_str()) == wanted
-            }
-            _ => false,
-        };
-        if replace {
-            crashes.first_failure = failure;
-        }
-        crashes.add(&counts);
+        });
     }
 
     /// Adds what every seed contributes: its counts, and its digest to the campaign's.
@@ -473,8 +501,12 @@ impl CampaignReport {
         self.tool_calls += u64::from(summary.tool_calls);
         self.turns += u64::from(summary.turns);
         self.trace_digest ^= mixed_digest(summary.seed, summary.digest);
-        for (slot, armed) in self.by_invariant.iter_mut().zip(summary.armed) {
-            slot.0 += u64::from(armed);
+        for (index, slot) in self.by_invariant.iter_mut().enumerate() {
+            slot.0 += u64::from(summary.armed[index]);
+            slot.1 += u64::from(summary.violated[index]);
+            if summary.violated[index] > 0 {
+                self.first_seed_by_invariant[index].get_or_insert(summary.seed);
+            }
         }
         for (slot, count) in self.misbehaviours.iter_mut().zip(&summary.misbehaviours) {
             slot.1 += u64::from(*count);
@@ -482,76 +514,21 @@ impl CampaignReport {
         for (slot, count) in self.not_claimed.iter_mut().zip(summary.not_claimed) {
             *slot += u64::from(count);
         }
-        self.exact.add(&ExactCounts {
-            input_errors: u64::from(summary.exact.input_errors),
-            input_errors_predicted: u64::from(summary.exact.input_errors_predicted),
-            guarded_records: u64::from(summary.exact.guarded_records),
-            guarded_records_predicted: u64::from(summary.exact.guarded_records_predicted),
-        });
+        self.exact.add(&ExactCounts::from(summary.exact));
     }
 
-    /// Adds a failing seed: each invariant it violated counts once per run, and the seed
-    /// becomes the first failure when none came before, or when it is the first to break
-    /// `focus` after failures of other invariants.
-    fn add_failure(&mut self, summary: SeedSummary, focus: Option<Invariant>) {
+    /// Adds a failing seed: it becomes the first failure when none came before, or when it is
+    /// the first to break `focus` after failures of other invariants.
+    fn add_failure(&mut self, seed: u64, failure: Failure, focus: Option<Invariant>) {
         self.failing_seeds += 1;
-        let mut violated_runs: Vec<ViolatedRun> = summary
-            .violations
-            .iter()
-            .map(|violation| ViolatedRun {
-                invariant: violation.invariant,
-                session: violation.session,
-                run: violation.run,
-            })
-            .collect();
-        violated_runs.sort();
-        violated_runs.dedup();
-        for violated in violated_runs {
-            let index = violated.invariant.index();
-            self.by_invariant[index].1 += 1;
-            self.first_seed_by_invariant[index].get_or_insert(summary.seed);
-        }
-        let first = summary
-            .violations
-            .iter()
-            .min_by_key(|violation| violation.invariant)
-            .cloned();
-        let wanted = focus.and_then(|invariant| {
-            summary
-                .violations
-                .iter()
-                .find(|violation| violation.invariant == invariant)
-                .cloned()
-        });
-        let (Some(violation), Some(scenario)) = (first, summary.scenario) else {
-            return;
+        let replace = match &self.first_failure {
+            None => true,
+            Some(first) => {
+                Some(first.failure.invariant()) != focus && Some(failure.invariant()) == focus
+            }
         };
-        match (&self.first_failure, wanted) {
-            // The first seed that breaks the invariant asked about replaces an earlier
-            // failure of another one.
-            (Some(failure), Some(wanted)) if Some(failure.violation.invariant) != focus => {
-                self.first_failure = Some(FirstFailure {
-                    seed: summary.seed,
-                    violation: wanted,
-                    scenario,
-                });
-            }
-            (None, wanted) => {
-                self.first_failure = Some(FirstFailure {
-                    seed: summary.seed,
-                    violation: wanted.unwrap_or(violation),
-                    scenario,
-                });
-            }
-            _ => {}
+        if replace {
+            self.first_failure = Some(FirstFailure { seed, failure });
         }
     }
-}
-
-/// A run in which an invariant was violated: a seed counts each at most once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct ViolatedRun {
-    invariant: Invariant,
-    session: usize,
-    run: usize,
 }

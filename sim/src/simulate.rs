@@ -10,7 +10,7 @@ use ward_core::fault::{Fault, FaultSet};
 use crate::catalogue::Schemas;
 use crate::generate::{self, Misbehaviour};
 use crate::host::process::{ProcessHost, Ready, WATCHDOG};
-use crate::oracle::{Breach, Invariant, Oracle, Verdict, Violation, i11_same_scenario_same_trace};
+use crate::oracle::{Invariant, Oracle, Verdict, i11_same_scenario_same_trace};
 use crate::scenario::Scenario;
 use crate::trace;
 use crate::world::{self, Record, Trace, World, lockstep};
@@ -205,20 +205,8 @@ impl Engine {
     /// or behind the protocol), and digests it.
     pub fn judge(&self, scenario: &Scenario, trace: Trace) -> Checked {
         let mut verdict = self.oracle.check(scenario, &trace);
-        if let Some(message) = &trace.protocol_violation {
-            // A breach of the protocol is always a finding, whatever else the trace shows.
-            verdict.violations.insert(
-                0,
-                Violation {
-                    invariant: Invariant::I14,
-                    breach: Breach::ProtocolBroken,
-                    session: 0,
-                    run: 0,
-                    turn: None,
-                    call_id: None,
-                    explanation: message.clone(),
-                },
-            );
+        if let Some(ready) = self.ready() {
+            verdict.apply_claims(&ready.claims);
         }
         let digest = trace::digest(&trace);
         Checked {

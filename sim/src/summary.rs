@@ -216,30 +216,55 @@ pub struct FailureSummary {
 pub struct ExactCounts {
     /// `TOOL_INPUT_INVALID` results of registered tools that I4 checked.
     pub input_errors: u64,
-    /// Of those, the ones whose whole error list the oracle predicted and compared.
+    /// Of those, the ones whose whole error list the oracle predicted.
     pub input_errors_predicted: u64,
+    /// Of those, the ones the runtime's list matched, element by element.
+    pub input_errors_matched: u64,
     /// Records with a configured value or a fragment of one to replace, checked by I8.
     pub guarded_records: u64,
-    /// Of those, the ones whose guarded form the oracle predicted and compared.
+    /// Of those, the ones whose guarded form the oracle predicted.
     pub guarded_records_predicted: u64,
+    /// Of those, the ones the runtime's record matched.
+    pub guarded_records_matched: u64,
 }
 
 impl ExactCounts {
     /// Adds `other`, saturating (counts may come from files).
     pub fn add(&mut self, other: &ExactCounts) {
-        self.input_errors = self.input_errors.saturating_add(other.input_errors);
-        self.input_errors_predicted = self
-            .input_errors_predicted
-            .saturating_add(other.input_errors_predicted);
-        self.guarded_records = self.guarded_records.saturating_add(other.guarded_records);
-        self.guarded_records_predicted = self
-            .guarded_records_predicted
-            .saturating_add(other.guarded_records_predicted);
+        let add = |count: &mut u64, other: u64| *count = count.saturating_add(other);
+        add(&mut self.input_errors, other.input_errors);
+        add(
+            &mut self.input_errors_predicted,
+            other.input_errors_predicted,
+        );
+        add(&mut self.input_errors_matched, other.input_errors_matched);
+        add(&mut self.guarded_records, other.guarded_records);
+        add(
+            &mut self.guarded_records_predicted,
+            other.guarded_records_predicted,
+        );
+        add(
+            &mut self.guarded_records_matched,
+            other.guarded_records_matched,
+        );
     }
 }
 
-/// What `ward run --crashes` adds: each seed's plan of the crash explorer ([`crate::crash`]),
-/// its crashes and its checks of I15–I19.
+impl From<crate::oracle::Exactness> for ExactCounts {
+    fn from(exact: crate::oracle::Exactness) -> ExactCounts {
+        ExactCounts {
+            input_errors: u64::from(exact.input_errors),
+            input_errors_predicted: u64::from(exact.input_errors_predicted),
+            input_errors_matched: u64::from(exact.input_errors_matched),
+            guarded_records: u64::from(exact.guarded_records),
+            guarded_records_predicted: u64::from(exact.guarded_records_predicted),
+            guarded_records_matched: u64::from(exact.guarded_records_matched),
+        }
+    }
+}
+
+/// What `ward run --crashes` adds beside the verdict (whose I15–I19 are in `byInvariant`):
+/// each seed's plan of the crash explorer ([`crate::crash`]) and its crashes.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CrashSummary {
@@ -254,20 +279,13 @@ pub struct CrashSummary {
     pub crashes: BTreeMap<String, u64>,
     /// Results of R32's calls cut by a crash (`OUTCOME_UNKNOWN`).
     pub outcome_unknown: u64,
-    /// Plans with at least one violation.
-    pub violations: u64,
-    /// Per invariant id (`I15`…`I19`): plans armed, plans violated, the lowest seed.
-    pub by_invariant: BTreeMap<String, InvariantCounts>,
-    /// The first violation, with the command that replays it.
-    pub first_failure: Option<FailureSummary>,
     /// XOR of every plan's mixed digest, as 16 hex digits.
     #[serde(with = "hex_digest")]
     pub digest: u64,
 }
 
 impl CrashSummary {
-    /// Adds `other`'s counts, saturating (counts may come from files); the first failure is
-    /// the one of the lower seed.
+    /// Adds `other`'s counts, saturating (counts may come from files).
     pub fn add(&mut self, other: &CrashSummary) {
         self.plans = self.plans.saturating_add(other.plans);
         self.planned = self.planned.saturating_add(other.planned);
@@ -277,24 +295,6 @@ impl CrashSummary {
             *slot = slot.saturating_add(*count);
         }
         self.outcome_unknown = self.outcome_unknown.saturating_add(other.outcome_unknown);
-        self.violations = self.violations.saturating_add(other.violations);
-        for (id, counts) in &other.by_invariant {
-            let slot = self.by_invariant.entry(id.clone()).or_default();
-            slot.armed = slot.armed.saturating_add(counts.armed);
-            slot.violated = slot.violated.saturating_add(counts.violated);
-            slot.first_seed = match (slot.first_seed, counts.first_seed) {
-                (Some(seed), Some(other)) => Some(seed.min(other)),
-                (seed, other) => seed.or(other),
-            };
-        }
-        let earlier = match (&self.first_failure, &other.first_failure) {
-            (Some(mine), Some(theirs)) => theirs.seed < mine.seed,
-            (None, Some(_)) => true,
-            _ => false,
-        };
-        if earlier {
-            self.first_failure = other.first_failure.clone();
-        }
         self.digest ^= other.digest;
     }
 }
@@ -350,6 +350,14 @@ pub struct Summary {
 /// Runs per second of `elapsed_ms` (at least 1 ms), to one decimal.
 pub fn runs_per_sec(runs: u64, elapsed_ms: u64) -> f64 {
     (runs as f64 * 1000.0 / elapsed_ms.max(1) as f64 * 10.0).round() / 10.0
+}
+
+/// The command that replays the crash plan of `seed` with `bug` switched on.
+pub fn crash_replay_command(seed: u64, bug: Option<&str>) -> String {
+    match bug {
+        Some(bug) => format!("ward replay --crashes {seed} --bug {bug}"),
+        None => format!("ward replay --crashes {seed}"),
+    }
 }
 
 /// The command that replays `seed` of a campaign with `bug` switched on, against the
@@ -557,7 +565,7 @@ impl Summary {
     /// seed breaks it (as `ward run --bug` picks it).
     fn focus(&self) -> Option<&'static str> {
         let bug = self.bug.as_deref()?.parse::<Fault>().ok()?;
-        Invariant::catching(bug).map(Invariant::id)
+        Some(Invariant::catching(bug).id())
     }
 }
 
@@ -799,15 +807,15 @@ fn combine(files: &[ShardFile]) -> Merged {
     let first_failure_from = first_failure_of(files);
     whole.first_failure = first_failure_from.and_then(|index| {
         let failure = files[index].summary.first_failure.clone()?;
+        let durable = Invariant::from_id(&failure.invariant).is_some_and(Invariant::is_durable);
+        let runtime = (whole.runtime.as_ref()).map(|runtime| runtime.command.as_str());
+        let replay = if durable {
+            crash_replay_command(failure.seed, whole.bug.as_deref())
+        } else {
+            replay_command(failure.seed, whole.bug.as_deref(), runtime)
+        };
         Some(FailureSummary {
-            replay: Some(replay_command(
-                failure.seed,
-                whole.bug.as_deref(),
-                whole
-                    .runtime
-                    .as_ref()
-                    .map(|runtime| runtime.command.as_str()),
-            )),
+            replay: Some(replay),
             ..failure
         })
     });

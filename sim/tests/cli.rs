@@ -333,9 +333,13 @@ fn a_bug_of_durable_sessions_is_caught_with_crashes_and_refused_without() {
     assert_eq!(output.status.code(), Some(1));
     let stdout = String::from_utf8_lossy(&output.stdout);
     let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    let failure = &summary["crashes"]["firstFailure"];
+    let failure = &summary["firstFailure"];
     assert_eq!(failure["invariant"], "I18");
     assert_eq!(failure["seed"], 0);
+    // The durable failure counts like any other: in `violations` and in `byInvariant`.
+    assert!(summary["violations"].as_u64().unwrap() > 0, "{summary}");
+    assert!(summary["byInvariant"]["I18"]["violated"].as_u64().unwrap() > 0);
+    assert_eq!(summary["byInvariant"]["I18"]["firstSeed"], 0);
     // The failing plan, shrunk, is a file that replays as the same failure, with its steps.
     let replay = failure["replay"].as_str().unwrap();
     let file = replay.strip_prefix("ward replay ").unwrap();
@@ -374,4 +378,40 @@ fn a_bad_crash_plan_file_is_refused_naming_its_fault() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("at /crashPlan/runs"), "{stderr}");
+}
+
+#[test]
+fn an_adapter_that_writes_a_line_that_is_not_json_has_a_protocol_row_and_count() {
+    // It claims nothing, so every invariant is `not claimed`; the protocol still counts.
+    let ready =
+        r#"{"type":"ready","protocol":1,"runtime":{"name":"broken","version":"0"},"claims":[]}"#;
+    let adapter = format!("read l; echo '{ready}'; read l; echo garbage");
+    let output = ward(&[
+        "run",
+        "--runtime",
+        &adapter,
+        "--seeds",
+        "0..3",
+        "--jobs",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let row = stderr
+        .lines()
+        .find(|line| line.starts_with("P6 "))
+        .unwrap_or_else(|| panic!("no protocol row:\n{stderr}"));
+    let counts: Vec<&str> = row.split_whitespace().take(3).collect();
+    assert_eq!(counts, ["P6", "3", "3"], "{row}");
+    assert!(stderr.contains("3 seeds violated an invariant"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["violations"], 3);
+    assert_eq!(summary["byInvariant"]["P6"]["violated"], 3);
+    assert_eq!(summary["firstFailure"]["invariant"], "P6");
+    assert!(
+        (summary["firstFailure"]["explanation"].as_str().unwrap()).contains("not JSON"),
+        "{summary}"
+    );
 }

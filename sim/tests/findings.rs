@@ -83,7 +83,7 @@ fn replays(runtime: &str, file: &str, claim: Claim, invariant: &str, explanation
         "{file} against {command}: no `{wanted}` line with {explanation:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
     assert!(
-        !stdout.contains("violated: protocol"),
+        !stdout.contains("violated: P6 "),
         "{file}: the adapter broke the protocol\n{stdout}"
     );
 }

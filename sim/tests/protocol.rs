@@ -153,10 +153,11 @@ fn a_campaign_goes_on_past_an_adapter_killed_mid_run_and_names_it() {
     let report = campaign::run(&config, &|_| {});
     assert_eq!(report.seeds, 6, "the campaign stopped early");
     let failure = report.first_failure.expect("the killed adapter is named");
+    assert_eq!(failure.failure.invariant(), Invariant::P6);
     assert!(
-        failure.violation.explanation.contains("the adapter exited"),
+        failure.failure.explanation().contains("the adapter exited"),
         "{}",
-        failure.violation.explanation
+        failure.failure.explanation()
     );
 }
 
@@ -199,10 +200,24 @@ fn a_broken_protocol_is_a_finding_even_when_the_runtime_claims_nothing() {
         report.failing_seeds, 3,
         "a protocol violation was dropped as not claimed"
     );
-    let failure = report.first_failure.expect("the violation is reported");
+    let failure = report
+        .first_failure
+        .as_ref()
+        .expect("the violation is reported");
+    assert_eq!(failure.failure.invariant(), Invariant::P6);
     assert!(
-        failure.violation.explanation.contains("not JSON"),
+        failure.failure.explanation().contains("not JSON"),
         "{}",
-        failure.violation.explanation
+        failure.failure.explanation()
     );
+    // A row and a count of its own, in the summary and its JSON, whatever the claims.
+    let summary = report.to_summary(&config, None);
+    assert_eq!(summary.violations, 3);
+    let protocol = summary.by_invariant["P6"];
+    assert_eq!((protocol.violated, protocol.claimed), (3, true));
+    assert_eq!(protocol.first_seed, Some(0));
+    let json = serde_json::to_value(&summary).unwrap();
+    assert_eq!(json["byInvariant"]["P6"]["violated"], 3);
+    assert!(json["byInvariant"]["I14"]["claimed"] == false);
+    assert_eq!(json["byInvariant"]["I14"]["violated"], 0);
 }

@@ -81,5 +81,5 @@ pub fn run(args: &MergeArgs) -> ExitCode {
             .map(|bug| format!(", bug {bug}"))
             .unwrap_or_default()
     );
-    super::run::report_summary(whole, &how, args.json)
+    super::table::report_summary(whole, &how, args.json)
 }

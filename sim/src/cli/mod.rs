@@ -25,12 +25,14 @@ macro_rules! say {
 
 pub mod bugs;
 pub mod call;
+mod failure;
 pub mod merge;
 pub mod pipe;
 pub mod redact;
 pub mod replay;
 pub mod run;
 pub mod serve;
+mod table;
 pub mod tools;
 
 use std::process::ExitCode;

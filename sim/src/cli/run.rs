@@ -9,7 +9,7 @@
 
 use std::io::IsTerminal;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -19,8 +19,7 @@ use ward_core::fault::Fault;
 
 use crate::campaign::{self, CampaignConfig};
 use crate::oracle::Invariant;
-use crate::shrink;
-use crate::summary::{SeedRange, Summary, single_quoted};
+use crate::summary::SeedRange;
 
 /// The default campaign's seeds.
 pub const DEFAULT_SEEDS: Range<u64> = 0..100_000;
@@ -107,7 +106,7 @@ pub fn parse_bug(text: &str) -> Result<Fault, String> {
 
 /// Whether `bug` breaks durable sessions (caught by I15–I19, which only crashes arm).
 pub fn durable_bug(bug: Fault) -> bool {
-    Invariant::from_id(bug.invariant()).is_none()
+    Invariant::catching(bug).is_durable()
 }
 
 /// Parses a catalogue name for a scenario (`ward replay`, `ward serve`): a bug of durable
@@ -166,290 +165,12 @@ pub fn run(args: &RunArgs) -> ExitCode {
     };
     let total = config.shard().seeds_in(SeedRange::from(&config.seeds));
     let progress = Progress::new(total);
-    let mut report = campaign::run(&config, &|done| progress.update(done));
+    let report = campaign::run(&config, &|done| progress.update(done));
     progress.finish();
-
-    let mut replay = None;
-    if let Some(failure) = &report.first_failure {
-        let engine = config.engine();
-        let shrunk = shrink::shrink(
-            &engine,
-            &failure.scenario,
-            failure.violation.breach,
-            shrink::EXECUTIONS_MAX,
-        );
-        match write_failure(
-            &args.out,
-            failure.seed,
-            failure.violation.invariant,
-            &shrunk.scenario,
-        ) {
-            Ok(path) => {
-                tell!(
-                    "first failure: seed {}: {}\nshrunk from {} to {} ({} executions): {}",
-                    failure.seed,
-                    failure.violation,
-                    shrunk.before,
-                    shrunk.after,
-                    shrunk.executions,
-                    path.display()
-                );
-                let command = match &args.runtime {
-                    Some(runtime) => format!(
-                        "ward replay --runtime {} {}",
-                        single_quoted(runtime),
-                        quoted(&path)
-                    ),
-                    None => format!("ward replay {}", quoted(&path)),
-                };
-                tell!("replay: {command}");
-                replay = Some(command);
-            }
-            Err(error) => tell!("ward: cannot write the shrunk scenario: {error}"),
-        }
-    }
-    let durable_failure =
-        (report.crashes.as_mut()).and_then(|crashes| crashes.first_failure.as_mut());
-    if let Some(failure) = durable_failure {
-        match write_plan_failure(&args.out, failure.seed, &config) {
-            Ok(Some(written)) => {
-                tell!(
-                    "first durable failure: seed {}: {}: {}\nshrunk from {} to {} ({} explorations): {}",
-                    failure.seed,
-                    failure.invariant,
-                    failure.explanation,
-                    written.before,
-                    written.after,
-                    written.explorations,
-                    written.path.display()
-                );
-                failure.replay = Some(format!("ward replay {}", quoted(&written.path)));
-            }
-            Ok(None) => {}
-            Err(error) => tell!("ward: cannot write the shrunk crash plan: {error}"),
-        }
-    }
+    let replay = (report.first_failure.as_ref())
+        .and_then(|first| super::failure::shrink_and_write(first, &config, &args.out));
     let summary = report.to_summary(&config, replay);
-    report_summary(&summary, &format!("{jobs} jobs"), args.json)
-}
-
-/// A shrunk crash plan, written.
-struct WrittenPlan {
-    path: PathBuf,
-    /// The plan's size before shrinking and after (runs, calls, crashes).
-    before: String,
-    after: String,
-    explorations: usize,
-}
-
-/// Shrinks the crash plan of `seed` while it fails the same check as its first breach (of the
-/// invariant that catches `bug`, when one does) and writes it as a crash plan file. `None`
-/// when the plan does not fail again.
-fn write_plan_failure(
-    directory: &Path,
-    seed: u64,
-    config: &CampaignConfig,
-) -> std::io::Result<Option<WrittenPlan>> {
-    use crate::crash::{self, file::PlanFile, shrink};
-    let bug = config.bug;
-    let faults: ward_core::fault::FaultSet = bug.into_iter().collect();
-    let exploration = crash::explore_seed(seed, faults);
-    let wanted = bug.map(ward_core::fault::Fault::invariant);
-    let Some(target) = exploration.verdict.reported(wanted) else {
-        return Ok(None);
-    };
-    let report = |stall: &crate::stall::Stall| {
-        let replay = crate::campaign::crash_replay(seed, bug);
-        tell!("ward: shrinking: {stall}; replay: {replay}");
-    };
-    let shrunk = crate::stall::watched(config.stall_after, 1, report, |watchdog| {
-        let plan = &exploration.plan;
-        shrink::shrink(plan, faults, target, shrink::EXPLORATIONS_MAX, watchdog)
-    });
-    let size = |plan: &crash::Plan| {
-        format!(
-            "{} run(s), {} call(s), {} crash(es)",
-            plan.runs.len(),
-            plan.calls(),
-            plan.crashes.len()
-        )
-    };
-    let description = format!(
-        "The crash explorer's plan of seed {seed}, shrunk while it fails {} ({}): {}",
-        target.invariant, target.check, target.message
-    );
-    let file = PlanFile::new(shrunk.plan.clone(), bug, description);
-    std::fs::create_dir_all(directory)?;
-    let bug_name = bug.map(|bug| format!("-{bug}")).unwrap_or_default();
-    let path = directory.join(format!(
-        "seed-{seed}-{}{bug_name}.crash.json",
-        target.invariant
-    ));
-    std::fs::write(&path, file.to_json() + "\n")?;
-    Ok(Some(WrittenPlan {
-        path,
-        before: size(&exploration.plan),
-        after: size(&shrunk.plan),
-        explorations: shrunk.explorations,
-    }))
-}
-
-/// `path` as one shell word: quoted when it holds anything but plain characters.
-fn quoted(path: &Path) -> String {
-    let text = path.display().to_string();
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c);
-    match text.chars().all(plain) {
-        true => text,
-        false => single_quoted(&text),
-    }
-}
-
-/// Prints a campaign's table (`how` says how it ran), then its summary as one JSON line with
-/// `json`; the exit status: 1 when a seed failed, else 0 (SPEC §12, for `run` and `merge`).
-pub fn report_summary(summary: &Summary, how: &str, json: bool) -> ExitCode {
-    print_summary(summary, how);
-    if json {
-        say!("{}", summary.to_json_line());
-    }
-    let crash_violations = summary
-        .crashes
-        .as_ref()
-        .map_or(0, |crashes| crashes.violations);
-    if summary.violations > 0 || crash_violations > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
-/// Writes a shrunk scenario; returns its path.
-pub fn write_failure(
-    directory: &Path,
-    seed: u64,
-    invariant: Invariant,
-    scenario: &crate::scenario::Scenario,
-) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(directory)?;
-    let bug = scenario
-        .bug
-        .as_deref()
-        .map(|bug| format!("-{bug}"))
-        .unwrap_or_default();
-    let path = directory.join(format!("seed-{seed}-{invariant}{bug}.json"));
-    std::fs::write(&path, scenario.to_json() + "\n")?;
-    Ok(path)
-}
-
-/// Prints a summary as the table `ward run` and `ward merge` show on standard error; `how`
-/// closes the first line (`2 jobs`, `4 shards side by side`).
-pub fn print_summary(summary: &Summary, how: &str) {
-    tell!(
-        "ward: {} seeds, {} runs, {} tool calls, {} provider turns in {:.1} s ({:.0} runs/s, {how})",
-        summary.seeds,
-        summary.runs,
-        summary.tool_calls,
-        summary.turns,
-        summary.elapsed_ms as f64 / 1000.0,
-        summary.runs_per_sec
-    );
-    if let Some(runtime) = &summary.runtime {
-        tell!(
-            "runtime: {} {} (adapter `{}`), claiming {} rules",
-            runtime.name,
-            runtime.version,
-            runtime.command,
-            runtime.claims.len()
-        );
-    }
-    tell!("{:9} {:>10} {:>9}", "invariant", "armed", "violated");
-    for invariant in Invariant::ALL {
-        let counts = summary
-            .by_invariant
-            .get(invariant.id())
-            .copied()
-            .unwrap_or_default();
-        let share = 100.0 * counts.armed as f64 / summary.runs.max(1) as f64;
-        if !counts.claimed {
-            tell!(
-                "{:9} {:>10} {:>9}   not claimed: {} runs broke it (rests on {})",
-                invariant.id(),
-                counts.armed,
-                "-",
-                counts.not_claimed,
-                invariant.rules().join(", ")
-            );
-            continue;
-        }
-        tell!(
-            "{:9} {:>10} {:>9}   ({share:.1}% of runs armed)",
-            invariant.id(),
-            counts.armed,
-            counts.violated
-        );
-    }
-    let exact = summary.exact;
-    let share = |part: u64, whole: u64| 100.0 * part as f64 / whole.max(1) as f64;
-    tell!(
-        "exact: {} of {} input error lists predicted ({:.1}%), {} of {} guarded records ({:.1}%)",
-        exact.input_errors_predicted,
-        exact.input_errors,
-        share(exact.input_errors_predicted, exact.input_errors),
-        exact.guarded_records_predicted,
-        exact.guarded_records,
-        share(exact.guarded_records_predicted, exact.guarded_records)
-    );
-    tell!("trace digest: {:016x}", summary.trace_digest);
-    let crash_violations = summary
-        .crashes
-        .as_ref()
-        .map_or(0, |crashes| crashes.violations);
-    if let Some(crashes) = &summary.crashes {
-        print_crashes(crashes);
-    }
-    if summary.violations == 0 && crash_violations == 0 {
-        tell!("all invariants held");
-    } else if summary.violations > 0 {
-        tell!("{} seeds violated an invariant", summary.violations);
-    }
-}
-
-/// The crash explorer's part of the table (`--crashes`).
-fn print_crashes(crashes: &crate::summary::CrashSummary) {
-    let kinds: Vec<String> = (crashes.crashes.iter())
-        .map(|(kind, count)| format!("{count} {kind}"))
-        .collect();
-    tell!(
-        "crashes: {} plans, {} processes; {} planned, of which {}; {} OUTCOME_UNKNOWN results",
-        crashes.plans,
-        crashes.processes,
-        crashes.planned,
-        kinds.join(", "),
-        crashes.outcome_unknown
-    );
-    for (id, counts) in &crashes.by_invariant {
-        let share = 100.0 * counts.armed as f64 / crashes.plans.max(1) as f64;
-        tell!(
-            "{id:9} {:>10} {:>9}   ({share:.1}% of plans armed)",
-            counts.armed,
-            counts.violated
-        );
-    }
-    tell!("crash digest: {:016x}", crashes.digest);
-    match &crashes.first_failure {
-        None => {}
-        Some(failure) => {
-            tell!(
-                "{} plans violated a durable invariant; first: seed {}: {}: {}",
-                crashes.violations,
-                failure.seed,
-                failure.invariant,
-                failure.explanation
-            );
-            if let Some(replay) = &failure.replay {
-                tell!("replay: {replay}");
-            }
-        }
-    }
+    super::table::report_summary(&summary, &format!("{jobs} jobs"), args.json)
 }
 
 /// A progress bar on a terminal, plain lines every tenth otherwise.

@@ -12,6 +12,7 @@
 use ward_core::fault::FaultSet;
 
 use super::plan::{CrashKind, Plan};
+use crate::oracle::Invariant;
 use crate::oracle::durable::DurableBreach;
 use crate::stall::{Watchdog, Work};
 
@@ -29,8 +30,10 @@ pub struct ShrunkPlan {
 }
 
 /// The breach a verdict's `breaches` show for `invariant`: its first.
-pub fn first_of<'b>(breaches: &'b [DurableBreach], invariant: &str) -> Option<&'b DurableBreach> {
-    breaches.iter().find(|breach| breach.invariant == invariant)
+pub fn first_of(breaches: &[DurableBreach], invariant: Invariant) -> Option<&DurableBreach> {
+    breaches
+        .iter()
+        .find(|breach| breach.invariant() == invariant)
 }
 
 /// Shrinks `plan` while, under `faults`, the first breach of `target`'s invariant is still of
@@ -46,8 +49,8 @@ pub fn shrink(
     let mut explorations = 0;
     let fails = |candidate: &Plan| {
         let exploration = super::explore(candidate, faults);
-        first_of(&exploration.verdict.breaches, target.invariant)
-            .is_some_and(|breach| breach.check == target.check)
+        first_of(&exploration.verdict.breaches, target.invariant())
+            .is_some_and(|breach| breach.breach == target.breach)
     };
     let mut current = plan.clone();
     'shrinking: loop {

@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use ward_core::session::{Message, Record};
 
 use super::{
-    i15_at_most_once_exactly_once, i16_nothing_acknowledged_is_lost,
+    Breach, Invariant, i15_at_most_once_exactly_once, i16_nothing_acknowledged_is_lost,
     i17_one_result_per_call_after_resumes, i18_nothing_secret_at_rest,
     i19_a_resumed_run_keeps_every_promise,
 };
@@ -30,18 +30,23 @@ pub const OUTSIDE_EFFECT_TOOLS: &[&str] = &["code_interpreter"];
 /// One violation of I15–I19.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DurableBreach {
-    /// `I15` … `I19`.
-    pub invariant: &'static str,
-    /// Which of the invariant's checks found it (shrinking keeps a plan failing the same
+    /// Which check of which invariant found it (shrinking keeps a plan failing the same
     /// check, so that the shrunk plan shows the failure first reported).
-    pub check: &'static str,
+    pub breach: Breach,
     /// What went wrong, naming the run, the call or the record.
     pub message: String,
 }
 
+impl DurableBreach {
+    /// The invariant it breaks.
+    pub fn invariant(&self) -> Invariant {
+        self.breach.invariant()
+    }
+}
+
 impl std::fmt::Display for DurableBreach {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.invariant, self.message)
+        write!(f, "{}: {}", self.invariant(), self.message)
     }
 }
 
@@ -86,7 +91,13 @@ impl DurableCheck<'_> {
 }
 
 /// The invariants of durable sessions, in order.
-pub const INVARIANTS: [&str; 5] = ["I15", "I16", "I17", "I18", "I19"];
+pub const INVARIANTS: [Invariant; 5] = [
+    Invariant::I15,
+    Invariant::I16,
+    Invariant::I17,
+    Invariant::I18,
+    Invariant::I19,
+];
 
 /// What the checks found in one plan.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -103,9 +114,9 @@ pub struct DurableVerdict {
 impl DurableVerdict {
     /// The breach a campaign reports and shrinks: the first of `invariant` (the one that
     /// catches the seeded bug on, when one is), else the first of all.
-    pub fn reported(&self, invariant: Option<&str>) -> Option<&DurableBreach> {
+    pub fn reported(&self, invariant: Option<Invariant>) -> Option<&DurableBreach> {
         (self.breaches.iter())
-            .find(|breach| Some(breach.invariant) == invariant)
+            .find(|breach| Some(breach.invariant()) == invariant)
             .or_else(|| self.breaches.first())
     }
 }
@@ -166,8 +177,7 @@ fn breaches(check: &DurableCheck<'_>) -> Vec<DurableBreach> {
     let mut breaches = Vec::new();
     if let Some(failure) = &reference.failure {
         breaches.push(DurableBreach {
-            invariant: "I19",
-            check: "reference finishes",
+            breach: Breach::ReferenceUnfinished,
             message: format!("the session without crashes did not finish: {failure}"),
         });
         return breaches;

@@ -9,16 +9,13 @@
 
 use std::collections::BTreeMap;
 
+use super::Breach;
 use super::durable::{DurableBreach, DurableCheck, OUTSIDE_EFFECT_TOOLS, short};
 
 /// Checks I15.
 pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
-    let mut breach = |check: &'static str, message: String| {
-        breaches.push(DurableBreach {
-            invariant: "I15",
-            check,
-            message,
-        });
+    let mut breach = |breach: Breach, message: String| {
+        breaches.push(DurableBreach { breach, message });
     };
     if check.crashed.failure.is_none() && check.crashed.chart != check.reference.chart {
         let drawings = |chart: &Option<ward_core::chart::ChartState>| {
@@ -28,7 +25,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
             short(&serde_json::to_string(chart).unwrap_or_default())
         };
         breach(
-            "chart",
+            Breach::ChartChangedTwice,
             format!(
                 "after {} crash(es) the chart holds {} drawing(s), {} without crashes: {} instead of {}",
                 check.crashes(),
@@ -45,7 +42,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     };
     if check.crashed.failure.is_none() && reopened(check.crashed) != reopened(check.reference) {
         breach(
-            "committed chart",
+            Breach::CommittedChartDiffers,
             format!(
                 "after {} crash(es) the store's committed chart differs from the one without them: {} instead of {}",
                 check.crashes(),
@@ -64,7 +61,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     }
     if let Some(((run, call_id), count)) = starts.into_iter().find(|(_, count)| *count > 1) {
         breach(
-            "outside effect twice",
+            Breach::OutsideEffectTwice,
             format!(
                 "the body of code_interpreter call {call_id} of run {run} started {count} times"
             ),

@@ -12,22 +12,19 @@ use std::collections::BTreeMap;
 
 use ward_core::session::Message;
 
+use super::Breach;
 use super::durable::{DurableBreach, DurableCheck, json, short};
 
 /// Checks I16.
 pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
-    let mut breach = |check: &'static str, message: String| {
-        breaches.push(DurableBreach {
-            invariant: "I16",
-            check,
-            message,
-        });
+    let mut breach = |breach: Breach, message: String| {
+        breaches.push(DurableBreach { breach, message });
     };
     let execution = check.crashed;
     if let Some(failure) = &execution.failure
         && failure.starts_with("the store did not reopen")
     {
-        breach("store reopens", failure.clone());
+        breach(Breach::StoreNotReopened, failure.clone());
     }
     let mut acknowledged: Vec<String> = Vec::new();
     for (number, process) in execution.processes.iter().enumerate() {
@@ -38,7 +35,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
         let recovered: Vec<String> = recovered.iter().map(json).collect();
         if let Some(lost) = first_lost(&acknowledged, &recovered) {
             breach(
-                "recovered journal",
+                Breach::AcknowledgedLost,
                 format!(
                     "process {number} recovered {} record(s) after {} were acknowledged; record {lost} is {} instead of {}",
                     recovered.len(),
@@ -58,7 +55,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
         let last: Vec<String> = execution.journal.iter().map(json).collect();
         if let Some(lost) = first_lost(&acknowledged, &last) {
             breach(
-                "final journal",
+                Breach::FinalJournalDiffers,
                 format!(
                     "the session's journal lost acknowledged record {lost}: {}",
                     short(&acknowledged[lost])
@@ -71,7 +68,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
         let reopened: Vec<String> = reopened.iter().map(json).collect();
         if let Some(lost) = first_lost(&acknowledged, &reopened) {
             breach(
-                "journal after power loss",
+                Breach::LostAfterPowerLoss,
                 format!(
                     "after the session's end and a power loss, the store lost acknowledged record {lost}: {}",
                     short(&acknowledged[lost])
@@ -90,7 +87,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
                 short(&serde_json::to_string(messages).unwrap_or_default())
             };
             breach(
-                "reply asked again",
+                Breach::ReplyAskedAgain,
                 format!(
                     "turn {} of run {} was asked again in process {} with another transcript: {} instead of {}",
                     request.turn,

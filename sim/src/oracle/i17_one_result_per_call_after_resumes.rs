@@ -11,6 +11,7 @@
 use ward_core::envelope::ToolResult;
 use ward_core::session::{Message, Record};
 
+use super::Breach;
 use super::durable::{DurableBreach, DurableCheck, runs};
 
 /// `OUTCOME_UNKNOWN` as SPEC §4 writes it: message, retryable, hint.
@@ -26,12 +27,8 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     if check.crashed.failure.is_some() {
         return;
     }
-    let mut breach = |check: &'static str, message: String| {
-        breaches.push(DurableBreach {
-            invariant: "I17",
-            check,
-            message,
-        });
+    let mut breach = |breach: Breach, message: String| {
+        breaches.push(DurableBreach { breach, message });
     };
     for (run, records) in runs(&check.crashed.journal).into_iter().enumerate() {
         let run = u32::try_from(run).unwrap_or(u32::MAX);
@@ -56,7 +53,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
                 }) = messages.get(at + 1 + index)
                 else {
                     breach(
-                        "no result",
+                        Breach::NoResultAfterResume,
                         format!(
                             "run {run}: call {index} ({}) of a reply has no result",
                             call.id
@@ -66,7 +63,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
                 };
                 if **call_id != *call.id || **name != *call.name {
                     breach(
-                        "result order",
+                        Breach::ResultOrderAfterResume,
                         format!(
                             "run {run}: the result at position {index} is for {call_id} ({name}), not for {} ({})",
                             call.id, call.name
@@ -77,7 +74,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
                 if check.cut_changed.contains(&(run, call.id.clone())) {
                     if !is_aborted(result) {
                         breach(
-                            "guarded call cut",
+                            Breach::GuardedCallNotAborted,
                             format!(
                                 "run {run}: call {} ({}), which the guard changed, was cut by a crash and got {} instead of ABORTED",
                                 call.id,
@@ -94,7 +91,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
                     // Two checks, so that shrinking keeps the one that failed.
                     if cut {
                         breach(
-                            "outcome unknown missing",
+                            Breach::OutcomeUnknownMissing,
                             format!(
                                 "run {run}: code_interpreter call {} was cut by a crash after its intent and got {} instead of OUTCOME_UNKNOWN",
                                 call.id,
@@ -103,7 +100,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
                         );
                     } else {
                         breach(
-                            "outcome unknown without a cut",
+                            Breach::OutcomeUnknownWithoutCut,
                             format!(
                                 "run {run}: call {} ({}) got OUTCOME_UNKNOWN, though no crash cut it after an intent",
                                 call.id, call.name

@@ -8,6 +8,7 @@
 
 use memchr::memmem;
 
+use super::Breach;
 use super::durable::{DurableBreach, DurableCheck};
 
 /// The shortest run of a secret's characters that counts (SPEC §9, I8 and I18).
@@ -45,8 +46,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
                 .find(|(_, _, finder)| finder.find(bytes).is_some())
             {
                 breaches.push(DurableBreach {
-                    invariant: "I18",
-                    check: "bytes written",
+                    breach: Breach::SecretAtRest,
                     message: format!(
                         "write {write} to the disk ({name}) holds 8 characters of the {label} {secret:?}"
                     ),

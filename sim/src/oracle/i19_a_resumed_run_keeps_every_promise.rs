@@ -13,25 +13,22 @@ use std::collections::BTreeMap;
 
 use ward_core::session::{Message, Record};
 
+use super::Breach;
 use super::durable::{DurableBreach, DurableCheck, json, runs, short};
 use crate::catalogue;
 use crate::crash::Request;
 
 /// Checks I19.
 pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
-    let mut breach = |check: &'static str, message: String| {
-        breaches.push(DurableBreach {
-            invariant: "I19",
-            check,
-            message,
-        });
+    let mut breach = |breach: Breach, message: String| {
+        breaches.push(DurableBreach { breach, message });
     };
     let crashed = check.crashed;
     if let Some(failure) = &crashed.failure
         && !failure.starts_with("the store did not reopen")
     {
         breach(
-            "session goes on",
+            Breach::SessionStopped,
             format!("the session did not go on after a crash: {failure}"),
         );
         return;
@@ -45,7 +42,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
             .any(|entry| entry.name == start.tool && !entry.read_only);
         if run.read_only && writes {
             breach(
-                "read-only",
+                Breach::ReadOnlyLost,
                 format!(
                     "the body of destructive tool {} ran in read-only run {} (call {}, process {})",
                     start.tool, start.run, start.call_id, start.process
@@ -68,7 +65,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
         // One more reply with calls may be the one past the limit, whose calls are `ABORTED`.
         if ran > plan.turns_max as usize + 1 {
             breach(
-                "turn limit",
+                Breach::TurnLimitLost,
                 format!(
                     "run {run} holds {ran} replies with calls, past its turn limit of {}",
                     plan.turns_max
@@ -96,7 +93,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     for request in &crashed.requests {
         let Some(want) = asked.get(&(request.run, request.turn)) else {
             breach(
-                "turn count",
+                Breach::TurnCountLost,
                 format!(
                     "run {} asked for turn {} after a crash; without crashes it never did",
                     request.run, request.turn
@@ -112,7 +109,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
             || !same_transcript
         {
             breach(
-                "request",
+                Breach::RequestDiffers,
                 format!(
                     "turn {} of run {} (process {}) was asked with tools {:?} and {} messages; without crashes with tools {:?} and {} messages{}",
                     request.turn,
@@ -145,7 +142,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     for at in 0..expected.len().max(got.len()) {
         let (Some(want), Some(have)) = (expected.get(at), got.get(at)) else {
             breach(
-                "journal length",
+                Breach::JournalLengthDiffers,
                 format!(
                     "the journal holds {} records after the crashes, {} without them",
                     got.len(),
@@ -159,7 +156,7 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
         }
         if json(want) != json(have) && !(cut_result(want, run) && cut_result(have, run)) {
             breach(
-                "journal record",
+                Breach::JournalRecordDiffers,
                 format!(
                     "record {at} of the journal is {} after {} crash(es), {} without them",
                     short(&json(have)),

@@ -36,6 +36,9 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
             continue;
         };
         findings.arm(Invariant::I4);
+        if fact.registered() {
+            findings.exact.input_errors += 1;
+        }
         let call = &batch.calls[index];
         let at = At::Call(batch.turn, &call.id);
         let fields = error.fields.as_deref().unwrap_or_default();
@@ -70,18 +73,18 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
         }) {
             return findings.report(Breach::FieldErrorsDiffer, at, explanation);
         }
-        if fact.registered() {
-            findings.exact.input_errors += 1;
-            if let Some(expected) = prediction(run, call, fact) {
-                findings.exact.input_errors_predicted += 1;
-                if let Some(explanation) = differs(&expected, fields) {
-                    return findings.report(Breach::FieldErrorsDiffer, at, explanation);
-                }
-                // Every message is the documented wording: an input value it holds is one
-                // the wording itself holds (a value such as "ust be gre" is in "must be
-                // greater"), not an echo.
-                continue;
+        if fact.registered()
+            && let Some(expected) = prediction(run, call, fact)
+        {
+            findings.exact.input_errors_predicted += 1;
+            if let Some(explanation) = differs(&expected, fields) {
+                return findings.report(Breach::FieldErrorsDiffer, at, explanation);
             }
+            findings.exact.input_errors_matched += 1;
+            // Every message is the documented wording: an input value it holds is one
+            // the wording itself holds (a value such as "ust be gre" is in "must be
+            // greater"), not an echo.
+            continue;
         }
         if let Some(echoed) = echoed_value(
             fact.parsed.as_ref(),

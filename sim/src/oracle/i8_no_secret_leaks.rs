@@ -118,12 +118,14 @@ fn guarded_records(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     let view = run.view;
     // The replies as the guard must let them through; `None` when one is not predicted.
     let mut replies = Some(Vec::new());
+    let mut changed_replies = 0;
     for reply in view.replies.iter().filter(|reply| reply.error.is_none()) {
         let expected = guard.assistant(reply.text, reply.calls);
         let changed = expected
             .as_ref()
             .is_none_or(|expected| expected.changes(reply.text, reply.calls));
         if changed {
+            changed_replies += 1;
             findings.exact.guarded_records += 1;
             findings.exact.guarded_records_predicted += u32::from(expected.is_some());
         }
@@ -154,6 +156,8 @@ fn guarded_records(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
             );
             return findings.report(Breach::GuardedRecordDiffers, At::Run, explanation);
         }
+        // Every reply was predicted, and each record of one is one of them.
+        findings.exact.guarded_records_matched += changed_replies;
     }
     // The call id and tool name each `tool.started` and `tool.finished` names: the call's as
     // the reply gave them, guarded.
@@ -256,6 +260,7 @@ fn guarded_records(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
                 explanation,
             );
         }
+        findings.exact.guarded_records_matched += u32::from(produced_changed);
     }
 }
 

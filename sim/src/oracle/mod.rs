@@ -74,9 +74,14 @@ use crate::scenario::{RunScript, Scenario};
 use crate::view::{BatchView, RunView};
 use crate::world::Trace;
 
-/// An invariant of SPEC §9.
+/// What a verdict is about: the protocol (P6), then the invariants of SPEC §9 (I1–I14) and
+/// of durable sessions (§16, I15–I19). In this order a scenario reports its first breach, so
+/// a runtime that broke the protocol is told that first: nothing else it did can be judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum Invariant {
+    /// P6: the runtime spoke the protocol (SPEC §15). Not an invariant of §9, but a verdict
+    /// like one: a row and a count of its own, a violation whatever the runtime claims.
+    P6,
     /// Read-only runs are offered read-only tools only.
     I1,
     /// Read-only runs run no destructive body.
@@ -105,14 +110,25 @@ pub enum Invariant {
     I13,
     /// The runtime agrees with the reference model.
     I14,
+    /// At most once, exactly once, whatever the crashes.
+    I15,
+    /// Nothing acknowledged is lost.
+    I16,
+    /// Every call still has exactly one result after any number of resumes.
+    I17,
+    /// Nothing secret at rest.
+    I18,
+    /// A resumed run keeps every promise.
+    I19,
 }
 
 impl Invariant {
-    /// How many invariants there are.
-    pub const COUNT: usize = 14;
+    /// How many there are.
+    pub const COUNT: usize = 20;
 
-    /// Every invariant, in order.
+    /// Every one, in order.
     pub const ALL: [Invariant; Invariant::COUNT] = [
+        Invariant::P6,
         Invariant::I1,
         Invariant::I2,
         Invariant::I3,
@@ -127,6 +143,11 @@ impl Invariant {
         Invariant::I12,
         Invariant::I13,
         Invariant::I14,
+        Invariant::I15,
+        Invariant::I16,
+        Invariant::I17,
+        Invariant::I18,
+        Invariant::I19,
     ];
 
     /// Position in [`Invariant::ALL`].
@@ -134,25 +155,34 @@ impl Invariant {
         self as usize
     }
 
-    /// `I1` … `I14`.
+    /// `P6`, `I1` … `I19`.
     pub fn id(self) -> &'static str {
         [
-            "I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12", "I13", "I14",
+            "P6", "I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12", "I13",
+            "I14", "I15", "I16", "I17", "I18", "I19",
         ][self.index()]
     }
 
-    /// Parses `I1` … `I14`.
+    /// Parses `P6`, `I1` … `I19`.
     pub fn from_id(id: &str) -> Option<Invariant> {
         Invariant::ALL
             .into_iter()
             .find(|invariant| invariant.id() == id)
     }
 
+    /// Whether it is an invariant of durable sessions (I15–I19), which only the crash
+    /// explorer arms (`ward run --crashes`).
+    pub fn is_durable(self) -> bool {
+        self >= Invariant::I15
+    }
+
     /// The rules of the SPEC this invariant rests on (P2): a runtime that does not claim every
     /// one of them has the invariant reported `not claimed`, never violated. I11 rests on the
-    /// protocol's determinism (P4), which every runtime behind it owes, and on no rule.
+    /// protocol's determinism (P4), which every runtime behind it owes, and on no rule; P6 is
+    /// the protocol itself, owed by every runtime behind it.
     pub fn rules(self) -> &'static [&'static str] {
         match self {
+            Invariant::P6 => &[],
             Invariant::I1 => &["R4", "R11", "R12"],
             Invariant::I2 => &["R3", "R11", "R12"],
             Invariant::I3 => &["R3", "R4", "R13"],
@@ -170,6 +200,11 @@ impl Invariant {
                 "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R8a", "R11", "R12", "R13", "R14",
                 "R15", "R16", "R17", "R18", "R19", "R20", "R21", "R22", "R23",
             ],
+            Invariant::I15 => &["R31", "R32"],
+            Invariant::I16 => &["R30", "R35"],
+            Invariant::I17 => &["R31", "R32", "R33"],
+            Invariant::I18 => &["R30"],
+            Invariant::I19 => &["R34"],
         }
     }
 
@@ -182,8 +217,8 @@ impl Invariant {
 
     /// The invariant that catches the seeded bug `bug` (SPEC §11): the one a campaign with
     /// that bug reports its first failure about, when any seed breaks it.
-    pub fn catching(bug: ward_core::fault::Fault) -> Option<Invariant> {
-        Invariant::from_id(bug.invariant())
+    pub fn catching(bug: ward_core::fault::Fault) -> Invariant {
+        Invariant::from_id(bug.invariant()).expect("every bug of the catalogue names I1 to I19")
     }
 }
 
@@ -286,13 +321,61 @@ pub enum Breach {
     ModelTiming,
     /// I14: the run ended otherwise, or at another instant, than the model's.
     ModelRunEnd,
-    /// I14: the runtime broke the protocol (P6), so nothing it did can agree with the model.
-    ProtocolBroken,
     /// I14: the run's events do not open and number as R23 says, or the prompt they announce
     /// is not what the store keeps and the provider receives first.
     ModelEvents,
     /// I14: registration accepts a tool definition R2 refuses, or refuses one it accepts.
     ModelRegistration,
+    /// P6: the runtime broke the protocol: it crashed, exited, wrote a line that is not a
+    /// message or a message out of turn, or went silent.
+    ProtocolBroken,
+    /// I15: the chart after the crashes differs from the chart without them (a write applied
+    /// twice, or lost).
+    ChartChangedTwice,
+    /// I15: the chart a reopened store holds differs from the one its last commit wrote.
+    CommittedChartDiffers,
+    /// I15: the body of an outside effect (R32) started more than once for one call.
+    OutsideEffectTwice,
+    /// I16: a store with acknowledged commits could not be reopened.
+    StoreNotReopened,
+    /// I16: a reopened store lost a record whose commit was acknowledged.
+    AcknowledgedLost,
+    /// I16: the journal at the end differs from the one without crashes.
+    FinalJournalDiffers,
+    /// I16: power loss took a record whose commit was acknowledged.
+    LostAfterPowerLoss,
+    /// I16: the provider was asked again for a reply the store had acknowledged.
+    ReplyAskedAgain,
+    /// I17: a call has no result after the resumes.
+    NoResultAfterResume,
+    /// I17: a batch's results are out of the calls' order after the resumes.
+    ResultOrderAfterResume,
+    /// I17: a call whose guarded form alone was journaled did not get `ABORTED` when its
+    /// batch was cut.
+    GuardedCallNotAborted,
+    /// I17: a call of R32 cut by a crash did not get `OUTCOME_UNKNOWN`.
+    OutcomeUnknownMissing,
+    /// I17: a call got `OUTCOME_UNKNOWN` without a crash cutting it.
+    OutcomeUnknownWithoutCut,
+    /// I18: a byte written to the store holds a planted part or 8 characters of a configured
+    /// value.
+    SecretAtRest,
+    /// I19: the session without crashes did not finish, so nothing can be compared with it.
+    ReferenceUnfinished,
+    /// I19: the session did not go on after a crash.
+    SessionStopped,
+    /// I19: a resumed read-only run was offered or ran a write.
+    ReadOnlyLost,
+    /// I19: a resumed run went past its turn limit.
+    TurnLimitLost,
+    /// I19: a resumed run counted its turns otherwise than without crashes.
+    TurnCountLost,
+    /// I19: a request after a resume differs from the one without crashes.
+    RequestDiffers,
+    /// I19: the journal holds another number of records than without crashes.
+    JournalLengthDiffers,
+    /// I19: a journal record differs from the one without crashes.
+    JournalRecordDiffers,
 }
 
 impl Breach {
@@ -323,8 +406,21 @@ impl Breach {
             TraceDiffers => Invariant::I11,
             ParallelStartedLate => Invariant::I12,
             OfferDiffers | AllowedCallRefused | NotCompleted => Invariant::I13,
-            ModelCall | ModelTiming | ModelRunEnd | ModelEvents | ModelRegistration
-            | ProtocolBroken => Invariant::I14,
+            ModelCall | ModelTiming | ModelRunEnd | ModelEvents | ModelRegistration => {
+                Invariant::I14
+            }
+            ProtocolBroken => Invariant::P6,
+            ChartChangedTwice | CommittedChartDiffers | OutsideEffectTwice => Invariant::I15,
+            StoreNotReopened | AcknowledgedLost | FinalJournalDiffers | LostAfterPowerLoss
+            | ReplyAskedAgain => Invariant::I16,
+            NoResultAfterResume
+            | ResultOrderAfterResume
+            | GuardedCallNotAborted
+            | OutcomeUnknownMissing
+            | OutcomeUnknownWithoutCut => Invariant::I17,
+            SecretAtRest => Invariant::I18,
+            ReferenceUnfinished | SessionStopped | ReadOnlyLost | TurnLimitLost | TurnCountLost
+            | RequestDiffers | JournalLengthDiffers | JournalRecordDiffers => Invariant::I19,
         }
     }
 }
@@ -369,8 +465,10 @@ impl fmt::Display for Violation {
 /// What the checks found in one scenario.
 #[derive(Clone, Debug, Default)]
 pub struct Verdict {
-    /// Every violation.
+    /// Every violation of an invariant the runtime claims (P2), and of the protocol.
     pub violations: Vec<Violation>,
+    /// Every break of an invariant the runtime does not claim: never a violation (P2).
+    pub not_claimed: Vec<Violation>,
     /// Per invariant, the runs in which its situation arose.
     pub armed: [u32; Invariant::COUNT],
     /// How many of the checks that predict a whole record could predict it.
@@ -386,10 +484,14 @@ pub struct Exactness {
     pub input_errors: u32,
     /// Of those, the ones whose whole error list the oracle predicted and compared.
     pub input_errors_predicted: u32,
+    /// Of those, the ones the runtime's list matched.
+    pub input_errors_matched: u32,
     /// Guarded records with something to replace, checked by I8.
     pub guarded_records: u32,
     /// Of those, the ones the oracle predicted and compared.
     pub guarded_records_predicted: u32,
+    /// Of those, the ones the runtime's record matched.
+    pub guarded_records_matched: u32,
 }
 
 impl Exactness {
@@ -397,12 +499,25 @@ impl Exactness {
     pub fn add(&mut self, other: Exactness) {
         self.input_errors += other.input_errors;
         self.input_errors_predicted += other.input_errors_predicted;
+        self.input_errors_matched += other.input_errors_matched;
         self.guarded_records += other.guarded_records;
         self.guarded_records_predicted += other.guarded_records_predicted;
+        self.guarded_records_matched += other.guarded_records_matched;
     }
 }
 
 impl Verdict {
+    /// Sets apart the breaks of invariants a runtime claiming `claims` does not claim (P2):
+    /// they go to [`Verdict::not_claimed`]. A breach of the protocol is a violation whatever
+    /// the runtime claims (P6 rests on no rule).
+    pub fn apply_claims(&mut self, claims: &[String]) {
+        let (violations, not_claimed) = std::mem::take(&mut self.violations)
+            .into_iter()
+            .partition(|violation| violation.invariant.is_claimed_by(claims));
+        self.violations = violations;
+        self.not_claimed = not_claimed;
+    }
+
     /// The first violation of `invariant`.
     pub fn first(&self, invariant: Invariant) -> Option<&Violation> {
         self.violations
@@ -681,6 +796,19 @@ impl Oracle {
     /// Runs every check on every run of `trace`.
     pub fn check(&self, scenario: &Scenario, trace: &Trace) -> Verdict {
         let mut verdict = Verdict::default();
+        // Every run crossed the protocol; a breach of it ends the scenario (P6).
+        verdict.armed[Invariant::P6.index()] = trace.runs.len() as u32;
+        if let Some(message) = &trace.protocol_violation {
+            verdict.violations.push(Violation {
+                invariant: Invariant::P6,
+                breach: Breach::ProtocolBroken,
+                session: 0,
+                run: 0,
+                turn: None,
+                call_id: None,
+                explanation: message.clone(),
+            });
+        }
         let scripts = scenario.sessions.iter().flat_map(|session| &session.runs);
         let views: Vec<RunView<'_>> = trace
             .runs
