@@ -54,7 +54,7 @@ use ward_sim::generate::vocabulary::{self, CallIds, PROMPT_SENTENCES, UNKNOWN_TO
 use ward_sim::oracle::Invariant;
 use ward_sim::rng::SimRng;
 use ward_sim::simulate::{Checked, Engine};
-use ward_sim::{trace, world};
+use ward_sim::trace;
 
 use crate::{CheckResult, is_invisible};
 use ward_sim::scenario::{
@@ -955,7 +955,7 @@ fn check_run(
     i8_applies: bool,
 ) -> CheckResult {
     let faults = FaultSet::EMPTY;
-    let trace = world::execute(engine.world(), scenario, faults);
+    let trace = engine.execute(scenario, faults);
     let mut checked = Checked {
         verdict: engine.oracle().check(truth, &trace),
         digest: trace::digest(&trace),

@@ -24,9 +24,9 @@ use ward_core::fault::Fault;
 
 use crate::crash::{self, CrashKind};
 use crate::generate::Misbehaviour;
-use crate::host::process::Ready;
 use crate::oracle::durable::{DurableBreach, DurableVerdict, INVARIANTS};
 use crate::oracle::{Exactness, Invariant, Violation};
+use crate::protocol::Ready;
 use crate::scenario::Scenario;
 use crate::simulate::{Engine, is_rerun};
 use crate::stall::{self, Stall, Work};

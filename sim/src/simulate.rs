@@ -9,36 +9,27 @@ use ward_core::fault::{Fault, FaultSet};
 
 use crate::catalogue::Schemas;
 use crate::generate::{self, Misbehaviour};
-use crate::host::process::{ProcessHost, Ready, WATCHDOG};
+use crate::host::Host;
+use crate::host::process::WATCHDOG;
 use crate::oracle::{Invariant, Oracle, Verdict, i11_same_scenario_same_trace};
+use crate::protocol::Ready;
 use crate::scenario::Scenario;
 use crate::trace;
-use crate::world::{self, Record, Trace, World, lockstep};
+use crate::world::{Record, Trace, World, lockstep};
 
 /// What a worker keeps between scenarios: the registries and the bodies ward plays, the
-/// oracle's schemas, the generation plan, and the runtime's adapter process when the runtime
-/// is not ward's own core in process.
-#[derive(Debug)]
+/// oracle's schemas, the generation plan, and the runtime it checks (ward's own core in
+/// process, or a runtime behind its adapter's process).
 pub struct Engine {
     world: World,
     oracle: Oracle,
     plan: generate::Plan,
-    remote: Option<RefCell<Remote>>,
+    host: RefCell<Host>,
 }
 
-/// A runtime behind its adapter process.
-struct Remote {
-    command: String,
-    watchdog: Duration,
-    host: Option<ProcessHost>,
-    ready: Option<Ready>,
-}
-
-impl std::fmt::Debug for Remote {
+impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Remote")
-            .field("command", &self.command)
-            .finish_non_exhaustive()
+        f.debug_struct("Engine").finish_non_exhaustive()
     }
 }
 
@@ -111,17 +102,10 @@ pub fn is_rerun(seed: u64, every: u64) -> bool {
 }
 
 impl Engine {
-    /// Builds the registries, compiles the oracle's schemas and plans generation.
+    /// Builds the registries, compiles the oracle's schemas and plans generation; the
+    /// runtime is ward's own core in process.
     pub fn new() -> Engine {
-        let world = World::new();
-        let oracle = Oracle::new(Schemas::compile(world.registry(true)));
-        let plan = generate::Plan::new(world.registry(true));
-        Engine {
-            world,
-            oracle,
-            plan,
-            remote: None,
-        }
+        Engine::with_host(Host::core())
     }
 
     /// An engine whose runtime is the adapter `command` starts (`ward run --runtime`): one
@@ -132,63 +116,37 @@ impl Engine {
 
     /// As [`with_runtime`](Engine::with_runtime), waiting at most `watchdog` for each line.
     pub fn with_runtime_watchdog(command: &str, watchdog: Duration) -> Engine {
+        Engine::with_host(Host::adapter(command, watchdog))
+    }
+
+    fn with_host(host: Host) -> Engine {
+        let world = World::new();
+        let oracle = Oracle::new(Schemas::compile(world.registry(true)));
+        let plan = generate::Plan::new(world.registry(true));
         Engine {
-            remote: Some(RefCell::new(Remote {
-                command: command.to_owned(),
-                watchdog,
-                host: None,
-                ready: None,
-            })),
-            ..Engine::new()
+            world,
+            oracle,
+            plan,
+            host: RefCell::new(host),
         }
     }
 
     /// What the runtime's adapter said of it, once it has started (`None` in process).
     pub fn ready(&self) -> Option<Ready> {
-        let remote = self.remote.as_ref()?.borrow();
-        remote.ready.clone()
+        self.host.borrow().ready().cloned()
     }
 
-    /// Whether the engine's runtime claims every rule `invariant` rests on (P2): ward's own
-    /// core in process does, and so does an adapter not yet heard from.
-    pub fn claims(&self, invariant: Invariant) -> bool {
-        let Some(remote) = &self.remote else {
-            return true;
-        };
-        let remote = remote.borrow();
-        remote
-            .ready
-            .as_ref()
-            .is_none_or(|ready| invariant.is_claimed_by(&ready.claims))
-    }
-
-    /// Runs `scenario` on the engine's runtime.
-    fn execute(&self, scenario: &Scenario, faults: FaultSet) -> Trace {
-        let Some(remote) = &self.remote else {
-            return world::execute(&self.world, scenario, faults);
-        };
-        let mut remote = remote.borrow_mut();
-        let remote = &mut *remote;
-        if remote.host.is_none() {
-            match ProcessHost::spawn_with(&remote.command, remote.watchdog) {
-                Ok(host) => {
-                    remote.ready = Some(host.ready().clone());
-                    remote.host = Some(host);
-                }
-                Err(violation) => return lockstep::violated(&violation.to_string()),
-            }
-        }
-        let Some(host) = remote.host.as_mut() else {
-            return Trace::default();
-        };
-        match lockstep::execute(host, self.world.bodies(), scenario) {
-            Ok(trace) => trace,
-            Err(violation) => {
-                // A fresh process for the next scenario (P6).
-                remote.host = None;
-                lockstep::violated(&violation.to_string())
-            }
-        }
+    /// Runs `scenario` on the engine's runtime with `faults` on; a runtime that breaks the
+    /// protocol leaves the trace of a violation, and the next scenario a fresh runtime.
+    pub fn execute(&self, scenario: &Scenario, faults: FaultSet) -> Trace {
+        let mut host = self.host.borrow_mut();
+        let executed = host
+            .runtime(faults)
+            .and_then(|runtime| lockstep::execute(runtime, self.world.bodies(), scenario));
+        executed.unwrap_or_else(|violation| {
+            host.broke();
+            lockstep::violated(&violation.to_string())
+        })
     }
 
     /// The scenario of `seed`, generated against the world's tools.
@@ -205,7 +163,7 @@ impl Engine {
     /// or behind the protocol), and digests it.
     pub fn judge(&self, scenario: &Scenario, trace: Trace) -> Checked {
         let mut verdict = self.oracle.check(scenario, &trace);
-        if let Some(ready) = self.ready() {
+        if let Some(ready) = self.host.borrow().ready() {
             verdict.apply_claims(&ready.claims);
         }
         let digest = trace::digest(&trace);

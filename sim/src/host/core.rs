@@ -54,8 +54,8 @@ use ward_core::session::{Record, SessionStore, StoreError};
 use ward_core::tool::{ToolBody, ToolContext, ToolMeta, UserResponder};
 
 use crate::protocol::{
-    BodyOutcome, FromAdapter, ProviderFailure, RunEndOutcome, RuntimeId, StartRun, ToAdapter,
-    ToolDescription, VERSION, WireLimits,
+    BodyOutcome, FromAdapter, ProviderFailure, RunEndOutcome, Runtime, RuntimeId, StartRun,
+    ToAdapter, ToolDescription, VERSION, Violation, WireLimits,
 };
 
 /// The rules ward's core claims (P2): every rule of the SPEC a runtime keeps, but those of
@@ -141,6 +141,13 @@ fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
     shared
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Runtime for CoreHost {
+    fn exchange(&mut self, message: ToAdapter) -> Result<Vec<FromAdapter>, Violation> {
+        self.handle(message)
+            .map_err(|error| Violation::new(error.0))
+    }
 }
 
 impl CoreHost {
@@ -276,7 +283,10 @@ impl CoreHost {
         let (registry, registered) = self.registries[usize::from(code_interpreter)]
             .get_or_insert_with(|| {
                 let registry = proxied_registry(code_interpreter, shared);
-                let registered = registry.tools().map(|tool| describe(tool.meta())).collect();
+                let registered = registry
+                    .tools()
+                    .map(|tool| ToolDescription::of(tool.meta()))
+                    .collect();
                 (registry, registered)
             });
         let registry = registry.clone();
@@ -448,18 +458,6 @@ fn provider_kind(kind: ProviderFailure) -> ProviderErrorKind {
         ProviderFailure::Unavailable => ProviderErrorKind::Unavailable,
         ProviderFailure::Timeout => ProviderErrorKind::Timeout,
         ProviderFailure::MalformedResponse => ProviderErrorKind::MalformedResponse,
-    }
-}
-
-/// A tool as `reset` describes it.
-pub fn describe(meta: &ToolMeta) -> ToolDescription {
-    ToolDescription {
-        name: meta.name().to_owned(),
-        label: meta.label().to_owned(),
-        description: meta.description().to_owned(),
-        parameters: meta.parameters().clone(),
-        safety: meta.safety(),
-        execution_mode: meta.execution_mode(),
     }
 }
 

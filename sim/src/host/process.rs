@@ -20,25 +20,15 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::protocol::{FromAdapter, LINE_BYTES_MAX, RuntimeId, ToAdapter, VERSION, schema};
-use crate::world::lockstep::{Runtime, Violation};
+use crate::protocol::{
+    FromAdapter, LINE_BYTES_MAX, Ready, Runtime, RuntimeId, ToAdapter, VERSION, Violation, schema,
+};
 
 /// How long ward waits for the adapter's next line before it calls the adapter hung.
 pub const WATCHDOG: Duration = Duration::from_secs(10);
 
 /// How many lines of the adapter's standard error a violation quotes.
 const STDERR_LINES_KEPT: usize = 8;
-
-/// What the adapter said of its runtime in `ready` (P2).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Ready {
-    /// The runtime, by name and exact version.
-    pub runtime: RuntimeId,
-    /// The rules it claims.
-    pub claims: Vec<String>,
-    /// Why each unclaimed rule is not claimed.
-    pub notes: std::collections::BTreeMap<String, String>,
-}
 
 /// An adapter process.
 pub struct ProcessHost {
@@ -128,11 +118,6 @@ impl ProcessHost {
         }
     }
 
-    /// What the adapter said of its runtime.
-    pub fn ready(&self) -> &Ready {
-        &self.ready
-    }
-
     fn write(&mut self, message: &ToAdapter) -> Result<(), Violation> {
         self.sent = message_type(message);
         let line =
@@ -216,6 +201,10 @@ impl Runtime for ProcessHost {
             return Err(self.violation("ready out of turn".to_owned(), None));
         }
         Ok(answer)
+    }
+
+    fn ready(&self) -> Option<&Ready> {
+        Some(&self.ready)
     }
 }
 

@@ -1,4 +1,5 @@
-//! The lockstep protocol between ward and an adapter (SPEC §15, P1–P4; `PROTOCOL.md`).
+//! The lockstep protocol between ward and an adapter (SPEC §15, P1–P4; `PROTOCOL.md`), and
+//! the one seam every runtime answers it through ([`Runtime`]).
 //!
 //! One JSON object per line: [`ToAdapter`] on the adapter's standard input, [`FromAdapter`]
 //! on its standard output. The types here are ward's side of the schema
@@ -19,7 +20,11 @@ use serde_json::Value;
 use ward_core::envelope::ToolError;
 use ward_core::events::Event;
 use ward_core::session::Message;
-use ward_core::tool::{ExecutionMode, Safety, ToolCall};
+use ward_core::tool::{ExecutionMode, Safety, ToolCall, ToolMeta};
+
+mod runtime;
+
+pub use runtime::{Ready, Runtime, Violation};
 
 /// The protocol's version, sent in `hello` and answered in `ready`.
 pub const VERSION: u64 = 1;
@@ -157,6 +162,20 @@ pub struct ToolDescription {
     pub safety: Safety,
     /// `parallel` or `sequential`.
     pub execution_mode: ExecutionMode,
+}
+
+impl ToolDescription {
+    /// A registered tool as `reset` describes it.
+    pub fn of(meta: &ToolMeta) -> ToolDescription {
+        ToolDescription {
+            name: meta.name().to_owned(),
+            label: meta.label().to_owned(),
+            description: meta.description().to_owned(),
+            parameters: meta.parameters().clone(),
+            safety: meta.safety(),
+            execution_mode: meta.execution_mode(),
+        }
+    }
 }
 
 /// A provider failure of R21, as the protocol names it.

@@ -34,10 +34,9 @@ use super::body::{PLAIN, injection};
 use super::provider::{DONE, Sent, react};
 use super::records::{Record, RunTrace, Trace};
 use crate::catalogue;
-use crate::host::core::{CoreHost, describe};
 use crate::protocol::{
-    BodyOutcome, FromAdapter, ProviderFailure, RunEndOutcome, StartRun, ToAdapter, ToolDescription,
-    WireLimits,
+    BodyOutcome, FromAdapter, ProviderFailure, RunEndOutcome, Runtime, StartRun, ToAdapter,
+    ToolDescription, Violation, WireLimits,
 };
 use crate::scenario::{Answer, CallScript, Effect, FailureKind, LeakAt, RunScript, Scenario, Turn};
 
@@ -50,36 +49,6 @@ pub const IDLE_HORIZON_MS: u64 = 3_600_000 + 1;
 /// model gives no verdict on a run that reaches it, and a runtime's clock is never asked to
 /// move further than any timer of its own can reach.
 pub const TIME_MAX_MS: u64 = 1 << 41;
-
-/// A runtime behind the protocol: one message in, everything it did in answer out.
-pub trait Runtime {
-    /// Sends `message` and returns the runtime's answer, ending with `idle`.
-    fn exchange(&mut self, message: ToAdapter) -> Result<Vec<FromAdapter>, Violation>;
-}
-
-/// A breach of the protocol (P6): what was sent and what came back.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("protocol violation: {message}")]
-pub struct Violation {
-    /// What went wrong.
-    pub message: String,
-}
-
-impl Violation {
-    /// A violation saying `message`.
-    pub fn new(message: impl Into<String>) -> Violation {
-        Violation {
-            message: message.into(),
-        }
-    }
-}
-
-impl Runtime for CoreHost {
-    fn exchange(&mut self, message: ToAdapter) -> Result<Vec<FromAdapter>, Violation> {
-        self.handle(message)
-            .map_err(|error| Violation::new(error.0))
-    }
-}
 
 /// The chart catalogue's bodies, which ward runs on its own chart, and its descriptions.
 pub struct Bodies {
@@ -105,7 +74,10 @@ impl Catalogue {
         });
         let registry = builder.build();
         Catalogue {
-            tools: registry.tools().map(|tool| describe(tool.meta())).collect(),
+            tools: registry
+                .tools()
+                .map(|tool| ToolDescription::of(tool.meta()))
+                .collect(),
             registry,
             bodies,
         }

@@ -1,12 +1,13 @@
 //! Running a scenario against a runtime, deterministically (SPEC §10, §15), and recording
 //! everything at the runtime's boundaries.
 //!
-//! Every runtime is reached the same way, through the lockstep protocol (`lockstep`): ward
-//! plays the provider, the tool bodies over its own chart, the user, cancellation and virtual
-//! time, and the runtime answers each message with what it did. ward's own core answers in
-//! process ([`CoreHost`], one per thread, reused from scenario to scenario) or from another
-//! process (`ward serve`); a runtime ward did not write answers through its adapter. The same
-//! scenario leaves the same trace whichever way its runtime is reached (P5).
+//! Every runtime is reached the same way, through the lockstep protocol (`lockstep`), handed
+//! to the world as a [`Runtime`](crate::protocol::Runtime): ward plays the provider, the tool
+//! bodies over its own chart, the user, cancellation and virtual time, and the runtime answers
+//! each message with what it did. ward's own core answers in process or from another process
+//! (`ward serve`); a runtime ward did not write answers through its adapter
+//! ([`crate::host`]). The same scenario leaves the same trace whichever way its runtime is
+//! reached (P5).
 //!
 //! The simulator sees the runtime only where SPEC §9 allows:
 //!
@@ -26,16 +27,11 @@ pub mod lockstep;
 mod provider;
 mod records;
 
-use std::cell::RefCell;
-
-use ward_core::fault::FaultSet;
 use ward_core::registry::Registry;
 
 pub use body::injection;
 pub use records::{Record, RunTrace, Trace};
 
-use crate::host::core::CoreHost;
-use crate::scenario::Scenario;
 use lockstep::Bodies;
 
 /// What a worker reuses for every scenario: the catalogue with and without
@@ -67,27 +63,4 @@ impl World {
     pub fn bodies(&self) -> &Bodies {
         &self.bodies
     }
-}
-
-/// Runs `scenario` against ward's own core with `faults` on, in process, deterministically.
-///
-/// Each thread keeps one host for the scenarios it runs; `reset` leaves nothing of one
-/// scenario to the next.
-pub fn execute(world: &World, scenario: &Scenario, faults: FaultSet) -> Trace {
-    thread_local! {
-        static HOST: RefCell<Option<CoreHost>> = const { RefCell::new(None) };
-    }
-    HOST.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        let host = match cell.as_mut() {
-            Some(host) => host,
-            None => match CoreHost::new(faults) {
-                Ok(host) => cell.insert(host),
-                Err(error) => return lockstep::violated(&error.0),
-            },
-        };
-        host.set_faults(faults);
-        lockstep::execute(host, &world.bodies, scenario)
-            .unwrap_or_else(|violation| lockstep::violated(&violation.to_string()))
-    })
 }

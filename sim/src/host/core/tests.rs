@@ -11,7 +11,7 @@ fn catalogue() -> Vec<ToolDescription> {
     builder
         .build()
         .tools()
-        .map(|tool| describe(tool.meta()))
+        .map(|tool| ToolDescription::of(tool.meta()))
         .collect()
 }
 
