@@ -850,7 +850,7 @@ fn check_scenario_with(data: &[u8], thorough: bool) -> CheckResult {
     })?;
     if let Some(crashes) = &fuzz.crashes {
         let plan = crashes.plan();
-        let exploration = ward_sim::crash::explore(&plan, FaultSet::EMPTY);
+        let exploration = ward_sim::explore::explore(&plan, FaultSet::EMPTY);
         if let Some(breach) = exploration.verdict.breaches.first() {
             return Err(format!(
                 "crash plan {} with crashes {:?}: {breach}",

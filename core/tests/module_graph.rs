@@ -1,7 +1,7 @@
-//! The layout of `core/src` (SPEC §1, §11): its modules use one another without a circle,
-//! and fault injection is a leaf.
+//! The layout of every crate of the workspace (SPEC §1, §11): the modules of each crate's
+//! `src/` use one another without a circle, and in the core fault injection is a leaf.
 //!
-//! A module is a file of `core/src` (`a/b.rs` and `a/b/mod.rs` are `a::b`); it *uses*
+//! A module is a file of a crate's `src/` (`a/b.rs` and `a/b/mod.rs` are `a::b`); it *uses*
 //! another when its code outside comments and outside its `#[cfg(test)] mod tests` names a
 //! path into it (`crate::a::b…`, or `super::…` resolved from where it stands). A `mod`
 //! declaration is not a use, nor is a parent's own relative path into a child
@@ -14,12 +14,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Every module of `core/src` with the modules it uses.
+/// Every module of a crate's `src/` with the modules it uses.
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
 fn source_files(folder: &Path, found: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = fs::read_dir(folder)
-        .expect("core/src is readable")
+        .expect("src/ is readable")
         .map(|entry| entry.expect("a readable entry").path())
         .collect();
     entries.sort();
@@ -34,7 +34,7 @@ fn source_files(folder: &Path, found: &mut Vec<PathBuf>) {
 
 /// `a/b.rs` and `a/b/mod.rs` → `a::b`; `lib.rs` → the empty path.
 fn module_of(root: &Path, file: &Path) -> String {
-    let relative = file.strip_prefix(root).expect("under core/src");
+    let relative = file.strip_prefix(root).expect("under src/");
     let mut parts: Vec<String> = relative
         .with_extension("")
         .components()
@@ -113,8 +113,14 @@ fn resolve(modules: &BTreeSet<String>, path: &str) -> Option<String> {
         .find(|candidate| modules.contains(candidate))
 }
 
+/// The graph of the core's modules.
 fn graph() -> Graph {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    graph_of(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+}
+
+/// The graph of the modules of the crate whose `src/` is `root`.
+fn graph_of(root: &Path) -> Graph {
+    let root = root.to_path_buf();
     let mut files = Vec::new();
     source_files(&root, &mut files);
     let sources: Vec<(String, String)> = files
@@ -201,6 +207,33 @@ fn the_modules_of_core_use_one_another_without_a_circle() {
     );
     if let Some(cycle) = find_cycle(&graph) {
         panic!("core/src has an import circle: {}", cycle.join(" -> "));
+    }
+}
+
+/// Every crate of the workspace, by its `src/`, and a module each of them must be seen to use
+/// (so that a test reading nothing cannot pass).
+const CRATES: &[(&str, &str, &str)] = &[
+    ("sim/src", "simulate", "world"),
+    ("checks/src", "scenario", ""),
+    ("fragments/src", "", ""),
+    ("benches/src", "", ""),
+];
+
+#[test]
+fn the_modules_of_every_crate_use_one_another_without_a_circle() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for (folder, user, used) in CRATES {
+        let graph = graph_of(&workspace.join(folder));
+        assert!(!graph.is_empty(), "{folder} was read");
+        if !used.is_empty() {
+            assert!(
+                graph[*user].contains(*used),
+                "{folder}: uses are found: {graph:?}"
+            );
+        }
+        if let Some(cycle) = find_cycle(&graph) {
+            panic!("{folder} has an import circle: {}", cycle.join(" -> "));
+        }
     }
 }
 

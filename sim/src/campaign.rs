@@ -22,7 +22,8 @@ use std::time::{Duration, Instant};
 
 use ward_core::fault::Fault;
 
-use crate::crash::{self, CrashKind};
+use crate::crash::CrashKind;
+use crate::explore;
 use crate::generate::Misbehaviour;
 use crate::oracle::durable::{DurableBreach, DurableVerdict, INVARIANTS};
 use crate::oracle::{Exactness, Invariant, Violation};
@@ -108,7 +109,7 @@ struct DurableSeed {
 /// The explorer's plan of `seed`, explored under `bug`: its counts and its verdict.
 fn explore(seed: u64, bug: Option<Fault>) -> (DurableSeed, DurableVerdict) {
     let faults = bug.into_iter().collect();
-    let exploration = crash::explore_seed(seed, faults);
+    let exploration = explore::explore_seed(seed, faults);
     let journal = serde_json::to_string(&exploration.crashed.journal).unwrap_or_default();
     let durable = DurableSeed {
         planned: exploration.planned() as u64,

@@ -11,6 +11,8 @@
 
 use std::collections::BTreeMap;
 
+use regex::Regex;
+
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use ward_core::driver::Limits;
@@ -303,6 +305,35 @@ pub fn is_registered(name: &str, code_interpreter: bool) -> bool {
     entry(name).is_some_and(|entry| !entry.opt_in || code_interpreter)
 }
 
+/// The patterns of the published schemas, compiled once.
+#[derive(Debug, Default)]
+pub struct Patterns {
+    compiled: BTreeMap<String, Option<Regex>>,
+}
+
+impl Patterns {
+    /// Compiles every `pattern` of `schema`.
+    pub fn add(&mut self, schema: &Value) {
+        match schema {
+            Value::Object(members) => {
+                if let Some(Value::String(pattern)) = members.get("pattern") {
+                    self.compiled
+                        .entry(pattern.clone())
+                        .or_insert_with(|| Regex::new(pattern).ok());
+                }
+                members.values().for_each(|member| self.add(member));
+            }
+            Value::Array(items) => items.iter().for_each(|item| self.add(item)),
+            _ => {}
+        }
+    }
+
+    /// The compiled `pattern`, when it compiles.
+    pub(crate) fn get(&self, pattern: &str) -> Option<&Regex> {
+        self.compiled.get(pattern)?.as_ref()
+    }
+}
+
 /// The oracles' compiled schemas, by tool name.
 pub struct Schemas {
     /// The compiled schema and its published text of every tool of the table the registry
@@ -311,7 +342,7 @@ pub struct Schemas {
     /// The published schemas as JSON, for I4's prediction.
     parsed: BTreeMap<&'static str, Value>,
     /// Every `pattern` of the published schemas, compiled.
-    patterns: crate::oracle::Patterns,
+    patterns: Patterns,
     /// The registered tools of the table, in the registry's order (R4).
     registration_order: Vec<&'static str>,
 }
@@ -335,7 +366,7 @@ impl Schemas {
                 Some((entry.name, (validator, parameters.to_string())))
             })
             .collect();
-        let mut patterns = crate::oracle::Patterns::default();
+        let mut patterns = Patterns::default();
         let parsed = TABLE
             .iter()
             .filter_map(|entry| {
@@ -363,7 +394,7 @@ impl Schemas {
     }
 
     /// The compiled patterns of every published schema.
-    pub(crate) fn patterns(&self) -> &crate::oracle::Patterns {
+    pub(crate) fn patterns(&self) -> &Patterns {
         &self.patterns
     }
 

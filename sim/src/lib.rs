@@ -24,6 +24,7 @@ pub mod campaign;
 pub mod catalogue;
 pub mod cli;
 pub mod crash;
+pub mod explore;
 pub mod generate;
 pub mod host;
 pub mod oracle;

@@ -6,9 +6,10 @@
 use ward_core::fault::{Fault, FaultSet};
 use ward_core::session::Record;
 use ward_sim::crash::file::PlanFile;
-use ward_sim::crash::shrink::{self, first_of};
-use ward_sim::crash::{CrashKind, Step, explore, explore_seed};
+use ward_sim::crash::{CrashKind, Step};
+use ward_sim::explore::{explore, explore_seed};
 use ward_sim::oracle::Invariant;
+use ward_sim::shrink::plan::{self as shrink, first_of};
 
 /// Plans the correct core is checked on.
 const SEEDS: u64 = 400;

@@ -94,10 +94,11 @@ fn write_plan_failure(
     seed: u64,
     config: &CampaignConfig,
 ) -> std::io::Result<Option<WrittenPlan>> {
-    use crate::crash::{self, file::PlanFile, shrink};
+    use crate::crash::{self, file::PlanFile};
+    use crate::shrink::plan as shrink;
     let bug = config.bug;
     let faults: ward_core::fault::FaultSet = bug.into_iter().collect();
-    let exploration = crash::explore_seed(seed, faults);
+    let exploration = crate::explore::explore_seed(seed, faults);
     let wanted = bug.map(Invariant::catching);
     let Some(target) = exploration.verdict.reported(wanted) else {
         return Ok(None);

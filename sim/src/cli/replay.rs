@@ -19,8 +19,8 @@ use clap::Args;
 use ward_core::events::EventKind;
 use ward_core::fault::{Fault, FaultSet};
 
+use crate::crash::Plan;
 use crate::crash::file::PlanFile;
-use crate::crash::{self, Plan};
 
 use crate::scenario::Scenario;
 use crate::simulate::{Engine, faults_of};
@@ -148,7 +148,7 @@ fn plan_of(args: &ReplayArgs) -> Result<Option<(Plan, Option<Fault>)>, String> {
     if let Ok(seed) = args.target.parse::<u64>() {
         return Ok(args.crashes.then(|| {
             let faults = args.bug.into_iter().collect();
-            (crash::plan_of_seed(seed, faults), None)
+            (crate::explore::plan_of_seed(seed, faults), None)
         }));
     }
     let text = std::fs::read_to_string(&args.target)
@@ -182,8 +182,8 @@ fn replay_plan(args: &ReplayArgs, plan: &Plan, bug: Option<Fault>) -> ExitCode {
         );
     }
     let faults: FaultSet = bug.into_iter().chain(args.bug).collect();
-    let exploration = crash::explore(plan, faults);
-    let again = crash::explore(plan, faults);
+    let exploration = crate::explore::explore(plan, faults);
+    let again = crate::explore::explore(plan, faults);
     if let Some(path) = &args.trace {
         let written = File::create(path).and_then(|file| {
             let mut output = BufWriter::new(file);

@@ -7,17 +7,8 @@ use crate::scenario::{Effect, LeakAt, ToolBehaviour};
 
 use super::edges::around;
 use super::plan::Catalogue;
-use super::runs::RunPlan;
+use super::runs::{FirstBatch, RunPlan};
 use super::{Generator, Misbehaviour};
-
-/// The first batch of a run at the inactivity deadline's edge, with activity just before it.
-#[derive(Debug)]
-pub(super) enum FirstBatch {
-    /// The provider answers at `delay_ms` (the timeout − 1) with one call of `tool`.
-    AfterReply { delay_ms: u64, tool: Arc<str> },
-    /// Two parallel calls: `quick` finishes at the timeout − 1, resetting the deadline.
-    Pair { quick: Arc<str>, slow: Arc<str> },
-}
 
 impl<'p> Generator<'p> {
     /// The behaviours of the run's tools, drawn in name order.

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use crate::catalogue::{LIMIT_RANGES, Limit};
 use crate::scenario::{Answer, Effect, LimitsScript, RunScript, SessionScript, ToolBehaviour};
 
-use super::behaviours::FirstBatch;
 use super::plan::{Catalogue, RegisteredTool};
 use super::vocabulary::{CallIds, UNKNOWN_TOOLS};
 use super::{Generator, Misbehaviour};
@@ -25,6 +24,15 @@ pub(super) struct RunPlan<'p> {
     pub(super) ids: CallIds,
     /// A first batch the deadline edge scripts, in place of a drawn one.
     pub(super) first_batch: Option<FirstBatch>,
+}
+
+/// The first batch of a run at the inactivity deadline's edge, with activity just before it.
+#[derive(Debug)]
+pub(super) enum FirstBatch {
+    /// The provider answers at `delay_ms` (the timeout − 1) with one call of `tool`.
+    AfterReply { delay_ms: u64, tool: Arc<str> },
+    /// Two parallel calls: `quick` finishes at the timeout − 1, resetting the deadline.
+    Pair { quick: Arc<str>, slow: Arc<str> },
 }
 
 impl<'p> Generator<'p> {

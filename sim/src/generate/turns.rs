@@ -3,9 +3,9 @@
 
 use crate::scenario::{CallScript, FailureKind, ProviderFailure, Reaction, Turn};
 
-use super::behaviours::FirstBatch;
 use super::calls::Batch;
 use super::edges::{PROVIDER_TIMEOUT_MS, RETRIES_MAX, RETRY_WAIT_MAX_MS, around};
+use super::runs::FirstBatch;
 use super::runs::RunPlan;
 use super::vocabulary;
 use super::{Generator, Misbehaviour};

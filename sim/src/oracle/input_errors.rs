@@ -31,102 +31,25 @@
 //!
 //! # The wording
 //!
-//! `{n}` is the bound as the schema writes it (JSON), `{s}` is `s` unless the bound is 1,
-//! `{y}` is `y` when it is 1 and `ies` otherwise; a list joins the schema's values with `, `,
-//! a string written bare, anything else as JSON.
-//!
-//! <!-- wording: begin -->
-//! | keyword | message |
-//! |---|---|
-//! | `type` | `must be a string`, `a number`, `an integer`, `a boolean`, `an object`, `an array`, `null` |
-//! | `const` | `must be {value}` |
-//! | `enum` | `must be one of: {values}` (1 to 16 values) |
-//! | `minLength` | `must be at least {n} character{s} long` |
-//! | `maxLength` | `must be at most {n} character{s} long` |
-//! | `pattern` | `must match the pattern {pattern}` |
-//! | `minimum` | `must be at least {n}` |
-//! | `exclusiveMinimum` | `must be greater than {n}` |
-//! | `maximum` | `must be at most {n}` |
-//! | `exclusiveMaximum` | `must be less than {n}` |
-//! | `minItems` | `must have at least {n} item{s}` |
-//! | `maxItems` | `must have at most {n} item{s}` |
-//! | `uniqueItems` | `must not contain duplicate items` |
-//! | `minProperties` | `must have at least {n} propert{y}` |
-//! | `maxProperties` | `must have at most {n} propert{y}` |
-//! | `required` | `missing required property '{name}'` |
-//! | `additionalProperties` | `is not an allowed property` |
-//! <!-- wording: end -->
-//!
-//! Keywords outside the structural set are not predicted (below); each of their messages must
-//! still be one of these (a list of keywords: every one of them; a placeholder: anything):
-//!
-//! <!-- wording: other -->
-//! | keyword | message |
-//! |---|---|
-//! | `type` (several) | `must be one of the types: {types}` |
-//! | `enum` (no value) | `is not allowed` |
-//! | `enum` (more than 16) | `must be one of the allowed values` |
-//! | `format` | `must be a valid {format}` |
-//! | `multipleOf` | `must be a multiple of {n}` |
-//! | `required` (not a name) | `missing a required property` |
-//! | `anyOf`, `oneOf` (none) | `must match one of the allowed forms` |
-//! | `oneOf` (several) | `must match exactly one of the allowed forms` |
-//! | `not` | `must not match the excluded form` |
-//! | `false` | `is not allowed` |
-//! | `contains` | `must contain at least one matching item` |
-//! | `propertyNames` | `has a property name that is not allowed` |
-//! | `additionalItems` | `must have at most {n} item{s}` |
-//! | `unevaluatedItems` | `must have no items beyond those the schema allows` |
-//! | `unevaluatedProperties` | `is not an allowed property` |
-//! | `contentEncoding` | `must be encoded as {encoding}` |
-//! | `contentMediaType` | `must be valid {media type} content` |
-//! | `contentEncoding` (text) | `must decode to UTF-8 text` |
-//! | a custom keyword | `must satisfy the keyword {keyword}` |
-//! | `pattern` (not checkable) | `could not be checked against the pattern` |
-//! | `$ref` (not resolvable) | `could not be checked: a reference of the schema does not resolve` |
-//! <!-- wording: end other -->
-//!
-//! The parser's reasons (the syntax errors `serde_json` reports):
-//!
-//! <!-- wording: reasons -->
-//! | reason | when |
-//! |---|---|
-//! | `EOF while parsing a list` | the text ends inside an array |
-//! | `EOF while parsing an object` | the text ends inside an object |
-//! | `EOF while parsing a string` | the text ends inside a string |
-//! | `EOF while parsing a value` | the text ends where a value should start |
-//! | `` expected `:` `` | a key is not followed by a colon |
-//! | `` expected `,` or `]` `` | an item is not followed by a comma or the array's end |
-//! | `` expected `,` or `}` `` | a member is not followed by a comma or the object's end |
-//! | `expected ident` | a word other than `true`, `false` or `null` |
-//! | `expected value` | something that starts no value |
-//! | `` expected `"` `` | a key that does not start with a quote |
-//! | `invalid escape` | a backslash that starts no escape |
-//! | `invalid number` | a number that does not read as one |
-//! | `number out of range` | a number too large for a 64-bit float |
-//! | `invalid unicode code point` | a `\u` escape that names no code point |
-//! | `unexpected end of hex escape` | a `\u` escape of fewer than four digits |
-//! | `lone leading surrogate in hex escape` | a `\u` high surrogate without its low one |
-//! | `control character (\u0000-\u001F) found while parsing a string` | a raw control character in a string |
-//! | `key must be a string` | a key that is not a string |
-//! | `trailing comma` | a comma before `]` or `}` |
-//! | `trailing characters` | text after the value |
-//! | `recursion limit exceeded` | more than 128 nested arrays and objects |
-//! <!-- wording: end reasons -->
+//! The messages are the rows of [`super::wording`]'s tables: the structural keywords
+//! ([`STRUCTURAL`](super::wording::STRUCTURAL)), which are predicted; every other keyword
+//! ([`OTHER`](super::wording::OTHER)), whose messages are only checked to be one of the
+//! table's; and the parser's reasons ([`REASONS`](super::wording::REASONS)).
 //!
 //! The same tables stand in the core's validation docs (`core/src/validation/mod.rs`); a test
-//! of this module fails when the two differ, and I4 fails when the core's messages differ from
-//! this module's. A schema that uses a keyword outside the first table (apart from annotations
+//! fails when the two differ, and I4 fails when the core's messages differ from these. A schema that uses a keyword outside the first table (apart from annotations
 //! such as `title` and `description`) or several types in `type` is not predicted (an `enum`
 //! of no value or of more than 16 is, by the second table's rows): I4 then checks only the
 //! rules every list obeys (1 to 5 errors, the prefix, paths, the documented order, no echo),
 //! and the campaign counts the input as not predicted.
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
 use regex::Regex;
+
+use super::wording;
+use crate::catalogue::Patterns;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
@@ -171,8 +94,7 @@ fn is_reason(reason: &str) -> bool {
     static LISTED: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     LISTED
         .get_or_init(|| {
-            wording_rows(SOURCE, REASONS)
-                .into_iter()
+            (wording::REASONS.iter())
                 .map(|(reason, _)| reason.trim_matches('`').trim().to_owned())
                 .collect()
         })
@@ -251,12 +173,11 @@ fn preorder(input: &Value, a: &str, b: &str) -> Option<Ordering> {
 fn table_rank(message: &str) -> Option<usize> {
     static ROWS: std::sync::OnceLock<Vec<(usize, Vec<Regex>)>> = std::sync::OnceLock::new();
     ROWS.get_or_init(|| {
-        wording_rows(SOURCE, FIRST)
-            .into_iter()
+        (wording::STRUCTURAL.iter())
             .enumerate()
-            .filter(|(_, (keyword, _))| keyword != "`const`")
+            .filter(|(_, (keyword, _))| *keyword != "`const`")
             .map(|(rank, (_, cell))| {
-                let templates = templates_of(&cell)
+                let templates = templates_of(cell)
                     .iter()
                     .filter_map(|template| Regex::new(template).ok())
                     .collect();
@@ -283,43 +204,6 @@ impl fmt::Display for Expected {
 }
 
 const NOT_JSON: &str = "is not valid JSON: ";
-
-/// This module's source, whose docs hold the tables.
-const SOURCE: &str = include_str!("input_errors.rs");
-/// The markers of the first wording table (the structural keywords).
-const FIRST: (&str, &str) = ("<!-- wording: begin -->", "<!-- wording: end -->");
-/// The markers of the second (every other keyword).
-const OTHER: (&str, &str) = ("<!-- wording: other -->", "<!-- wording: end other -->");
-/// The markers of the parser's reasons.
-const REASONS: (&str, &str) = ("<!-- wording: reasons -->", "<!-- wording: end reasons -->");
-
-/// The patterns of the published schemas, compiled once.
-#[derive(Debug, Default)]
-pub(crate) struct Patterns {
-    compiled: BTreeMap<String, Option<Regex>>,
-}
-
-impl Patterns {
-    /// Compiles every `pattern` of `schema`.
-    pub fn add(&mut self, schema: &Value) {
-        match schema {
-            Value::Object(members) => {
-                if let Some(Value::String(pattern)) = members.get("pattern") {
-                    self.compiled
-                        .entry(pattern.clone())
-                        .or_insert_with(|| Regex::new(pattern).ok());
-                }
-                members.values().for_each(|member| self.add(member));
-            }
-            Value::Array(items) => items.iter().for_each(|item| self.add(item)),
-            _ => {}
-        }
-    }
-
-    fn get(&self, pattern: &str) -> Option<&Regex> {
-        self.compiled.get(pattern)?.as_ref()
-    }
-}
 
 /// The whole error list of `arguments` under `schema` in the documented order, or `None`
 /// when the schema is outside what this module predicts. Empty for a valid input.
@@ -762,10 +646,8 @@ pub(crate) fn is_documented(message: &str) -> bool {
     static TEMPLATES: std::sync::OnceLock<Vec<Regex>> = std::sync::OnceLock::new();
     TEMPLATES
         .get_or_init(|| {
-            let rows = wording_rows(SOURCE, FIRST)
-                .into_iter()
-                .chain(wording_rows(SOURCE, OTHER));
-            rows.flat_map(|(_, message)| templates_of(&message))
+            let rows = wording::STRUCTURAL.iter().chain(wording::OTHER);
+            rows.flat_map(|(_, message)| templates_of(message))
                 .filter_map(|template| Regex::new(&template).ok())
                 .collect()
         })
@@ -810,30 +692,30 @@ fn templates_of(cell: &str) -> Vec<String> {
         .collect()
 }
 
-/// The rows of a wording table in a module's docs, between its `(begin, end)` markers:
-/// `(first cell, second cell)`, in order.
-pub(crate) fn wording_rows(source: &str, (begin, end): (&str, &str)) -> Vec<(String, String)> {
-    let begin = source.find(begin);
-    let end = source.find(end);
-    let (Some(begin), Some(end)) = (begin, end) else {
-        return Vec::new();
-    };
-    source[begin..end]
-        .lines()
-        .filter_map(|line| {
-            let row = line.trim_start_matches("//!").trim();
-            let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
-            let header = row.starts_with("| keyword") || row.starts_with("| reason");
-            (row.starts_with("| ") && !header && cells.len() == 2)
-                .then(|| (cells[0].to_owned(), cells[1].to_owned()))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The rows of a wording table in a module's docs, between its `(begin, end)` markers:
+    /// `(first cell, second cell)`, in order.
+    fn wording_rows(source: &str, (begin, end): (&str, &str)) -> Vec<(String, String)> {
+        let begin = source.find(begin);
+        let end = source.find(end);
+        let (Some(begin), Some(end)) = (begin, end) else {
+            return Vec::new();
+        };
+        source[begin..end]
+            .lines()
+            .filter_map(|line| {
+                let row = line.trim_start_matches("//!").trim();
+                let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
+                let header = row.starts_with("| keyword") || row.starts_with("| reason");
+                (row.starts_with("| ") && !header && cells.len() == 2)
+                    .then(|| (cells[0].to_owned(), cells[1].to_owned()))
+            })
+            .collect()
+    }
 
     #[test]
     fn a_segment_is_escaped_as_rfc_6901_says() {
@@ -946,19 +828,34 @@ mod tests {
     #[test]
     fn the_wording_tables_are_the_cores() {
         let cores = include_str!("../../../core/src/validation/mod.rs");
-        for (markers, rows) in [(FIRST, 17), (OTHER, 21)] {
-            let ours = wording_rows(SOURCE, markers);
-            assert_eq!(ours.len(), rows, "{markers:?}");
-            assert_eq!(ours, wording_rows(cores, markers), "{markers:?}");
-        }
-        let reasons = |source| -> Vec<String> {
-            wording_rows(source, REASONS)
-                .into_iter()
-                .map(|(reason, _)| reason)
+        let owned = |rows: &[(&str, &str)]| -> Vec<(String, String)> {
+            (rows.iter())
+                .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
                 .collect()
         };
-        assert_eq!(reasons(SOURCE).len(), 21);
-        assert_eq!(reasons(SOURCE), reasons(cores));
+        for (rows, markers, count) in [
+            (
+                wording::STRUCTURAL,
+                ("<!-- wording: begin -->", "<!-- wording: end -->"),
+                17,
+            ),
+            (
+                wording::OTHER,
+                ("<!-- wording: other -->", "<!-- wording: end other -->"),
+                21,
+            ),
+        ] {
+            assert_eq!(rows.len(), count, "{markers:?}");
+            assert_eq!(owned(rows), wording_rows(cores, markers), "{markers:?}");
+        }
+        let markers = ("<!-- wording: reasons -->", "<!-- wording: end reasons -->");
+        let reasons: Vec<String> = wording_rows(cores, markers)
+            .into_iter()
+            .map(|(reason, _)| reason)
+            .collect();
+        assert_eq!(wording::REASONS.len(), 21);
+        let ours: Vec<&str> = wording::REASONS.iter().map(|(reason, _)| *reason).collect();
+        assert_eq!(ours, reasons);
     }
 
     #[test]

@@ -35,11 +35,6 @@ mod i10_every_run_ends_within_its_limits;
 pub mod i11_same_scenario_same_trace;
 mod i12_parallel_batches_start_together;
 mod i13_what_is_allowed_is_allowed;
-pub mod i15_at_most_once_exactly_once;
-pub mod i16_nothing_acknowledged_is_lost;
-pub mod i17_one_result_per_call_after_resumes;
-pub mod i18_nothing_secret_at_rest;
-pub mod i19_a_resumed_run_keeps_every_promise;
 // I14, the runtime agrees with the model: a folder, the reference model is several files.
 mod i14;
 mod i1_read_only_runs_are_offered_reads_only;
@@ -59,8 +54,7 @@ mod input_errors;
 mod registration;
 mod said;
 mod suite;
-
-pub(crate) use input_errors::Patterns;
+mod wording;
 
 use std::fmt;
 

@@ -39,8 +39,9 @@ use ward_core::policy::RunPolicy;
 use ward_core::registry::{Registry, RegistryBuilder, RegistryError};
 use ward_core::tool::{ExecutionMode, Safety, ToolCall, ToolContext, ToolSpec};
 
-use super::input_errors::{self, Patterns};
+use super::input_errors;
 use crate::catalogue::FIELD_ERRORS_MAX;
+use crate::catalogue::Patterns;
 
 /// The draft a suite file is written for.
 #[derive(Clone, Copy, PartialEq, Eq)]

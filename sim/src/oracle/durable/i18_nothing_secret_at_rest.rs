@@ -8,8 +8,8 @@
 
 use memchr::memmem;
 
-use super::Breach;
-use super::durable::{DurableBreach, DurableCheck};
+use super::{DurableBreach, DurableCheck};
+use crate::oracle::Breach;
 
 /// The shortest run of a secret's characters that counts (SPEC §9, I8 and I18).
 const WINDOW_CHARS: usize = 8;

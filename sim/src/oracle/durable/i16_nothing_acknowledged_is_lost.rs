@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use ward_core::session::Message;
 
-use super::Breach;
-use super::durable::{DurableBreach, DurableCheck, json, short};
+use super::{DurableBreach, DurableCheck, json, short};
+use crate::oracle::Breach;
 
 /// Checks I16.
 pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {

@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use super::Breach;
-use super::durable::{DurableBreach, DurableCheck, OUTSIDE_EFFECT_TOOLS, short};
+use super::{DurableBreach, DurableCheck, OUTSIDE_EFFECT_TOOLS, short};
+use crate::oracle::Breach;
 
 /// Checks I15.
 pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {

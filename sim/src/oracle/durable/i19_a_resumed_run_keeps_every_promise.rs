@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 
 use ward_core::session::{Message, Record};
 
-use super::Breach;
-use super::durable::{DurableBreach, DurableCheck, json, runs, short};
+use super::{DurableBreach, DurableCheck, json, runs, short};
 use crate::catalogue;
 use crate::crash::Request;
+use crate::oracle::Breach;
 
 /// Checks I19.
 pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {

@@ -1,4 +1,4 @@
-//! Shrinking a failing scenario (SPEC §10): fewer sessions, runs, turns, calls and fields,
+//! Shrinking a failing scenario (SPEC §10; a crash plan's: [`plan`]): fewer sessions, runs, turns, calls and fields,
 //! shorter strings, while the same invariant still fails — and by the same check: the first
 //! violation of that invariant must stay the same [`Breach`], so the file a user gets shows
 //! the failure they were told about (shrinking the arguments of a write in a read-only run
@@ -8,6 +8,8 @@
 //! (one key of one call's arguments, half a prompt), repeated until a whole round removes
 //! nothing or the budget of executions runs out. Each candidate is an ordinary scenario, so
 //! every step is checked by the same execution and oracles as the original.
+
+pub mod plan;
 
 use std::sync::Arc;
 

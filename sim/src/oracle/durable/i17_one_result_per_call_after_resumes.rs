@@ -11,8 +11,8 @@
 use ward_core::envelope::ToolResult;
 use ward_core::session::{Message, Record};
 
-use super::Breach;
-use super::durable::{DurableBreach, DurableCheck, runs};
+use super::{DurableBreach, DurableCheck, runs};
+use crate::oracle::Breach;
 
 /// `OUTCOME_UNKNOWN` as SPEC §4 writes it: message, retryable, hint.
 const OUTCOME_UNKNOWN: (&str, &str, bool, &str) = (

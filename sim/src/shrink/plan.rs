@@ -11,7 +11,7 @@
 
 use ward_core::fault::FaultSet;
 
-use super::plan::{CrashKind, Plan};
+use crate::crash::{CrashKind, Plan};
 use crate::oracle::Invariant;
 use crate::oracle::durable::DurableBreach;
 use crate::stall::{Watchdog, Work};
@@ -48,7 +48,7 @@ pub fn shrink(
 ) -> ShrunkPlan {
     let mut explorations = 0;
     let fails = |candidate: &Plan| {
-        let exploration = super::explore(candidate, faults);
+        let exploration = crate::explore::explore(candidate, faults);
         first_of(&exploration.verdict.breaches, target.invariant())
             .is_some_and(|breach| breach.breach == target.breach)
     };

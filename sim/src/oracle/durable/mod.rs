@@ -17,11 +17,13 @@ use std::collections::BTreeSet;
 
 use ward_core::session::{Message, Record};
 
-use super::{
-    Breach, Invariant, i15_at_most_once_exactly_once, i16_nothing_acknowledged_is_lost,
-    i17_one_result_per_call_after_resumes, i18_nothing_secret_at_rest,
-    i19_a_resumed_run_keeps_every_promise,
-};
+pub mod i15_at_most_once_exactly_once;
+pub mod i16_nothing_acknowledged_is_lost;
+pub mod i17_one_result_per_call_after_resumes;
+pub mod i18_nothing_secret_at_rest;
+pub mod i19_a_resumed_run_keeps_every_promise;
+
+use super::{Breach, Invariant};
 use crate::crash::{Execution, Plan};
 
 /// The catalogue's tool whose effect lives outside the store (SPEC §8, R32).

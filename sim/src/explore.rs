@@ -1,0 +1,105 @@
+//! One crash plan end to end (SPEC §16): executed without and with its crashes by the crash
+//! explorer ([`crate::crash`]), and the two executions judged for I15–I19
+//! ([`crate::oracle::durable`]), as [`crate::simulate`] does for a scenario.
+
+use ward_core::fault::FaultSet;
+
+use crate::crash::{CrashKind, Execution, Plan, explore_once, generate};
+use crate::oracle::durable::{self, DurableVerdict};
+use crate::rng::SimRng;
+
+/// What one plan came to: the reference, the crashed execution, and every breach found.
+pub struct Exploration {
+    /// The plan, with its crashes.
+    pub plan: Plan,
+    /// The execution without crashes.
+    pub reference: Execution,
+    /// The execution with the plan's crashes.
+    pub crashed: Execution,
+    /// What the checks of I15–I19 found.
+    pub verdict: DurableVerdict,
+}
+
+impl Exploration {
+    /// The digest of what the execution with crashes left: its journal, its chart and every
+    /// byte it wrote, so that the same plan gives the same digest (I11's promise, kept by the
+    /// explorer too).
+    pub fn digest(&self) -> u64 {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        hasher.update(
+            serde_json::to_string(&self.crashed.journal)
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+        hasher.update(
+            serde_json::to_string(&self.crashed.chart)
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+        for bytes in &self.crashed.written {
+            hasher.update(&(bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        }
+        hasher.digest()
+    }
+
+    /// The crashes the plan held (some may not happen: a session can end before one).
+    pub fn planned(&self) -> usize {
+        self.plan.crashes.len()
+    }
+
+    /// How many crashes of each kind of [`CrashKind::ALL`] happened.
+    pub fn crashes(&self) -> [u64; 4] {
+        let mut counts = [0; 4];
+        for process in &self.crashed.processes {
+            if let (true, Some(crash)) = (process.crashed, process.crash) {
+                let kind = CrashKind::ALL.iter().position(|kind| *kind == crash.kind);
+                if let Some(kind) = kind {
+                    counts[kind] += 1;
+                }
+            }
+        }
+        counts
+    }
+}
+
+/// Executes `plan` without and with its crashes, under `faults`, and checks I15–I19.
+pub fn explore(plan: &Plan, faults: FaultSet) -> Exploration {
+    let reference = explore_once(plan, faults, &[], &mut SimRng::new(plan.seed));
+    let crashed = explore_once(plan, faults, &plan.crashes, &mut SimRng::new(plan.seed));
+    let verdict = durable::check(plan, &reference, &crashed);
+    Exploration {
+        plan: plan.clone(),
+        reference,
+        crashed,
+        verdict,
+    }
+}
+
+/// The plan of `seed` with its crashes, drawn within the storage calls its reference makes
+/// under `faults` (what [`explore_seed`] explores).
+pub fn plan_of_seed(seed: u64, faults: FaultSet) -> Plan {
+    drawn(seed, faults).0
+}
+
+/// The plan of `seed` with its crashes drawn, and its reference: the execution without them.
+fn drawn(seed: u64, faults: FaultSet) -> (Plan, Execution) {
+    let mut plan = generate(seed);
+    let reference = explore_once(&plan, faults, &[], &mut SimRng::new(plan.seed));
+    plan.draw_crashes(reference.storage_calls);
+    (plan, reference)
+}
+
+/// Generates the plan of `seed`, with crashes drawn within the storage calls its reference
+/// makes, and explores it.
+pub fn explore_seed(seed: u64, faults: FaultSet) -> Exploration {
+    let (plan, reference) = drawn(seed, faults);
+    let crashed = explore_once(&plan, faults, &plan.crashes, &mut SimRng::new(plan.seed));
+    let verdict = durable::check(&plan, &reference, &crashed);
+    Exploration {
+        plan,
+        reference,
+        crashed,
+        verdict,
+    }
+}
