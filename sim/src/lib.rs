@@ -4,14 +4,17 @@
 //! |---|---|
 //! | [`scenario`] | the scenario file format: sessions of runs, the provider's script, behaviours, planted secrets |
 //! | [`generate`] | scenarios from a seed: a plausible model and every misbehaviour, chosen by swarm testing |
-//! | [`world`] | runs a scenario against the core on virtual time and records every boundary observation |
+//! | [`protocol`] | the lockstep protocol's messages and schema, and the one seam every runtime answers it through ([`protocol::Runtime`]) |
+//! | [`host`] | what answers: ward's own core in process, or a runtime behind its adapter's process, started on first use |
+//! | [`world`] | runs a scenario against a runtime on virtual time and records every boundary observation |
 //! | [`view`] | a run's records arranged for the oracle |
 //! | [`oracle`] | the invariants I1–I19, one file each, and the verdict |
-//! | [`crash`] | the crash explorer: durable sessions crashed at storage calls, resumed, checked for I15–I19 |
+//! | [`crash`] | the crash explorer: durable sessions of the core crashed at storage calls and resumed, every step observed |
+//! | [`explore`] | one crash plan end to end: executed without and with its crashes, checked for I15–I19 |
 //! | [`catalogue`] | the oracle's own copy of the tool table, the default limits and the schemas |
 //! | [`trace`] | the trace digest (I11), JSON-lines and Chrome traces |
 //! | [`simulate`] | one scenario or seed end to end: generate, execute, check, digest, rerun |
-//! | [`campaign`], [`shrink`] | many seeds in parallel, reported in seed order; shrinking a failure |
+//! | [`campaign`], [`shrink`] | many seeds in parallel, reported in seed order; shrinking a failing scenario or crash plan |
 //! | [`stall`] | the watchdog that reports a seed whose runtime never ends its run |
 //! | [`summary`] | a campaign's JSON summary, and merging the summaries of its shards |
 //! | [`schema`] | the JSON Schema checks of the files ward reads |

@@ -4,7 +4,7 @@
 //! Exit 0 when every invariant held, 1 on a violation (after shrinking the first failing
 //! seed, writing its scenario file and printing the one command that replays it), 2 on
 //! misuse. The table of counts goes to standard error; `--json` prints the campaign's
-//! [`Summary`] last, on standard output, naming its campaign (version, seed range, shard,
+//! [`Summary`](crate::summary::Summary) last, on standard output, naming its campaign (version, seed range, shard,
 //! bug) so that `ward merge` can combine the shards of a range.
 
 use std::io::IsTerminal;

@@ -4,16 +4,16 @@
 //! A [`Plan`] is one session of one or more runs over the real chart catalogue (with
 //! `code_interpreter`, whose effect lives outside the store, R32), a provider script per turn,
 //! configured secrets and a planted credential in every prompt. [`crate::explore`] executes
-//! it twice, each time with [`DurableStore`] on a [`SimulatedDisk`] and the core's own driver:
+//! it twice, each time with [`DurableStore`](ward_core::durable::DurableStore) on a [`SimulatedDisk`](crate::world::disk::SimulatedDisk) and the core's own driver:
 //!
 //! - the **reference**: no fault; it counts the storage calls a whole session makes;
 //! - the **crashed** execution: a list of [`Crash`]es, each a storage call of one process's
 //!   life at which the process dies — the disk is cut there (every later call fails, and
 //!   redb's commit may be torn part way), or one write or sync fails and the store stops
 //!   (R35) — then the disk is what a crash or a power loss leaves
-//!   ([`SimulatedDisk::after_crash`], [`SimulatedDisk::after_power_loss`]), a new process
-//!   reopens the store, restores the chart ([`Session::open`]) and resumes the cut run
-//!   ([`Session::resume`]) or starts the next one. A crash at a storage call is also a crash
+//!   ([`after_crash`](crate::world::disk::SimulatedDisk::after_crash), [`after_power_loss`](crate::world::disk::SimulatedDisk::after_power_loss)), a new process
+//!   reopens the store, restores the chart ([`Session::open`](ward_core::driver::Session::open)) and resumes the cut run
+//!   ([`Session::resume`](ward_core::driver::Session::resume)) or starts the next one. A crash at a storage call is also a crash
 //!   at every step boundary: each step of a run ends with its commit (R30), so the last call
 //!   of one commit and the first of the next sit on either side of one boundary; a body that
 //!   finished just before the crash, or a reply that arrived just before it, is one whose
@@ -36,7 +36,7 @@
 //!
 //! The explorer is its own harness beside the campaign's: `ward run --crashes` explores each
 //! seed's plan after the seed's scenario, drawing the plan's runs, calls and crashes (how many,
-//! where, of which kind) from the seed. It is deterministic: one [`SimRng`] per plan, virtual
+//! where, of which kind) from the seed. It is deterministic: one [`SimRng`](crate::rng::SimRng) per plan, virtual
 //! time, no wall clock.
 
 mod execute;
