@@ -11,6 +11,7 @@
 //! | [`oracle`] | the invariants I1–I19, one file each, and the verdict |
 //! | [`crash`] | the crash explorer: durable sessions of the core crashed at storage calls and resumed, every step observed |
 //! | [`explore`] | one crash plan end to end: executed without and with its crashes, checked for I15–I19 |
+//! | [`conformance`] | probes of ward's own core for the rules no scenario reaches (R2, R8a, R8), run by `cargo test` |
 //! | [`catalogue`] | the oracle's own copy of the tool table, the default limits and the schemas |
 //! | [`trace`] | the trace digest (I11), JSON-lines and Chrome traces |
 //! | [`simulate`] | one scenario or seed end to end: generate, execute, check, digest, rerun |
@@ -26,6 +27,7 @@
 pub mod campaign;
 pub mod catalogue;
 pub mod cli;
+pub mod conformance;
 pub mod crash;
 pub mod explore;
 pub mod generate;

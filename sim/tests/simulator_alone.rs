@@ -2,8 +2,9 @@
 //! the first violation of any invariant. This is the one test cargo-mutants runs
 //! (`.cargo/mutants.toml`), so a mutant of the core counts as caught only when the
 //! simulator's invariants notice it; `MUTANTS.md` has the score. It installs
-//! `allocation-counter`'s allocator, so the oracle checks R8's cost too
-//! ([`ward_sim::oracle::cost`]).
+//! `allocation-counter`'s allocator, so that the conformance probes of the core, which it runs
+//! first, check R8's cost too ([`ward_sim::conformance`]: R2, R8a and R8, which act before any
+//! run).
 
 use std::time::Duration;
 
@@ -22,10 +23,13 @@ const STALL_AFTER: Duration = Duration::from_secs(10);
 
 #[test]
 fn the_core_holds_every_invariant_over_3000_generated_seeds() {
-    ward_sim::oracle::cost::count_allocations_with(|run| {
+    ward_sim::conformance::cost::count_allocations_with(|run| {
         allocation_counter::measure(run).count_total
     });
     let engine = Engine::new();
+    if let Some(disagreement) = ward_sim::conformance::disagreement(engine.oracle().schemas()) {
+        panic!("the core disagrees with R2, R8a or R8: {disagreement}");
+    }
     let report = |stall: &stall::Stall| eprintln!("{stall}");
     stall::watched(Some(STALL_AFTER), 1, report, |watchdog| {
         for seed in 0..SEEDS {

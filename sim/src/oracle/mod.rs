@@ -48,12 +48,9 @@ mod i8_no_secret_leaks;
 mod i9_state_changed_tells_the_truth;
 // The oracle's own readings of R22's guard and of R6–R7's error list, shared by I4 and I8,
 // and what the world itself said (I8).
-pub mod cost;
 mod guarded;
-mod input_errors;
-mod registration;
+pub(crate) mod input_errors;
 mod said;
-mod suite;
 mod wording;
 
 use std::fmt;
@@ -318,8 +315,6 @@ pub enum Breach {
     /// I14: the run's events do not open and number as R23 says, or the prompt they announce
     /// is not what the store keeps and the provider receives first.
     ModelEvents,
-    /// I14: registration accepts a tool definition R2 refuses, or refuses one it accepts.
-    ModelRegistration,
     /// P6: the runtime broke the protocol: it crashed, exited, wrote a line that is not a
     /// message or a message out of turn, or went silent.
     ProtocolBroken,
@@ -400,9 +395,7 @@ impl Breach {
             TraceDiffers => Invariant::I11,
             ParallelStartedLate => Invariant::I12,
             OfferDiffers | AllowedCallRefused | NotCompleted => Invariant::I13,
-            ModelCall | ModelTiming | ModelRunEnd | ModelEvents | ModelRegistration => {
-                Invariant::I14
-            }
+            ModelCall | ModelTiming | ModelRunEnd | ModelEvents => Invariant::I14,
             ProtocolBroken => Invariant::P6,
             ChartChangedTwice | CommittedChartDiffers | OutsideEffectTwice => Invariant::I15,
             StoreNotReopened | AcknowledgedLost | FinalJournalDiffers | LostAfterPowerLoss
@@ -771,20 +764,17 @@ fn allows(scenario: &Scenario, script: &RunScript, entry: &Entry) -> bool {
 #[derive(Debug)]
 pub struct Oracle {
     schemas: Schemas,
-    /// How the runtime's registration differs from R2, tried once.
-    registration: Option<String>,
 }
 
 impl Oracle {
-    /// An oracle with its own compiled schemas; it tries the runtime's registration on R2's
-    /// edges once.
+    /// An oracle with its own compiled schemas.
     pub fn new(schemas: Schemas) -> Oracle {
-        Oracle {
-            registration: registration::disagreement()
-                .or_else(suite::disagreement)
-                .or_else(|| cost::disagreement(&schemas)),
-            schemas,
-        }
+        Oracle { schemas }
+    }
+
+    /// Its compiled schemas.
+    pub fn schemas(&self) -> &Schemas {
+        &self.schemas
     }
 
     /// Runs every check on every run of `trace`.
@@ -812,7 +802,6 @@ impl Oracle {
             .collect();
         let mut changes = i9_state_changed_tells_the_truth::SessionChanges::default();
         let mut session = None;
-        let mut first_run = true;
         for view in &views {
             let trace = view.trace;
             if session != Some(trace.session) {
@@ -820,10 +809,6 @@ impl Oracle {
                 changes = Default::default();
             }
             let mut findings = Findings::new(trace.session, trace.run, &mut verdict.violations);
-            let first_run = std::mem::take(&mut first_run);
-            if let Some(explanation) = self.registration.as_ref().filter(|_| first_run) {
-                findings.report(Breach::ModelRegistration, At::Run, explanation.clone());
-            }
             i14::check_start(view, scenario, &mut findings);
             if trace.start_error.is_none() {
                 let run = RunCheck::new(view, scenario, &self.schemas);

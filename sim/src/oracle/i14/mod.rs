@@ -29,8 +29,9 @@
 //! at all (R14's limit ranges, R24's configured values: [`check_start`]); R23's opening of the
 //! event stream and R15's prompt; the transcript the store keeps and each request resends
 //! (R16, R22); SPEC §4's table — each runtime code's `retryable`, recommended action and fixed
-//! message — and the envelopes of the failures that end a run. R2's registration verdicts are
-//! tried once per oracle (`registration.rs`).
+//! message — and the envelopes of the failures that end a run. R2, R8a and R8 act before any
+//! run, so no scenario shows them: ward's core is probed for them apart
+//! ([`crate::conformance`]), never another runtime.
 //!
 //! Some things the SPEC leaves to the world or leaves open; the model takes them from the
 //! trace and predicts on from there:

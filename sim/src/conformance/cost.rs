@@ -1,12 +1,12 @@
-//! R8 as part of I14's model: reporting errors has bounded cost. "Finding the first 5 errors
+//! R8: reporting errors has bounded cost. "Finding the first 5 errors
 //! of a large invalid input must not require collecting every error." Time is no verdict a
 //! deterministic simulator can give, but the work of collecting an error is visible in a
 //! count that is: every error a runtime collects is at least one heap allocation (its path),
 //! so a runtime that collects every error of an input allocates in proportion to the number
 //! of errors, and one that stops at the fifth does not.
 //!
-//! Once per process, when the program has installed an allocation counter
-//! ([`count_allocations_with`]), the oracle registers every published tool schema that has an
+//! When the program has installed an allocation counter ([`count_allocations_with`]), the
+//! probe registers every published tool schema that has an
 //! array-typed property as the parameters of a read-only tool of its own, and calls it through
 //! the registry's entry point twice: with that property holding [`SMALL`] and [`LARGE`] items
 //! of a value no published item schema accepts (`true`), every other member left out. Both
@@ -21,9 +21,7 @@
 //! (`sim/tests/simulator_alone.rs`) installs `allocation-counter`'s allocator; the `ward`
 //! program keeps mimalloc for speed and installs none, so there R8's cost goes unchecked. A
 //! runtime behind the protocol (§15) is a process of its own whose allocations the simulator
-//! does not see; this check is of the core in this process. Like [`super::registration`], it
-//! happens before any run, so the [`Oracle`](super::Oracle) reports a disagreement on the
-//! first run of every scenario it checks.
+//! does not see; this check is of the core in this process ([`super`]).
 
 use std::sync::OnceLock;
 
@@ -51,7 +49,7 @@ pub const GROWTH_MAX: u64 = 200;
 
 static COUNTER: OnceLock<AllocationCounter> = OnceLock::new();
 
-/// Installs the counter the check of R8's cost uses, before the first [`Oracle`](super::Oracle)
+/// Installs the counter the check of R8's cost uses, before the first [`super::disagreement`]
 /// is made; a second call changes nothing.
 pub fn count_allocations_with(counter: AllocationCounter) {
     let _ = COUNTER.set(counter);
@@ -59,7 +57,7 @@ pub fn count_allocations_with(counter: AllocationCounter) {
 
 /// The first way the runtime's error reporting costs more than R8 allows, computed once per
 /// process; `None` also when no counter is installed.
-pub(super) fn disagreement(schemas: &Schemas) -> Option<String> {
+pub fn disagreement(schemas: &Schemas) -> Option<String> {
     static FOUND: OnceLock<Option<String>> = OnceLock::new();
     FOUND
         .get_or_init(|| first_disagreement(*COUNTER.get()?, schemas))

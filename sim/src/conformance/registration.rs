@@ -1,14 +1,13 @@
-//! R2 as part of I14's model: what registration accepts and refuses, tried once per oracle
-//! on a fixed table of tool definitions at the edges of R2, each registered into a registry of
-//! its own (the duplicate into one that already holds its name).
+//! R2: what ward's core's registration accepts and refuses, tried on a fixed table of tool
+//! definitions at the edges of R2, each registered into a registry of its own (the duplicate
+//! into one that already holds its name).
 //!
 //! R2: registration refuses an empty (after trim) name, label or description; a name outside
 //! `[A-Za-z0-9_-]{1,64}`; a schema that does not compile; a duplicate name
 //! (`TOOL_NAME_CONFLICT`); a destructive tool declared `parallel`.
 //!
 //! Registration happens before any run, so no scenario can exercise it; a registry that
-//! accepts what R2 refuses (or refuses what it accepts) is reported by [`Oracle`](super::Oracle)
-//! on the first run of every scenario it checks.
+//! accepts what R2 refuses (or refuses what it accepts) is a disagreement ([`super`]).
 
 use serde_json::{Value, json};
 use ward_core::registry::RegistryBuilder;
@@ -121,7 +120,7 @@ fn body(_context: &ToolContext, _input: Value) -> Result<Value, ward_core::envel
 }
 
 /// The first way registration differs from R2, if any.
-pub(super) fn disagreement() -> Option<String> {
+pub fn disagreement() -> Option<String> {
     const CONFLICT: &str = "TOOL_NAME_CONFLICT";
     for definition in definitions() {
         let outcome = RegistryBuilder::new().register(spec(&definition), body);

@@ -1,5 +1,4 @@
-//! R8a as part of I14's model: any schema a runtime developer registers, not only ward's
-//! own. Once per process the oracle registers every schema of the official JSON Schema Test
+//! R8a: any schema a runtime developer registers, not only ward's own. The probe registers every schema of the official JSON Schema Test
 //! Suite (draft 2020-12 and draft 7, vendored under `corpus/json-schema-test-suite/`; a draft-7
 //! schema without `$schema` is given draft 7's) as the parameters of a read-only tool of its
 //! own, and calls it through the registry's entry point with each of the suite's instances.
@@ -19,14 +18,13 @@
 //! - a valid instance reaches the body, and the result is the body's;
 //! - an invalid one gets `TOOL_INPUT_INVALID` with 1 to 5 field errors listed in its message
 //!   (R6), each path resolving in the instance, and each message the documented wording of its
-//!   keyword: exactly the predicted list where [`super::input_errors`] predicts one (the
+//!   keyword: exactly the predicted list where [`crate::oracle::input_errors`] predicts one (the
 //!   structural keywords), else a message of the wording tables there (R7: the rule, never a
 //!   generic "does not match"), listed in the documented order.
 //!
 //! A schema registration refuses is passed over when it refers to a remote document (R5: no
 //! fetching; the suite's remote documents live at `localhost:1234`); any other refusal is a
-//! disagreement. Like [`super::registration`], this happens before any run, so the
-//! [`Oracle`](super::Oracle) reports it on the first run of every scenario it checks.
+//! disagreement ([`super`]).
 
 use std::sync::OnceLock;
 
@@ -39,9 +37,9 @@ use ward_core::policy::RunPolicy;
 use ward_core::registry::{Registry, RegistryBuilder, RegistryError};
 use ward_core::tool::{ExecutionMode, Safety, ToolCall, ToolContext, ToolSpec};
 
-use super::input_errors;
 use crate::catalogue::FIELD_ERRORS_MAX;
 use crate::catalogue::Patterns;
+use crate::oracle::input_errors;
 
 /// The draft a suite file is written for.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -676,7 +674,7 @@ pub(super) fn probe(
 
 /// The first way the runtime's validation differs from the suite and R6–R8a, computed once
 /// per process.
-pub(super) fn disagreement() -> Option<String> {
+pub fn disagreement() -> Option<String> {
     static FOUND: OnceLock<Option<String>> = OnceLock::new();
     FOUND
         .get_or_init(|| first_disagreement(&mut Tried::default()))
