@@ -412,6 +412,16 @@ impl Schemas {
         }
     }
 
+    /// Why `tool`'s compiled schema refuses `value`: the first failing keyword and where in
+    /// the input it fails; `None` when it accepts it (or the tool is unknown).
+    pub fn refusal(&self, tool: &str, value: &Value) -> Option<String> {
+        let (validator, _) = self.compiled.get(tool)?;
+        let error = validator.iter_errors(value).next()?;
+        let at = error.instance_path().as_str();
+        let at = if at.is_empty() { "/" } else { at };
+        Some(format!("`{}` fails at {at} (R5)", error.kind().keyword()))
+    }
+
     /// The published schema of `tool`, as JSON text (empty for an unknown tool).
     pub fn published(&self, tool: &str) -> &str {
         self.compiled

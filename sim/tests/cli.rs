@@ -189,6 +189,17 @@ fn a_small_campaign_holds_and_replay_writes_traces() {
     let report: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert_eq!(report["violations"], 0);
     assert_eq!(report["seeds"], 40);
+    // The exact line counts what the runtime matched, beside what was checked and predicted.
+    let exact = &report["exact"];
+    let (matched, checked) = (&exact["inputErrorsMatched"], &exact["inputErrors"]);
+    assert!(
+        matched.as_u64().unwrap() > 0 && matched == checked,
+        "{exact}"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let line =
+        format!("exact: the runtime matched {matched} of {checked} input error lists (100.0%;");
+    assert!(stderr.contains(&line), "{stderr}");
     for key in [
         "runs",
         "toolCalls",

@@ -117,7 +117,7 @@ fn ai_a_repeated_key_reaches_the_body() {
         "findings/ai/duplicate-key-reaches-body.json",
         Claim::Claimed,
         "I5",
-        "the body of market_bars_query ran with input its schema refuses",
+        "the body of market_bars_query ran with input that R3 refuses before any body runs: the object at / repeats the key \"limit\"",
     );
 }
 
@@ -128,7 +128,7 @@ fn pi_a_type_is_coerced_into_validity() {
         "findings/pi/type-coerced-into-validity.json",
         Claim::Claimed,
         "I5",
-        "the body of drawing_delete ran with input its schema refuses",
+        "the body of drawing_delete ran with input that R3 refuses before any body runs: `type` fails at /drawingId (R5)",
     );
 }
 
@@ -139,7 +139,7 @@ fn pi_a_repeated_key_reaches_the_body() {
         "findings/pi/duplicate-key-reaches-body.json",
         Claim::Claimed,
         "I5",
-        "the body of market_bars_query ran with input its schema refuses",
+        "the body of market_bars_query ran with input that R3 refuses before any body runs: the object at / repeats the key \"limit\"",
     );
 }
 
@@ -183,7 +183,7 @@ fn openai_agents_a_repeated_key_reaches_the_body() {
         "findings/openai-agents/duplicate-key-reaches-body.json",
         Claim::Claimed,
         "I5",
-        "the body of market_bars_query ran with input its schema refuses",
+        "the body of market_bars_query ran with input that R3 refuses before any body runs: the object at / repeats the key \"limit\"",
     );
 }
 
@@ -194,7 +194,7 @@ fn openai_agents_an_empty_call_id_fails_the_whole_reply() {
         "findings/openai-agents/empty-call-id-fails-the-reply.json",
         Claim::Claimed,
         "I13",
-        "a valid call to offered tool drawings_list never reached its body (ABORTED)",
+        "a valid call to offered tool drawings_list never reached its body: it got ABORTED, but the run was neither stopped nor at its turn limit",
     );
 }
 
@@ -205,7 +205,7 @@ fn openai_agents_a_reused_call_id_fails_the_whole_reply() {
         "findings/openai-agents/reused-call-id-fails-the-reply.json",
         Claim::Claimed,
         "I13",
-        "a valid call to offered tool panes_list never reached its body (ABORTED)",
+        "a valid call to offered tool panes_list never reached its body: it got ABORTED, but the run was neither stopped nor at its turn limit",
     );
 }
 
@@ -260,7 +260,7 @@ fn openai_agents_a_call_id_reused_in_a_later_turn_fails_the_run() {
         "findings/openai-agents/id-reused-next-turn-fails-the-run.json",
         Claim::Claimed,
         "I13",
-        "a valid call to offered tool drawings_list never reached its body (ABORTED)",
+        "a valid call to offered tool drawings_list never reached its body: it got ABORTED, but the run was neither stopped nor at its turn limit",
     );
 }
 
@@ -271,7 +271,7 @@ fn openai_agents_an_identical_call_reused_in_a_later_turn_is_skipped() {
         "findings/openai-agents/id-reused-next-turn-is-skipped.json",
         Claim::Claimed,
         "I13",
-        "a valid call to offered tool panes_list never reached its body (ABORTED)",
+        "a valid call to offered tool panes_list never reached its body: it got ABORTED, but the run was neither stopped nor at its turn limit",
     );
 }
 

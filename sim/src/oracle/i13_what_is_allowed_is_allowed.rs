@@ -33,11 +33,25 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
         let code = RunCheck::result_of(batch, index).and_then(ToolResult::error_code);
         if !(view.body_ran(batch, index) || (code == Some("ABORTED") && excused)) {
             let call = &batch.calls[index];
-            let explanation = format!(
-                "a valid call to offered tool {} never reached its body ({})",
-                call.name,
-                code.unwrap_or("no result")
-            );
+            let finished = batch.finished_of(index).count();
+            let explanation = match code {
+                _ if finished == 0 => format!(
+                    "a valid call to offered tool {} never reached its body, and got no tool.finished event: R23 gives every call one, ABORTED when a stop keeps its body from running (R20)",
+                    call.name
+                ),
+                None => format!(
+                    "a valid call to offered tool {} never reached its body, and got {finished} tool.finished events where R23 gives one",
+                    call.name
+                ),
+                Some("ABORTED") => format!(
+                    "a valid call to offered tool {} never reached its body: it got ABORTED, but the run was neither stopped nor at its turn limit",
+                    call.name
+                ),
+                Some(code) => format!(
+                    "a valid call to offered tool {} never reached its body: it got {code}",
+                    call.name
+                ),
+            };
             let at = At::Call(batch.turn, &call.id);
             return findings.report(Breach::AllowedCallRefused, at, explanation);
         }

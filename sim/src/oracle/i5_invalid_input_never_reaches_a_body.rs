@@ -3,6 +3,7 @@
 //! R3: parsing and validation come before the body. "Invalid" is decided by the oracle's own
 //! reading of the argument text (R6) and its own compiled copy of the published schema.
 
+use super::input_errors;
 use super::{At, Breach, Findings, Invariant, RunCheck};
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
@@ -14,8 +15,14 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
         let call = &batch.calls[index];
         let at = At::Call(batch.turn, &call.id);
         if run.view.body_ran(batch, index) {
+            let why = input_errors::unread(&call.arguments)
+                .or_else(|| {
+                    let parsed = fact.parsed.as_ref()?;
+                    run.schemas.refusal(&call.name, parsed)
+                })
+                .unwrap_or_else(|| "its schema refuses it".to_owned());
             let explanation = format!(
-                "the body of {} ran with input its schema refuses",
+                "the body of {} ran with input that R3 refuses before any body runs: {why}",
                 call.name
             );
             return findings.report(Breach::InvalidInputRan, at, explanation);

@@ -196,7 +196,7 @@ impl fmt::Display for Expected {
             Wording::Exact(text) => write!(f, "{}: {text}", self.path),
             Wording::NotJson { line, column } => write!(
                 f,
-                "{}: {NOT_JSON}… (line {line}, column {column})",
+                "{}: {NOT_JSON}<one of the parser's reasons> (line {line}, column {column})",
                 self.path
             ),
         }
@@ -248,7 +248,7 @@ fn read(arguments: &str) -> Result<Value, Expected> {
                 column: error.column(),
             },
         };
-        let Some(at) = repeated else {
+        let Some((at, _)) = repeated else {
             return not_json(&error);
         };
         // serde_json's own reading keeps the last of repeated keys and reads on.
@@ -261,6 +261,38 @@ fn read(arguments: &str) -> Result<Value, Expected> {
             message: Wording::Exact(format!("repeats a key (line {line}, column {column})")),
         }
     })
+}
+
+/// Why R6 refuses `arguments` before any schema is read, if it does: its text is not JSON
+/// (the parser's reason and position), or an object repeats a key (the object's path and the
+/// key, and the position). `None` for text R6 reads.
+pub(crate) fn unread(arguments: &str) -> Option<String> {
+    if arguments.trim().is_empty() {
+        return None;
+    }
+    let mut repeated = None;
+    let mut path = String::new();
+    let mut deserializer = serde_json::Deserializer::from_str(arguments);
+    let error = Reading {
+        path: &mut path,
+        repeated: &mut repeated,
+    }
+    .deserialize(&mut deserializer)
+    .and_then(|_| deserializer.end())
+    .err()?;
+    let position =
+        |error: &serde_json::Error| format!("(line {}, column {})", error.line(), error.column());
+    if let (Some((at, key)), Ok(_)) = (repeated, serde_json::from_str::<Value>(arguments)) {
+        return Some(format!(
+            "the object at {} repeats the key {key:?} {} (R6)",
+            root_written(at),
+            position(&error)
+        ));
+    }
+    let error = serde_json::from_str::<Value>(arguments)
+        .err()
+        .unwrap_or(error);
+    Some(format!("its text is not JSON {} (R6)", position(&error)))
 }
 
 fn root_written(pointer: String) -> String {
@@ -277,10 +309,11 @@ fn push_segment(pointer: &mut String, segment: &str) {
     pointer.push_str(&segment.replace('~', "~0").replace('/', "~1"));
 }
 
-/// A reading that keeps the path of the value being read and stops at a repeated key.
+/// A reading that keeps the path of the value being read and stops at a repeated key,
+/// noting the path of its object and the key.
 struct Reading<'r> {
     path: &'r mut String,
-    repeated: &'r mut Option<String>,
+    repeated: &'r mut Option<(String, String)>,
 }
 
 impl<'de> DeserializeSeed<'de> for Reading<'_> {
@@ -333,7 +366,7 @@ impl<'de> Visitor<'de> for Reading<'_> {
         let mut object = Map::new();
         while let Some(key) = members.next_key::<String>()? {
             if object.contains_key(&key) {
-                *self.repeated = Some(self.path.clone());
+                *self.repeated = Some((self.path.clone(), key));
                 return Err(de::Error::custom("a key repeats"));
             }
             let length = self.path.len();
@@ -777,12 +810,12 @@ mod tests {
         );
         assert_eq!(
             paths_and_messages("{\"a\": tru}", &schema),
-            ["/: is not valid JSON: … (line 1, column 10)"]
+            ["/: is not valid JSON: <one of the parser's reasons> (line 1, column 10)"]
         );
         // A repeat, then text that is not JSON: not JSON, where the reading stops.
         assert_eq!(
             paths_and_messages("{\"a\": [{\"b\": 1, \"b\": 2}], \"c\": \"cut", &schema),
-            ["/: is not valid JSON: … (line 1, column 35)"]
+            ["/: is not valid JSON: <one of the parser's reasons> (line 1, column 35)"]
         );
         let wording = Wording::NotJson {
             line: 1,
@@ -856,6 +889,25 @@ mod tests {
         assert_eq!(wording::REASONS.len(), 21);
         let ours: Vec<&str> = wording::REASONS.iter().map(|(reason, _)| *reason).collect();
         assert_eq!(ours, reasons);
+    }
+
+    #[test]
+    fn text_r6_does_not_read_is_named_with_its_fault() {
+        assert_eq!(unread(r#"{"a": 1}"#), None);
+        assert_eq!(unread("  "), None);
+        assert_eq!(
+            unread(r#"{"q":[{"k":1,"k":2}]}"#).as_deref(),
+            Some(r#"the object at /q/0 repeats the key "k" (line 1, column 16) (R6)"#)
+        );
+        // A repeat, then text that is not JSON: not JSON, where the reading stops.
+        assert_eq!(
+            unread(r#"{"k":1,"k":2"#).as_deref(),
+            Some("its text is not JSON (line 1, column 12) (R6)")
+        );
+        assert_eq!(
+            unread("{'k': 1}").as_deref(),
+            Some("its text is not JSON (line 1, column 2) (R6)")
+        );
     }
 
     #[test]

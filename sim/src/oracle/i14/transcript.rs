@@ -67,20 +67,57 @@ pub(super) fn transcript<'a>(run: &RunCheck<'a>, prompt: &'a str) -> Walk<'a, ()
     let view = run.view;
     let (expected, turn_starts) = expected_transcript(run, prompt);
     let stored = &view.appends;
-    if stored.len() != expected.len()
-        || stored
-            .iter()
-            .zip(&expected)
-            .any(|(message, expected)| !expected.matches(message))
-    {
+    let differs = (0..stored.len().max(expected.len())).find(|&at| {
+        match (stored.get(at), expected.get(at)) {
+            (Some(message), Some(expected)) => !expected.matches(message),
+            _ => true,
+        }
+    });
+    if let Some(at) = differs {
+        let what = match (stored.get(at), expected.get(at)) {
+            (Some(message), Some(expected)) => format!(
+                "record {at} is {} where the model expected {}",
+                describe(message),
+                expected.describe()
+            ),
+            (Some(message), None) => format!("record {at}, {}, is one more", describe(message)),
+            (None, Some(expected)) => format!("record {at}, {}, is missing", expected.describe()),
+            (None, None) => String::new(),
+        };
         let explanation = format!(
-            "the session store holds {} records of the run; the model expected {}: the prompt, then each reply and its results in the order sent, as the events announced them",
+            "the session store holds {} records of the run, the model expected {} (the prompt, then each reply and its results in the order sent, as the events announced them): {what}",
             stored.len(),
             expected.len()
         );
         return disagree(Breach::ModelEvents, Where::Run, explanation);
     }
     resent(run, &expected, &turn_starts)
+}
+
+/// A stored record in a few words: its kind, and a reply's call ids or a result's call, tool
+/// and code.
+fn describe(message: &Message) -> String {
+    match message {
+        Message::User { .. } => "a user message".to_owned(),
+        Message::Assistant { calls, .. } => reply(calls),
+        Message::Tool {
+            call_id,
+            name,
+            result,
+        } => tool_result(call_id, name, result),
+    }
+}
+
+fn reply(calls: &[ToolCall]) -> String {
+    let ids: Vec<&str> = calls.iter().map(|call| call.id.as_str()).collect();
+    format!("a reply with calls {ids:?}")
+}
+
+fn tool_result(call_id: &str, name: &str, result: &ToolResult) -> String {
+    format!(
+        "the result of call {call_id:?} ({name}, {})",
+        result.error_code().unwrap_or("OK")
+    )
 }
 
 /// The transcript the events announce: the prompt, then each reply followed by its calls'
@@ -169,6 +206,15 @@ enum Expected<'a> {
 }
 
 impl Expected<'_> {
+    /// The record in a few words, as [`describe`] gives a stored one.
+    fn describe(&self) -> String {
+        match self {
+            Expected::User(_) => "the prompt".to_owned(),
+            Expected::Assistant(_, calls) => reply(calls),
+            Expected::Tool(call_id, name, result) => tool_result(call_id, name, result),
+        }
+    }
+
     fn matches(&self, message: &Message) -> bool {
         match (self, message) {
             (Expected::User(expected), Message::User { text }) => text == expected,
