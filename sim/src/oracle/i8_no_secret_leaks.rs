@@ -114,6 +114,15 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
 /// Records the runtime writes itself (its refusals, its run errors) are checked for leaks
 /// only: the oracle does not know them first-hand.
 fn guarded_records(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
+    if guarded_replies(run, findings) || guarded_names(run, findings) {
+        return;
+    }
+    guarded_results(run, findings);
+}
+
+/// The replies as stored and announced: each one of the run's replies, guarded. Whether it
+/// reported a breach.
+fn guarded_replies(run: &RunCheck<'_>, findings: &mut Findings<'_>) -> bool {
     let guard = &run.guard;
     let view = run.view;
     // The replies as the guard must let them through; `None` when one is not predicted.
@@ -154,13 +163,18 @@ fn guarded_records(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
             let explanation = format!(
                 "a {place} of a reply is not any reply of the run with exactly its configured values and their fragments replaced (R22)"
             );
-            return findings.report(Breach::GuardedRecordDiffers, At::Run, explanation);
+            findings.report(Breach::GuardedRecordDiffers, At::Run, explanation);
+            return true;
         }
         // Every reply was predicted, and each record of one is one of them.
         findings.exact.guarded_records_matched += changed_replies;
     }
-    // The call id and tool name each `tool.started` and `tool.finished` names: the call's as
-    // the reply gave them, guarded.
+    false
+}
+/// The call id and tool name each `tool.started` and `tool.finished` names: the call's as the
+/// reply gave them, guarded. Whether it reported a breach.
+fn guarded_names(run: &RunCheck<'_>, findings: &mut Findings<'_>) -> bool {
+    let (guard, view) = (&run.guard, run.view);
     for batch in &view.batches {
         for event in &view.events {
             let (EventKind::ToolStarted {
@@ -191,14 +205,21 @@ fn guarded_records(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
                     "event {} names call {index} of its batch otherwise than the call's id and tool with exactly their configured values and fragments replaced (R22)",
                     event.seq
                 );
-                return findings.report(
+                findings.report(
                     Breach::GuardedRecordDiffers,
                     At::Turn(batch.turn),
                     explanation,
                 );
+                return true;
             }
         }
     }
+    false
+}
+
+/// Each body's result as the event and the store hand it on: what the body returned, guarded.
+fn guarded_results(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
+    let (guard, view) = (&run.guard, run.view);
     for body in &view.bodies {
         let Some(output) = body.output else { continue };
         let batch = &view.batches[body.batch];

@@ -453,19 +453,34 @@ impl Walk<'_> {
         }) {
             return None;
         }
-        let bound = |keyword: &str| schema.get(keyword);
-        if let Some(kind) = bound("type") {
+        self.kind(schema, value, path)?;
+        match value {
+            Value::String(text) => self.string(schema, text, path)?,
+            Value::Number(number) => self.number(schema, number.as_f64()?, path)?,
+            Value::Array(items) => {
+                self.array(schema, items, path)?;
+                self.items(schema, items, path)?;
+            }
+            Value::Object(members) => self.object(schema, members, path)?,
+            Value::Null | Value::Bool(_) => {}
+        }
+        Some(())
+    }
+
+    /// `type`, `const` and `enum`: the rows every value has.
+    fn kind(&mut self, schema: &Map<String, Value>, value: &Value, path: &str) -> Option<()> {
+        if let Some(kind) = schema.get("type") {
             let kind = kind.as_str()?;
             if !is_of_type(value, kind)? {
                 self.error(path, format!("must be {}", with_article(kind)));
             }
         }
-        if let Some(constant) = bound("const")
+        if let Some(constant) = schema.get("const")
             && !same(constant, value)
         {
             self.error(path, format!("must be {}", written(constant)));
         }
-        if let Some(allowed) = bound("enum") {
+        if let Some(allowed) = schema.get("enum") {
             let allowed = allowed.as_array()?;
             if !allowed.iter().any(|option| same(option, value)) {
                 let message = match allowed.len() {
@@ -479,126 +494,149 @@ impl Walk<'_> {
                 self.error(path, message);
             }
         }
-        if let Value::String(text) = value {
-            let characters = text.chars().count() as u64;
-            if let Some(limit) = bound("minLength") {
-                let limit = limit.as_u64()?;
-                if characters < limit {
-                    self.error(
-                        path,
-                        format!("must be at least {limit} character{} long", s(limit)),
-                    );
-                }
-            }
-            if let Some(limit) = bound("maxLength") {
-                let limit = limit.as_u64()?;
-                if characters > limit {
-                    self.error(
-                        path,
-                        format!("must be at most {limit} character{} long", s(limit)),
-                    );
-                }
-            }
-            if let Some(pattern) = bound("pattern") {
-                let pattern = pattern.as_str()?;
-                if !self.patterns.get(pattern)?.is_match(text) {
-                    self.error(path, format!("must match the pattern {pattern}"));
-                }
+        Some(())
+    }
+
+    /// A string's rows: `minLength`, `maxLength` (in characters), `pattern`.
+    fn string(&mut self, schema: &Map<String, Value>, text: &str, path: &str) -> Option<()> {
+        let characters = text.chars().count() as u64;
+        if let Some(limit) = schema.get("minLength") {
+            let limit = limit.as_u64()?;
+            if characters < limit {
+                let message = format!("must be at least {limit} character{} long", s(limit));
+                self.error(path, message);
             }
         }
-        if let Value::Number(number) = value {
-            let number = number.as_f64()?;
-            let checks: [Bound; 4] = [
-                ("minimum", |v, l| v < l, "must be at least"),
-                ("exclusiveMinimum", |v, l| v <= l, "must be greater than"),
-                ("maximum", |v, l| v > l, "must be at most"),
-                ("exclusiveMaximum", |v, l| v >= l, "must be less than"),
-            ];
-            for (keyword, fails, rule) in checks {
-                if let Some(limit) = bound(keyword)
-                    && fails(number, limit.as_f64()?)
-                {
-                    self.error(path, format!("{rule} {limit}"));
-                }
+        if let Some(limit) = schema.get("maxLength") {
+            let limit = limit.as_u64()?;
+            if characters > limit {
+                let message = format!("must be at most {limit} character{} long", s(limit));
+                self.error(path, message);
             }
         }
-        if let Value::Array(items) = value {
-            let count = items.len() as u64;
-            if let Some(limit) = bound("minItems") {
-                let limit = limit.as_u64()?;
-                if count < limit {
-                    self.error(path, format!("must have at least {limit} item{}", s(limit)));
-                }
+        if let Some(pattern) = schema.get("pattern") {
+            let pattern = pattern.as_str()?;
+            if !self.patterns.get(pattern)?.is_match(text) {
+                self.error(path, format!("must match the pattern {pattern}"));
             }
-            if let Some(limit) = bound("maxItems") {
-                let limit = limit.as_u64()?;
-                if count > limit {
-                    self.error(path, format!("must have at most {limit} item{}", s(limit)));
-                }
-            }
-            if bound("uniqueItems").and_then(Value::as_bool) == Some(true)
-                && items
-                    .iter()
-                    .enumerate()
-                    .any(|(at, item)| items[..at].iter().any(|earlier| same(earlier, item)))
+        }
+        Some(())
+    }
+
+    /// A number's rows: the four bounds, in the table's order.
+    fn number(&mut self, schema: &Map<String, Value>, number: f64, path: &str) -> Option<()> {
+        let checks: [Bound; 4] = [
+            ("minimum", |v, l| v < l, "must be at least"),
+            ("exclusiveMinimum", |v, l| v <= l, "must be greater than"),
+            ("maximum", |v, l| v > l, "must be at most"),
+            ("exclusiveMaximum", |v, l| v >= l, "must be less than"),
+        ];
+        for (keyword, fails, rule) in checks {
+            if let Some(limit) = schema.get(keyword)
+                && fails(number, limit.as_f64()?)
             {
-                self.error(path, "must not contain duplicate items".to_owned());
+                self.error(path, format!("{rule} {limit}"));
             }
         }
-        if let Value::Object(members) = value {
-            let count = members.len() as u64;
-            if let Some(limit) = bound("minProperties") {
-                let limit = limit.as_u64()?;
-                if count < limit {
-                    self.error(
-                        path,
-                        format!("must have at least {limit} propert{}", y(limit)),
-                    );
-                }
-            }
-            if let Some(limit) = bound("maxProperties") {
-                let limit = limit.as_u64()?;
-                if count > limit {
-                    self.error(
-                        path,
-                        format!("must have at most {limit} propert{}", y(limit)),
-                    );
-                }
-            }
-            if let Some(required) = bound("required") {
-                for name in required.as_array()? {
-                    let name = name.as_str()?;
-                    if !members.contains_key(name) {
-                        self.error(path, format!("missing required property '{name}'"));
-                    }
-                }
-            }
-            let declared = match bound("properties") {
-                Some(declared) => Some(declared.as_object()?),
-                None => None,
-            };
-            let additional = bound("additionalProperties");
-            for (key, member) in members {
-                let length = path.len();
-                push_segment(path, key);
-                match (declared.and_then(|declared| declared.get(key)), additional) {
-                    (Some(sub_schema), _) => self.value(sub_schema, member, path)?,
-                    (None, Some(Value::Bool(false))) => {
-                        self.error(path, "is not an allowed property".to_owned());
-                    }
-                    (None, Some(sub_schema)) => self.value(sub_schema, member, path)?,
-                    (None, None) => {}
-                }
-                path.truncate(length);
+        Some(())
+    }
+
+    /// An array's own rows: `minItems`, `maxItems`, `uniqueItems`.
+    fn array(&mut self, schema: &Map<String, Value>, items: &[Value], path: &str) -> Option<()> {
+        let count = items.len() as u64;
+        if let Some(limit) = schema.get("minItems") {
+            let limit = limit.as_u64()?;
+            if count < limit {
+                self.error(path, format!("must have at least {limit} item{}", s(limit)));
             }
         }
-        if let (Value::Array(items), Some(sub_schema)) = (value, bound("items")) {
-            for (index, item) in items.iter().enumerate() {
-                let length = path.len();
-                let _ = write!(path, "/{index}");
-                self.value(sub_schema, item, path)?;
-                path.truncate(length);
+        if let Some(limit) = schema.get("maxItems") {
+            let limit = limit.as_u64()?;
+            if count > limit {
+                self.error(path, format!("must have at most {limit} item{}", s(limit)));
             }
+        }
+        let repeats = || {
+            (items.iter().enumerate())
+                .any(|(at, item)| items[..at].iter().any(|earlier| same(earlier, item)))
+        };
+        if schema.get("uniqueItems").and_then(Value::as_bool) == Some(true) && repeats() {
+            self.error(path, "must not contain duplicate items".to_owned());
+        }
+        Some(())
+    }
+
+    /// An array's items, each under `items`, by index.
+    fn items(
+        &mut self,
+        schema: &Map<String, Value>,
+        items: &[Value],
+        path: &mut String,
+    ) -> Option<()> {
+        let Some(sub_schema) = schema.get("items") else {
+            return Some(());
+        };
+        for (index, item) in items.iter().enumerate() {
+            let length = path.len();
+            let _ = write!(path, "/{index}");
+            self.value(sub_schema, item, path)?;
+            path.truncate(length);
+        }
+        Some(())
+    }
+
+    /// An object's own rows (`minProperties`, `maxProperties`, `required`), then its members
+    /// in key order, each under its `properties` schema or `additionalProperties`.
+    fn object(
+        &mut self,
+        schema: &Map<String, Value>,
+        members: &Map<String, Value>,
+        path: &mut String,
+    ) -> Option<()> {
+        let count = members.len() as u64;
+        if let Some(limit) = schema.get("minProperties") {
+            let limit = limit.as_u64()?;
+            if count < limit {
+                self.error(
+                    path,
+                    format!("must have at least {limit} propert{}", y(limit)),
+                );
+            }
+        }
+        if let Some(limit) = schema.get("maxProperties") {
+            let limit = limit.as_u64()?;
+            if count > limit {
+                self.error(
+                    path,
+                    format!("must have at most {limit} propert{}", y(limit)),
+                );
+            }
+        }
+        if let Some(required) = schema.get("required") {
+            for name in required.as_array()? {
+                let name = name.as_str()?;
+                if !members.contains_key(name) {
+                    self.error(path, format!("missing required property '{name}'"));
+                }
+            }
+        }
+        let declared = match schema.get("properties") {
+            Some(declared) => Some(declared.as_object()?),
+            None => None,
+        };
+        let additional = schema.get("additionalProperties");
+        for (key, member) in members {
+            let length = path.len();
+            push_segment(path, key);
+            match (declared.and_then(|declared| declared.get(key)), additional) {
+                (Some(sub_schema), _) => self.value(sub_schema, member, path)?,
+                (None, Some(Value::Bool(false))) => {
+                    self.error(path, "is not an allowed property".to_owned());
+                }
+                (None, Some(sub_schema)) => self.value(sub_schema, member, path)?,
+                (None, None) => {}
+            }
+            path.truncate(length);
         }
         Some(())
     }

@@ -15,28 +15,40 @@ use ward_core::session::Message;
 use super::{DurableBreach, DurableCheck, json, short};
 use crate::oracle::Breach;
 
-/// Checks I16.
+/// Checks I16: every process recovers what was acknowledged before it, the journal at the
+/// end and after one more power loss holds it too, and no reply the store acknowledged is
+/// asked for again with another transcript.
 pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
-    let mut breach = |breach: Breach, message: String| {
-        breaches.push(DurableBreach { breach, message });
-    };
     let execution = check.crashed;
     if let Some(failure) = &execution.failure
         && failure.starts_with("the store did not reopen")
     {
-        breach(Breach::StoreNotReopened, failure.clone());
+        breaches.push(DurableBreach {
+            breach: Breach::StoreNotReopened,
+            message: failure.clone(),
+        });
     }
+    let found = match acknowledged(check) {
+        Ok(acknowledged) => kept(check, &acknowledged).or_else(|| asked_once(check)),
+        Err(lost) => Some(lost),
+    };
+    breaches.extend(found);
+}
+
+/// What was acknowledged over every process, each process's recovered journal checked
+/// against what came before it.
+fn acknowledged(check: &DurableCheck<'_>) -> Result<Vec<String>, DurableBreach> {
     let mut acknowledged: Vec<String> = Vec::new();
-    for (number, process) in execution.processes.iter().enumerate() {
+    for (number, process) in check.crashed.processes.iter().enumerate() {
         let Some(recovered) = &process.recovered else {
             // It died before it read the journal: what it acknowledged is nothing.
             continue;
         };
         let recovered: Vec<String> = recovered.iter().map(json).collect();
         if let Some(lost) = first_lost(&acknowledged, &recovered) {
-            breach(
-                Breach::AcknowledgedLost,
-                format!(
+            return Err(DurableBreach {
+                breach: Breach::AcknowledgedLost,
+                message: format!(
                     "process {number} recovered {} record(s) after {} were acknowledged; record {lost} is {} instead of {}",
                     recovered.len(),
                     acknowledged.len(),
@@ -45,40 +57,47 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
                         .map_or("missing".to_owned(), |record| short(record)),
                     short(&acknowledged[lost]),
                 ),
-            );
-            return;
+            });
         }
         acknowledged = recovered;
         acknowledged.extend(process.acknowledged.iter().map(json));
     }
-    if execution.failure.is_none() {
-        let last: Vec<String> = execution.journal.iter().map(json).collect();
-        if let Some(lost) = first_lost(&acknowledged, &last) {
-            breach(
-                Breach::FinalJournalDiffers,
-                format!(
-                    "the session's journal lost acknowledged record {lost}: {}",
-                    short(&acknowledged[lost])
-                ),
-            );
-            return;
-        }
+    Ok(acknowledged)
+}
+
+/// The journal at the end, and the store after one more power loss, keep `acknowledged`.
+fn kept(check: &DurableCheck<'_>, acknowledged: &[String]) -> Option<DurableBreach> {
+    let execution = check.crashed;
+    if execution.failure.is_some() {
+        return None;
     }
-    if let (None, Some((reopened, _))) = (&execution.failure, &execution.reopened) {
-        let reopened: Vec<String> = reopened.iter().map(json).collect();
-        if let Some(lost) = first_lost(&acknowledged, &reopened) {
-            breach(
-                Breach::LostAfterPowerLoss,
-                format!(
-                    "after the session's end and a power loss, the store lost acknowledged record {lost}: {}",
-                    short(&acknowledged[lost])
-                ),
-            );
-            return;
-        }
+    let last: Vec<String> = execution.journal.iter().map(json).collect();
+    if let Some(lost) = first_lost(acknowledged, &last) {
+        return Some(DurableBreach {
+            breach: Breach::FinalJournalDiffers,
+            message: format!(
+                "the session's journal lost acknowledged record {lost}: {}",
+                short(&acknowledged[lost])
+            ),
+        });
     }
+    let (reopened, _) = execution.reopened.as_ref()?;
+    let reopened: Vec<String> = reopened.iter().map(json).collect();
+    let lost = first_lost(acknowledged, &reopened)?;
+    Some(DurableBreach {
+        breach: Breach::LostAfterPowerLoss,
+        message: format!(
+            "after the session's end and a power loss, the store lost acknowledged record {lost}: {}",
+            short(&acknowledged[lost])
+        ),
+    })
+}
+
+/// Each turn of each run is asked with one transcript: a reply asked for again (R33) is asked
+/// with the same one.
+fn asked_once(check: &DurableCheck<'_>) -> Option<DurableBreach> {
     let mut asked: BTreeMap<(u32, u32), &Vec<Message>> = BTreeMap::new();
-    for request in &execution.requests {
+    for request in &check.crashed.requests {
         let first = asked
             .entry((request.run, request.turn))
             .or_insert(&request.transcript);
@@ -86,9 +105,9 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
             let text = |messages: &Vec<Message>| {
                 short(&serde_json::to_string(messages).unwrap_or_default())
             };
-            breach(
-                Breach::ReplyAskedAgain,
-                format!(
+            return Some(DurableBreach {
+                breach: Breach::ReplyAskedAgain,
+                message: format!(
                     "turn {} of run {} was asked again in process {} with another transcript: {} instead of {}",
                     request.turn,
                     request.run,
@@ -96,10 +115,10 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
                     text(&request.transcript),
                     text(first),
                 ),
-            );
-            return;
+            });
         }
     }
+    None
 }
 
 /// The first position where `recovered` does not hold what was `acknowledged`.

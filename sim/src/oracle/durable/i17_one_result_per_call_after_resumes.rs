@@ -10,6 +10,7 @@
 
 use ward_core::envelope::ToolResult;
 use ward_core::session::{Message, Record};
+use ward_core::tool::ToolCall;
 
 use super::{DurableBreach, DurableCheck, runs};
 use crate::oracle::Breach;
@@ -22,14 +23,12 @@ const OUTCOME_UNKNOWN: (&str, &str, bool, &str) = (
     "Check the outside world before calling the tool again.",
 );
 
-/// Checks I17.
+/// Checks I17: in every run of the journal, every reply's calls are followed by one result
+/// each, in order, and a call a crash cut has the result R32 (or the guard's `ABORTED`) fixes.
 pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     if check.crashed.failure.is_some() {
         return;
     }
-    let mut breach = |breach: Breach, message: String| {
-        breaches.push(DurableBreach { breach, message });
-    };
     for (run, records) in runs(&check.crashed.journal).into_iter().enumerate() {
         let run = u32::try_from(run).unwrap_or(u32::MAX);
         let messages: Vec<&Message> = records
@@ -45,73 +44,77 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
                 at += 1;
                 continue;
             };
-            for (index, call) in calls.iter().enumerate() {
-                let Some(Message::Tool {
-                    call_id,
-                    name,
-                    result,
-                }) = messages.get(at + 1 + index)
-                else {
-                    breach(
-                        Breach::NoResultAfterResume,
-                        format!(
-                            "run {run}: call {index} ({}) of a reply has no result",
-                            call.id
-                        ),
-                    );
-                    return;
-                };
-                if **call_id != *call.id || **name != *call.name {
-                    breach(
-                        Breach::ResultOrderAfterResume,
-                        format!(
-                            "run {run}: the result at position {index} is for {call_id} ({name}), not for {} ({})",
-                            call.id, call.name
-                        ),
-                    );
-                    return;
-                }
-                if check.cut_changed.contains(&(run, call.id.clone())) {
-                    if !is_aborted(result) {
-                        breach(
-                            Breach::GuardedCallNotAborted,
-                            format!(
-                                "run {run}: call {} ({}), which the guard changed, was cut by a crash and got {} instead of ABORTED",
-                                call.id,
-                                call.name,
-                                result.error_code().unwrap_or("a success"),
-                            ),
-                        );
-                        return;
-                    }
-                    continue;
-                }
-                let cut = check.cut_outside.contains(&(run, call.id.clone()));
-                if cut != is_outcome_unknown(result) {
-                    // Two checks, so that shrinking keeps the one that failed.
-                    if cut {
-                        breach(
-                            Breach::OutcomeUnknownMissing,
-                            format!(
-                                "run {run}: code_interpreter call {} was cut by a crash after its intent and got {} instead of OUTCOME_UNKNOWN",
-                                call.id,
-                                result.error_code().unwrap_or("a success"),
-                            ),
-                        );
-                    } else {
-                        breach(
-                            Breach::OutcomeUnknownWithoutCut,
-                            format!(
-                                "run {run}: call {} ({}) got OUTCOME_UNKNOWN, though no crash cut it after an intent",
-                                call.id, call.name
-                            ),
-                        );
-                    }
-                    return;
-                }
+            let results = &messages[at + 1..];
+            if let Some(found) = (calls.iter().enumerate())
+                .find_map(|(index, call)| result_of(check, run, index, call, results.get(index)))
+            {
+                breaches.push(found);
+                return;
             }
             at += 1 + calls.len();
         }
+    }
+}
+
+/// What is wrong with the result of call `index` of a reply of `run`, if anything.
+fn result_of(
+    check: &DurableCheck<'_>,
+    run: u32,
+    index: usize,
+    call: &ToolCall,
+    stored: Option<&&Message>,
+) -> Option<DurableBreach> {
+    let breach = |breach: Breach, message: String| Some(DurableBreach { breach, message });
+    let Some(Message::Tool {
+        call_id,
+        name,
+        result,
+    }) = stored.copied()
+    else {
+        let message = format!(
+            "run {run}: call {index} ({}) of a reply has no result",
+            call.id
+        );
+        return breach(Breach::NoResultAfterResume, message);
+    };
+    if **call_id != *call.id || **name != *call.name {
+        let message = format!(
+            "run {run}: the result at position {index} is for {call_id} ({name}), not for {} ({})",
+            call.id, call.name
+        );
+        return breach(Breach::ResultOrderAfterResume, message);
+    }
+    let got = result.error_code().unwrap_or("a success");
+    if check.cut_changed.contains(&(run, call.id.clone())) {
+        if is_aborted(result) {
+            return None;
+        }
+        let message = format!(
+            "run {run}: call {} ({}), which the guard changed, was cut by a crash and got {got} instead of ABORTED",
+            call.id, call.name,
+        );
+        return breach(Breach::GuardedCallNotAborted, message);
+    }
+    // Two checks, so that shrinking keeps the one that failed.
+    match (
+        check.cut_outside.contains(&(run, call.id.clone())),
+        is_outcome_unknown(result),
+    ) {
+        (true, false) => breach(
+            Breach::OutcomeUnknownMissing,
+            format!(
+                "run {run}: code_interpreter call {} was cut by a crash after its intent and got {got} instead of OUTCOME_UNKNOWN",
+                call.id
+            ),
+        ),
+        (false, true) => breach(
+            Breach::OutcomeUnknownWithoutCut,
+            format!(
+                "run {run}: call {} ({}) got OUTCOME_UNKNOWN, though no crash cut it after an intent",
+                call.id, call.name
+            ),
+        ),
+        _ => None,
     }
 }
 
