@@ -37,7 +37,7 @@ use serde_json::Value;
 use crate::CheckResult;
 use crate::validate::{check_field_errors, subject};
 use ward_core::chart::{ChartState, SharedChart};
-use ward_core::envelope::{ToolResult, codes};
+use ward_core::envelope::{FieldError, ToolResult, codes};
 use ward_core::fault::FaultSet;
 use ward_core::guard::SecretGuard;
 use ward_core::policy::RunPolicy;
@@ -368,28 +368,7 @@ fn check_order(registry: &Registry, case: &Case, result: &ToolResult) -> CheckRe
     }
     if let Err(errors) = tool.schema().validate(&input) {
         expect(codes::TOOL_INPUT_INVALID)?;
-        let error = result
-            .error()
-            .ok_or("TOOL_INPUT_INVALID without an error")?;
-        let schema_text = subject(&case.tool)?
-            .map(|(_, subject)| subject.schema_text().to_owned())
-            .unwrap_or_default();
-        check_field_errors(&case.tool, &schema_text, &input, &errors)?;
-        ensure!(
-            error.fields.as_deref() == Some(&errors[..]),
-            "R6: {}: the envelope's fields {:?} are not the schema's errors {errors:?}",
-            case.tool,
-            error.fields
-        );
-        let listed: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        let message = format!("The tool input is invalid: {}", listed.join("; "));
-        ensure!(
-            error.message == message,
-            "R6: {}: the message {:?} is not {message:?}",
-            case.tool,
-            error.message
-        );
-        return Ok(());
+        return check_invalid(case, result, &input, &errors);
     }
     // The call reached the body: a domain outcome, never a runtime refusal or a panic.
     if let Some(error) = result.error() {
@@ -406,6 +385,38 @@ fn check_order(registry: &Registry, case: &Case, result: &ToolResult) -> CheckRe
             error.code
         );
     }
+    Ok(())
+}
+
+/// R6 for input the schema refuses: the envelope lists exactly the schema's errors, in its
+/// fields and after the message's prefix, and each error is as R6 and R7 write it.
+fn check_invalid(
+    case: &Case,
+    result: &ToolResult,
+    input: &Value,
+    errors: &[FieldError],
+) -> CheckResult {
+    let error = result
+        .error()
+        .ok_or("TOOL_INPUT_INVALID without an error")?;
+    let schema_text = subject(&case.tool)?
+        .map(|(_, subject)| subject.schema_text().to_owned())
+        .unwrap_or_default();
+    check_field_errors(&case.tool, &schema_text, input, errors)?;
+    ensure!(
+        error.fields.as_deref() == Some(errors),
+        "R6: {}: the envelope's fields {:?} are not the schema's errors {errors:?}",
+        case.tool,
+        error.fields
+    );
+    let listed: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    let message = format!("The tool input is invalid: {}", listed.join("; "));
+    ensure!(
+        error.message == message,
+        "R6: {}: the message {:?} is not {message:?}",
+        case.tool,
+        error.message
+    );
     Ok(())
 }
 

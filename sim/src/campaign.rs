@@ -280,10 +280,15 @@ pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> Campaign
         .clone()
         .filter(|&seed| shard.holds(seed))
         .collect();
-    let next = AtomicU64::new(0);
-    let done = AtomicU64::new(0);
-    let collected: Mutex<Vec<SeedSummary>> = Mutex::new(Vec::with_capacity(seeds.len()));
-    let ready: Mutex<Option<Ready>> = Mutex::new(None);
+    let shared = Shared {
+        config,
+        seeds: &seeds,
+        next: AtomicU64::new(0),
+        done: AtomicU64::new(0),
+        collected: Mutex::new(Vec::with_capacity(seeds.len())),
+        ready: Mutex::new(None),
+        progress,
+    };
     let jobs = config.jobs.max(1);
     let report_stall = |stall: &Stall| {
         let replay = match stall.work {
@@ -298,56 +303,68 @@ pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> Campaign
     stall::watched(config.stall_after, jobs, report_stall, |watchdog| {
         std::thread::scope(|scope| {
             for worker in 0..jobs {
-                let (next, done, collected, ready, seeds) =
-                    (&next, &done, &collected, &ready, &seeds);
-                scope.spawn(move || {
-                    let engine = config.engine();
-                    let mut local = Vec::new();
-                    loop {
-                        let from = next.fetch_add(CHUNK_SEEDS, Ordering::Relaxed);
-                        if from >= seeds.len() as u64 {
-                            break;
-                        }
-                        let to = (from + CHUNK_SEEDS).min(seeds.len() as u64);
-                        for &seed in &seeds[from as usize..to as usize] {
-                            let mark = |work| {
-                                watchdog.map(|watchdog| watchdog.running(worker, seed, work))
-                            };
-                            let mut summary = {
-                                let _running = mark(Work::Scenario);
-                                summarise(&engine, seed, config)
-                            };
-                            if config.crashes {
-                                let _running = mark(Work::CrashPlan);
-                                let (durable, verdict) = explore(seed, config.bug);
-                                summary.add_durable(durable, &verdict, config.bug);
-                            }
-                            local.push(summary);
-                        }
-                        progress(done.fetch_add(to - from, Ordering::Relaxed) + (to - from));
-                    }
-                    collected
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .extend(local);
-                    if let Some(said) = engine.ready() {
-                        ready
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .get_or_insert(said);
-                    }
-                });
+                let shared = &shared;
+                scope.spawn(move || shared.work(worker, watchdog));
             }
         });
     });
-    let mut summaries = collected
-        .into_inner()
-        .unwrap_or_else(PoisonError::into_inner);
+    let mut summaries = (shared.collected.into_inner()).unwrap_or_else(PoisonError::into_inner);
     summaries.sort_by_key(|summary| summary.seed);
     let focus = config.bug.map(Invariant::catching);
     let mut report = merge(summaries, started, focus);
-    report.runtime = ready.into_inner().unwrap_or_else(PoisonError::into_inner);
+    report.runtime = (shared.ready.into_inner()).unwrap_or_else(PoisonError::into_inner);
     report
+}
+
+/// What the workers of a campaign share: the seeds, the next chunk to take, what they found.
+struct Shared<'c> {
+    config: &'c CampaignConfig,
+    seeds: &'c [u64],
+    next: AtomicU64,
+    done: AtomicU64,
+    collected: Mutex<Vec<SeedSummary>>,
+    ready: Mutex<Option<Ready>>,
+    progress: &'c (dyn Fn(u64) + Sync),
+}
+
+impl Shared<'_> {
+    /// One worker: its own engine, chunks of seeds taken until none are left, each seed's
+    /// scenario (and crash plan) marked for the stall watchdog while it runs.
+    fn work(&self, worker: usize, watchdog: Option<&stall::Watchdog>) {
+        let config = self.config;
+        let engine = config.engine();
+        let mut local = Vec::new();
+        loop {
+            let from = self.next.fetch_add(CHUNK_SEEDS, Ordering::Relaxed);
+            if from >= self.seeds.len() as u64 {
+                break;
+            }
+            let to = (from + CHUNK_SEEDS).min(self.seeds.len() as u64);
+            for &seed in &self.seeds[from as usize..to as usize] {
+                let mark = |work| watchdog.map(|watchdog| watchdog.running(worker, seed, work));
+                let mut summary = {
+                    let _running = mark(Work::Scenario);
+                    summarise(&engine, seed, config)
+                };
+                if config.crashes {
+                    let _running = mark(Work::CrashPlan);
+                    let (durable, verdict) = explore(seed, config.bug);
+                    summary.add_durable(durable, &verdict, config.bug);
+                }
+                local.push(summary);
+            }
+            (self.progress)(self.done.fetch_add(to - from, Ordering::Relaxed) + (to - from));
+        }
+        let mut collected = self
+            .collected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        collected.extend(local);
+        if let Some(said) = engine.ready() {
+            let mut ready = self.ready.lock().unwrap_or_else(PoisonError::into_inner);
+            ready.get_or_insert(said);
+        }
+    }
 }
 
 /// The summary of `seed`'s scenario; its crash plan, with `--crashes`, is explored apart (the

@@ -774,34 +774,8 @@ fn combine(files: &[ShardFile]) -> Merged {
         trace_digest: 0,
         crashes: first.crashes.as_ref().map(|_| CrashSummary::default()),
     };
-    // Counts from files saturate rather than overflow: a crafted file must not panic ward.
     for ShardFile { summary, .. } in files {
-        whole.seeds = whole.seeds.saturating_add(summary.seeds);
-        whole.runs = whole.runs.saturating_add(summary.runs);
-        whole.tool_calls = whole.tool_calls.saturating_add(summary.tool_calls);
-        whole.turns = whole.turns.saturating_add(summary.turns);
-        whole.violations = whole.violations.saturating_add(summary.violations);
-        whole.elapsed_ms = whole.elapsed_ms.max(summary.elapsed_ms);
-        whole.trace_digest ^= summary.trace_digest;
-        for (id, counts) in &summary.by_invariant {
-            let slot = whole.by_invariant.entry(id.clone()).or_default();
-            slot.armed = slot.armed.saturating_add(counts.armed);
-            slot.violated = slot.violated.saturating_add(counts.violated);
-            slot.not_claimed = slot.not_claimed.saturating_add(counts.not_claimed);
-            slot.claimed &= counts.claimed;
-            slot.first_seed = match (slot.first_seed, counts.first_seed) {
-                (Some(seed), Some(other)) => Some(seed.min(other)),
-                (seed, other) => seed.or(other),
-            };
-        }
-        for (name, count) in &summary.misbehaviours {
-            let slot = whole.misbehaviours.entry(name.clone()).or_default();
-            *slot = slot.saturating_add(*count);
-        }
-        whole.exact.add(&summary.exact);
-        if let (Some(whole), Some(shard)) = (&mut whole.crashes, &summary.crashes) {
-            whole.add(shard);
-        }
+        add_shard(&mut whole, summary);
     }
     whole.runs_per_sec = runs_per_sec(whole.runs, whole.elapsed_ms);
     let first_failure_from = first_failure_of(files);
@@ -822,6 +796,37 @@ fn combine(files: &[ShardFile]) -> Merged {
     Merged {
         summary: whole,
         first_failure_from,
+    }
+}
+
+/// Adds a shard's counts to the whole campaign's. Counts from files saturate rather than
+/// overflow: a crafted file must not panic ward.
+fn add_shard(whole: &mut Summary, summary: &Summary) {
+    whole.seeds = whole.seeds.saturating_add(summary.seeds);
+    whole.runs = whole.runs.saturating_add(summary.runs);
+    whole.tool_calls = whole.tool_calls.saturating_add(summary.tool_calls);
+    whole.turns = whole.turns.saturating_add(summary.turns);
+    whole.violations = whole.violations.saturating_add(summary.violations);
+    whole.elapsed_ms = whole.elapsed_ms.max(summary.elapsed_ms);
+    whole.trace_digest ^= summary.trace_digest;
+    for (id, counts) in &summary.by_invariant {
+        let slot = whole.by_invariant.entry(id.clone()).or_default();
+        slot.armed = slot.armed.saturating_add(counts.armed);
+        slot.violated = slot.violated.saturating_add(counts.violated);
+        slot.not_claimed = slot.not_claimed.saturating_add(counts.not_claimed);
+        slot.claimed &= counts.claimed;
+        slot.first_seed = match (slot.first_seed, counts.first_seed) {
+            (Some(seed), Some(other)) => Some(seed.min(other)),
+            (seed, other) => seed.or(other),
+        };
+    }
+    for (name, count) in &summary.misbehaviours {
+        let slot = whole.misbehaviours.entry(name.clone()).or_default();
+        *slot = slot.saturating_add(*count);
+    }
+    whole.exact.add(&summary.exact);
+    if let (Some(whole), Some(shard)) = (&mut whole.crashes, &summary.crashes) {
+        whole.add(shard);
     }
 }
 

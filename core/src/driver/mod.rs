@@ -79,7 +79,7 @@ use crate::schedule::{self, BatchRun, CallResult};
 use crate::session::{self, Message, Record, SessionStore, StoreError, StoredLimits};
 use crate::tool::{NoUser, ToolCall, ToolMeta, UserResponder};
 
-use journal::{Cut, CutRun, Plan, runs_started};
+use journal::{Cut, CutRun, Plan, Resume, runs_started};
 use run::Run;
 use turns::{Setup, Turns, Watch, listed_names};
 
@@ -445,22 +445,7 @@ impl<S: SessionStore> Session<S> {
                 activity: &activity,
             },
         };
-        let mut first_turn = 0;
-        if let Some(resume) = resume {
-            run.batches = resume.batches;
-            run.calls = resume.calls;
-            first_turn = resume.turn;
-            if let Some(outcome) = turns.take_up(&mut run, resume.cut).await? {
-                return Ok(run.end(outcome)?);
-            }
-        }
-        for turn in first_turn..=TURNS_HARD_MAX {
-            if let Some(outcome) = turns.turn(&mut run, turn).await? {
-                return Ok(run.end(outcome)?);
-            }
-        }
-        Ok(run.end(RunOutcome::Failed {
-            error: tool_loop_limit(plan.limits.turns_max),
-        })?)
+        let outcome = turns.all(&mut run, resume).await?;
+        Ok(run.end(outcome)?)
     }
 }

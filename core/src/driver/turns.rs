@@ -62,6 +62,32 @@ pub(super) struct Turns<'a, P: ?Sized> {
 }
 
 impl<P: Provider + ?Sized> Turns<'_, P> {
+    /// Every turn of the run, from the first or from where a crash cut it (`resume`), until
+    /// one ends the run; past [`TURNS_HARD_MAX`] the run fails with `TOOL_LOOP_LIMIT`.
+    pub(super) async fn all<S: SessionStore>(
+        &mut self,
+        run: &mut Run<'_, S>,
+        resume: Option<Resume>,
+    ) -> Result<RunOutcome, RunError> {
+        let mut first_turn = 0;
+        if let Some(resume) = resume {
+            run.batches = resume.batches;
+            run.calls = resume.calls;
+            first_turn = resume.turn;
+            if let Some(outcome) = self.take_up(run, resume.cut).await? {
+                return Ok(outcome);
+            }
+        }
+        for turn in first_turn..=TURNS_HARD_MAX {
+            if let Some(outcome) = self.turn(run, turn).await? {
+                return Ok(outcome);
+            }
+        }
+        Ok(RunOutcome::Failed {
+            error: tool_loop_limit(self.limits.turns_max),
+        })
+    }
+
     /// One provider turn (R16, R19, R22): asks for a reply, guards it and commits it. A reply
     /// without calls ends the run `run.completed`; a reply with calls past the turn limit
     /// ends it `TOOL_LOOP_LIMIT`, its calls `ABORTED`; otherwise its calls run as one batch

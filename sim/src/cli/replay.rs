@@ -75,44 +75,16 @@ pub fn run(args: &ReplayArgs) -> ExitCode {
     let faults = faults_of(&scenario, args.bug);
     let mut checked = engine.check(&scenario, faults);
     engine.rerun(&scenario, faults, &mut checked);
-    let violations = &checked.verdict.violations;
-    if let Some(path) = &args.trace {
-        let written = File::create(path).and_then(|file| {
-            let mut output = BufWriter::new(file);
-            trace::write_jsonl(&checked.trace, &mut output)?;
-            output.flush()
-        });
-        if let Err(error) = written {
-            return super::usage_error(format!("cannot write {}: {error}", path.display()));
-        }
-    }
-    if let Some(path) = &args.chrome_trace {
-        let document = trace::chrome_trace(&checked.trace, violations);
-        if let Err(error) = std::fs::write(path, document.to_string()) {
-            return super::usage_error(format!("cannot write {}: {error}", path.display()));
-        }
+    if let Err(message) = write_traces(args, &checked) {
+        return super::usage_error(message);
     }
     for run in &checked.trace.runs {
-        let terminal = run.records.iter().rev().find_map(|record| match record {
-            Record::Event(event) if event.kind.is_terminal() => Some(terminal_name(&event.kind)),
-            _ => None,
-        });
-        match (&run.start_error, terminal) {
-            (Some(error), _) => say!(
-                "session {} run {}: did not start: {error}",
-                run.session,
-                run.run
-            ),
-            (None, Some(terminal)) => {
-                say!("session {} run {}: {terminal}", run.session, run.run)
-            }
-            (None, None) => say!("session {} run {}: no terminal event", run.session, run.run),
-        }
+        say_end(run);
     }
     say!("trace digest: {:016x}", checked.digest);
     // As in a campaign: an invariant resting on a rule the runtime does not claim is reported
     // `not claimed`, never violated; a breach of the protocol counts whatever it claims (P6).
-    let (claimed, not_claimed) = (violations, &checked.verdict.not_claimed);
+    let (claimed, not_claimed) = (&checked.verdict.violations, &checked.verdict.not_claimed);
     for violation in not_claimed {
         say!("not claimed: {violation}");
     }
@@ -131,6 +103,43 @@ pub fn run(args: &ReplayArgs) -> ExitCode {
         say!("violated: {violation}");
     }
     ExitCode::from(1)
+}
+
+/// Writes the scenario's records with `--trace` and its Perfetto file with `--chrome-trace`.
+fn write_traces(args: &ReplayArgs, checked: &crate::simulate::Checked) -> Result<(), String> {
+    let cannot = |path: &std::path::Path, error: std::io::Error| {
+        format!("cannot write {}: {error}", path.display())
+    };
+    if let Some(path) = &args.trace {
+        let written = File::create(path).and_then(|file| {
+            let mut output = BufWriter::new(file);
+            trace::write_jsonl(&checked.trace, &mut output)?;
+            output.flush()
+        });
+        written.map_err(|error| cannot(path, error))?;
+    }
+    if let Some(path) = &args.chrome_trace {
+        let document = trace::chrome_trace(&checked.trace, &checked.verdict.violations);
+        std::fs::write(path, document.to_string()).map_err(|error| cannot(path, error))?;
+    }
+    Ok(())
+}
+
+/// How a run ended: its terminal event, or why it did not start.
+fn say_end(run: &crate::world::RunTrace) {
+    let terminal = run.records.iter().rev().find_map(|record| match record {
+        Record::Event(event) if event.kind.is_terminal() => Some(terminal_name(&event.kind)),
+        _ => None,
+    });
+    match (&run.start_error, terminal) {
+        (Some(error), _) => say!(
+            "session {} run {}: did not start: {error}",
+            run.session,
+            run.run
+        ),
+        (None, Some(terminal)) => say!("session {} run {}: {terminal}", run.session, run.run),
+        (None, None) => say!("session {} run {}: no terminal event", run.session, run.run),
+    }
 }
 
 fn terminal_name(kind: &EventKind) -> String {
@@ -197,7 +206,33 @@ fn replay_plan(args: &ReplayArgs, plan: &Plan, bug: Option<Fault>) -> ExitCode {
             return super::usage_error(format!("cannot write {}: {error}", path.display()));
         }
     }
-    let crashed = &exploration.crashed;
+    say_processes(plan, &exploration.crashed);
+    say!("crash digest: {:016x}", exploration.digest());
+    let mut breaches: Vec<String> = exploration
+        .verdict
+        .breaches
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    if again.digest() != exploration.digest() {
+        breaches.push(format!(
+            "I11: the same plan gave crash digests {:016x} and {:016x}",
+            exploration.digest(),
+            again.digest()
+        ));
+    }
+    if breaches.is_empty() {
+        say!("all durable invariants held");
+        return ExitCode::SUCCESS;
+    }
+    for breach in breaches {
+        say!("violated: {breach}");
+    }
+    ExitCode::from(1)
+}
+
+/// The plan's processes: what each recovered, and how it ended.
+fn say_processes(plan: &Plan, crashed: &crate::crash::Execution) {
     say!(
         "plan: {} run(s), {} crash(es) planned; {} process(es)",
         plan.runs.len(),
@@ -222,28 +257,6 @@ fn replay_plan(args: &ReplayArgs, plan: &Plan, bug: Option<Fault>) -> ExitCode {
     if let Some(failure) = &crashed.failure {
         say!("stopped short: {failure}");
     }
-    say!("crash digest: {:016x}", exploration.digest());
-    let mut breaches: Vec<String> = exploration
-        .verdict
-        .breaches
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-    if again.digest() != exploration.digest() {
-        breaches.push(format!(
-            "I11: the same plan gave crash digests {:016x} and {:016x}",
-            exploration.digest(),
-            again.digest()
-        ));
-    }
-    if breaches.is_empty() {
-        say!("all durable invariants held");
-        return ExitCode::SUCCESS;
-    }
-    for breach in breaches {
-        say!("violated: {breach}");
-    }
-    ExitCode::from(1)
 }
 
 fn load(engine: &Engine, args: &ReplayArgs) -> Result<Scenario, String> {

@@ -739,9 +739,11 @@ fn try_group(
     wrapped: bool,
     tried: &mut Tried,
 ) -> Option<String> {
-    let chart = SharedChart::new(0);
-    let policy = RunPolicy::default();
-    let guard = SecretGuard::default();
+    let (chart, policy, guard) = (
+        SharedChart::new(0),
+        RunPolicy::default(),
+        SecretGuard::default(),
+    );
     // `jsonschema`'s verdict, for the root schemas' `"type": "object"` only.
     let verdict = (!wrapped)
         .then(|| jsonschema::validator_for(schema).ok())
@@ -759,28 +761,16 @@ fn try_group(
     let mut patterns = Patterns::default();
     patterns.add(schema);
     for (index, test) in tests.iter().enumerate() {
-        let (Some(data), Some(valid)) = (test.get("data"), test["valid"].as_bool()) else {
+        let Some((data, valid)) = instance(test, wrapped, verdict.as_ref()) else {
             continue;
-        };
-        // A wrapped instance keeps the suite's verdict; one at the root is tried only
-        // when it is an object whose verdict `"type": "object"` keeps.
-        let data = if wrapped {
-            json!({ MEMBER: data })
-        } else {
-            let kept = verdict
-                .as_ref()
-                .is_some_and(|verdict| data.is_object() && verdict.is_valid(data) == valid);
-            if !kept {
-                continue;
-            }
-            data.clone()
         };
         let data = &data;
         tried.cases += 1;
         tried.invalid += usize::from(!valid);
+        let (id, name) = (format!("case_{index}"), "suite_probe".to_owned());
         let call = ToolCall {
-            id: format!("case_{index}"),
-            name: "suite_probe".to_owned(),
+            id,
+            name,
             arguments: data.to_string(),
         };
         let Some(result) = registry
@@ -789,20 +779,63 @@ fn try_group(
         else {
             return Some(named("the entry point did not finish at once"));
         };
-        let case = test["description"].as_str().unwrap_or("?");
-        let differs = match (&result.outcome, valid) {
-            (Outcome::Success(_), true) => None,
-            (Outcome::Failure(error), true) => Some(format!("a valid instance got {}", error.code)),
-            (Outcome::Success(_), false) => Some("an invalid instance reached the body".to_owned()),
-            (Outcome::Failure(error), false) => {
-                list_differs(error, data, &call.arguments, schema, &patterns, tried)
-            }
+        let case = Case {
+            data,
+            arguments: &call.arguments,
+            valid,
+            schema,
+            patterns: &patterns,
         };
-        if let Some(differs) = differs {
-            return Some(named(&format!("\"{case}\": {differs}")));
+        if let Some(differs) = case.differs(&result.outcome, tried) {
+            let description = test["description"].as_str().unwrap_or("?");
+            return Some(named(&format!("\"{description}\": {differs}")));
         }
     }
     None
+}
+
+/// A test's instance as it is sent, and the suite's verdict: a wrapped instance keeps the
+/// suite's verdict; one at the root is tried only when it is an object whose verdict
+/// `"type": "object"` (the root's `verdict`) keeps.
+fn instance(
+    test: &Value,
+    wrapped: bool,
+    verdict: Option<&jsonschema::Validator>,
+) -> Option<(Value, bool)> {
+    let (data, valid) = (test.get("data")?, test["valid"].as_bool()?);
+    if wrapped {
+        return Some((json!({ MEMBER: data }), valid));
+    }
+    let kept = verdict.is_some_and(|verdict| data.is_object() && verdict.is_valid(data) == valid);
+    kept.then(|| (data.clone(), valid))
+}
+
+/// One instance of a group, as sent.
+struct Case<'c> {
+    data: &'c Value,
+    arguments: &'c str,
+    valid: bool,
+    schema: &'c Value,
+    patterns: &'c Patterns,
+}
+
+impl Case<'_> {
+    /// How the entry point's outcome differs from the suite's verdict and R6–R7, if it does.
+    fn differs(&self, outcome: &Outcome, tried: &mut Tried) -> Option<String> {
+        match (outcome, self.valid) {
+            (Outcome::Success(_), true) => None,
+            (Outcome::Failure(error), true) => Some(format!("a valid instance got {}", error.code)),
+            (Outcome::Success(_), false) => Some("an invalid instance reached the body".to_owned()),
+            (Outcome::Failure(error), false) => list_differs(
+                error,
+                self.data,
+                self.arguments,
+                self.schema,
+                self.patterns,
+                tried,
+            ),
+        }
+    }
 }
 
 /// How the error list of an invalid instance differs from R6–R8a.

@@ -443,11 +443,7 @@ pub fn explore_once(
     crashes: &[Crash],
     rng: &mut SimRng,
 ) -> Execution {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("a tokio runtime");
+    let runtime = paused_runtime();
     let shared = Arc::new(Observations::default());
     let registry = cached_catalogue(&shared);
     let mut execution = Execution::default();
@@ -459,6 +455,13 @@ pub fn explore_once(
         return execution;
     }
     let mut disk = formatted.after_crash();
+    let world = World {
+        plan,
+        faults,
+        registry: &registry,
+        shared: &shared,
+        runtime: &runtime,
+    };
     // Every crash makes one more process; one more finishes the session. A crash's call is
     // counted over the whole execution: each process takes the calls after those made before.
     let mut calls_before = 0;
@@ -471,29 +474,7 @@ pub fn explore_once(
                 ..crash
             })
         }));
-        let mut life = Process {
-            crash,
-            ..Process::default()
-        };
-        let mut session = None;
-        let ended = live(
-            plan,
-            faults,
-            &registry,
-            &shared,
-            &runtime,
-            &disk,
-            &mut life,
-            &mut session,
-        );
-        life.crashed = matches!(ended, Ended::Crashed);
-        if let (true, Some(crash)) = (life.crashed, crash) {
-            shared.note(Step::Crashed {
-                process,
-                kind: crash.kind.name(),
-                at: crash.at,
-            });
-        }
+        let (life, session, ended) = world.process(process, crash, &disk);
         execution.storage_calls += disk.calls();
         calls_before += disk.calls();
         if let Some(session) = &session {
@@ -503,10 +484,11 @@ pub fn explore_once(
         match ended {
             Ended::Done => {
                 if let Some(session) = session {
-                    match session.store().journal(SESSION) {
-                        Ok(journal) => execution.journal = journal,
-                        Err(error) => execution.failure = Some(error.to_string()),
-                    }
+                    let journal = session.store().journal(SESSION);
+                    journal.map_or_else(
+                        |error| execution.failure = Some(error.to_string()),
+                        |journal| execution.journal = journal,
+                    );
                 }
                 break;
             }
@@ -516,52 +498,121 @@ pub fn explore_once(
             }
             Ended::Crashed => {
                 drop(session);
-                disk = match crash.map(|crash| crash.kind) {
-                    Some(CrashKind::PowerLoss | CrashKind::SyncError) => disk.after_power_loss(rng),
-                    _ => disk.after_crash(),
-                };
+                disk = after(&disk, crash, rng);
             }
         }
     }
-    // What the store holds at the end, after the power is lost once more: every commit
-    // acknowledged, the chart of the last write (I15, I16).
+    finish(&mut execution, &disk, rng, &shared);
+    execution
+}
+
+/// A current-thread tokio runtime whose clock moves only when every task waits (SPEC §10).
+fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a tokio runtime")
+}
+
+/// What a crash leaves of `disk`: its synced writes after a power loss (or a failed sync,
+/// R35), every write after a kill or a failed write.
+fn after(disk: &SimulatedDisk, crash: Option<Crash>, rng: &mut SimRng) -> SimulatedDisk {
+    match crash.map(|crash| crash.kind) {
+        Some(CrashKind::PowerLoss | CrashKind::SyncError) => disk.after_power_loss(rng),
+        _ => disk.after_crash(),
+    }
+}
+
+/// What an execution adds once its last process ended: what the store holds after the power
+/// is lost once more (every commit acknowledged, the chart of the last write: I15, I16), every
+/// byte written (each disk after a crash keeps the writes of the one before it), and what
+/// the bodies and the provider saw.
+fn finish(
+    execution: &mut Execution,
+    disk: &SimulatedDisk,
+    rng: &mut SimRng,
+    shared: &Observations,
+) {
     if execution.failure.is_none() {
-        let last = disk.after_power_loss(rng);
-        match DurableStore::open_on(last) {
-            Ok(store) => {
-                execution.reopened = Some((
-                    store.records(SESSION).unwrap_or_default(),
-                    store.chart(SESSION).ok().flatten(),
-                ));
-            }
-            Err(error) => {
-                execution.failure = Some(format!("the store did not reopen: {error}"));
-            }
+        match reopened(disk, rng) {
+            Ok(held) => execution.reopened = Some(held),
+            Err(failure) => execution.failure = Some(failure),
         }
     }
-    // Each disk after a crash keeps the writes of the one before it.
     execution.written = disk.written();
     if execution.failure.is_none() && execution.processes.last().is_some_and(|last| last.crashed) {
         execution.failure = Some("the last process crashed".to_owned());
     }
     (execution.starts, execution.requests) = shared.take();
     execution.log = shared.take_log();
-    execution
+}
+
+/// The journal and the chart the store on `disk` holds after one more power loss; why it did
+/// not reopen, if it did not.
+fn reopened(
+    disk: &SimulatedDisk,
+    rng: &mut SimRng,
+) -> Result<(Vec<Record>, Option<ChartState>), String> {
+    let store = DurableStore::open_on(disk.after_power_loss(rng))
+        .map_err(|error| format!("the store did not reopen: {error}"))?;
+    Ok((
+        store.records(SESSION).unwrap_or_default(),
+        store.chart(SESSION).ok().flatten(),
+    ))
+}
+
+/// What every process of an execution runs against.
+struct World<'w> {
+    plan: &'w Plan,
+    faults: FaultSet,
+    registry: &'w Registry,
+    shared: &'w Arc<Observations>,
+    runtime: &'w tokio::runtime::Runtime,
+}
+
+impl World<'_> {
+    /// Process number `process`'s life, with `crash` planned for it: what it did, its session
+    /// (when it opened one) and how it ended; its crash, when it happened, noted as a step.
+    fn process(
+        &self,
+        process: usize,
+        crash: Option<Crash>,
+        disk: &SimulatedDisk,
+    ) -> (Process, Option<Session<Observed>>, Ended) {
+        let mut life = Process {
+            crash,
+            ..Process::default()
+        };
+        let mut session = None;
+        let ended = live(self, disk, &mut life, &mut session);
+        life.crashed = matches!(ended, Ended::Crashed);
+        if let (true, Some(crash)) = (life.crashed, crash) {
+            self.shared.note(Step::Crashed {
+                process,
+                kind: crash.kind.name(),
+                at: crash.at,
+            });
+        }
+        (life, session, ended)
+    }
 }
 
 /// One process: opens the store, then resumes the cut run or starts the next, until every
 /// run ended or the store fails.
-#[allow(clippy::too_many_arguments)]
 fn live(
-    plan: &Plan,
-    faults: FaultSet,
-    registry: &Registry,
-    shared: &Arc<Observations>,
-    runtime: &tokio::runtime::Runtime,
+    world: &World<'_>,
     disk: &SimulatedDisk,
     life: &mut Process,
     session: &mut Option<Session<Observed>>,
 ) -> Ended {
+    let World {
+        plan,
+        faults,
+        registry,
+        shared,
+        runtime,
+    } = *world;
     // A store failing once the planned failure happened is that crash; any other failure is
     // a finding.
     let died = |error: &StoreError| {
@@ -634,60 +685,30 @@ pub fn go_on<S: Acknowledging>(
             Ok(journal) => journal,
             Err(error) => return died(&error),
         };
-        let started = journal
-            .iter()
-            .filter(|record| matches!(record, Record::RunStarted { .. }))
-            .count();
-        let last_start = journal
-            .iter()
-            .rposition(|record| matches!(record, Record::RunStarted { .. }));
-        let cut = last_start.is_some_and(|start| {
-            !journal[start..]
-                .iter()
-                .any(|record| matches!(record, Record::RunEnded { .. }))
-        });
+        let (started, cut) = progress(&journal);
         let mut provider = Script {
             plan,
             shared: Arc::clone(shared),
         };
         let mut events: Vec<Event> = Vec::new();
-        let cancel = CancelToken::new();
-        let options = RunOptions {
-            faults,
-            cancel: Some(cancel.clone()),
-            user: Arc::new(CancellingUser { cancel }),
-            ..RunOptions::default()
-        };
+        let options = run_options(faults);
+        let run = if cut { started - 1 } else { started };
+        let number = u32::try_from(run).unwrap_or(0);
+        shared.run.store(number, Ordering::SeqCst);
+        let process = shared.process();
         let result = if cut {
-            let run = u32::try_from(started - 1).unwrap_or(0);
-            shared.run.store(run, Ordering::SeqCst);
             shared.note(Step::Resumed {
-                process: shared.process(),
-                run,
-            });
-            runtime.block_on(current.resume(
-                plan.secrets.clone(),
-                &mut provider,
-                &mut events,
-                options,
-            ))
-        } else if let Some(run) = plan.runs.get(started) {
-            let number = u32::try_from(started).unwrap_or(0);
-            shared.run.store(number, Ordering::SeqCst);
-            shared.note(Step::RunStarted {
-                process: shared.process(),
+                process,
                 run: number,
             });
-            let input = StartRunInput {
-                prompt: run.prompt.clone(),
-                read_only: run.read_only,
-                disabled_tools: run.disabled.iter().cloned().collect(),
-                secrets: plan.secrets.clone(),
-                limits: Limits {
-                    turns_max: run.turns_max,
-                    ..Limits::default()
-                },
-            };
+            let resumed = current.resume(plan.secrets.clone(), &mut provider, &mut events, options);
+            runtime.block_on(resumed)
+        } else if let Some(run) = plan.runs.get(started) {
+            shared.note(Step::RunStarted {
+                process,
+                run: number,
+            });
+            let input = start_input(plan, run);
             runtime.block_on(current.run(input, &mut provider, &mut events, options))
         } else {
             return Ended::Done;
@@ -703,6 +724,49 @@ pub fn go_on<S: Acknowledging>(
         "the session's {} runs had not ended after as many runs and a resume",
         plan.runs.len()
     ))
+}
+
+/// A run's options: `faults` on, and a user whose question cancels the run (R19, R20).
+fn run_options(faults: FaultSet) -> RunOptions {
+    let cancel = CancelToken::new();
+    RunOptions {
+        faults,
+        cancel: Some(cancel.clone()),
+        user: Arc::new(CancellingUser { cancel }),
+        ..RunOptions::default()
+    }
+}
+
+/// How many runs `journal` records the start of, and whether the last of them was cut (it
+/// has no end).
+fn progress(journal: &[Record]) -> (usize, bool) {
+    let started = journal
+        .iter()
+        .filter(|record| matches!(record, Record::RunStarted { .. }))
+        .count();
+    let last_start = journal
+        .iter()
+        .rposition(|record| matches!(record, Record::RunStarted { .. }));
+    let cut = last_start.is_some_and(|start| {
+        !journal[start..]
+            .iter()
+            .any(|record| matches!(record, Record::RunEnded { .. }))
+    });
+    (started, cut)
+}
+
+/// How the plan's `run` starts.
+fn start_input(plan: &Plan, run: &super::plan::RunPlan) -> StartRunInput {
+    StartRunInput {
+        prompt: run.prompt.clone(),
+        read_only: run.read_only,
+        disabled_tools: run.disabled.iter().cloned().collect(),
+        secrets: plan.secrets.clone(),
+        limits: Limits {
+            turns_max: run.turns_max,
+            ..Limits::default()
+        },
+    }
 }
 
 /// A store that keeps, or reports, what each acknowledged commit carried.

@@ -42,36 +42,8 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
         let call = &batch.calls[index];
         let at = At::Call(batch.turn, &call.id);
         let fields = error.fields.as_deref().unwrap_or_default();
-        if fields.is_empty() || fields.len() > FIELD_ERRORS_MAX {
-            let explanation = format!(
-                "TOOL_INPUT_INVALID listed {} field errors, not 1 to {FIELD_ERRORS_MAX}",
-                fields.len()
-            );
-            return findings.report(Breach::FieldErrorCount, at, explanation);
-        }
-        if !lists_fields(&error.message, fields)
-            || fields.iter().any(|field| !field.path.starts_with('/'))
-        {
-            let explanation =
-                "the message is not `The tool input is invalid: ` and the `path: message` list"
-                    .to_owned();
-            return findings.report(Breach::FieldErrorFormat, at, explanation);
-        }
-        if let Some(path) = fields
-            .iter()
-            .map(|field| field.path.as_str())
-            .find(|path| !resolves(fact.parsed.as_ref(), &call.arguments, path))
-        {
-            let explanation = format!("the error path {path:?} does not resolve in the input");
-            return findings.report(Breach::FieldErrorFormat, at, explanation);
-        }
-        if let Some(explanation) = fact.parsed.as_ref().and_then(|input| {
-            let listed = fields
-                .iter()
-                .map(|field| (field.path.as_str(), field.message.as_str()));
-            input_errors::out_of_order(input, listed)
-        }) {
-            return findings.report(Breach::FieldErrorsDiffer, at, explanation);
+        if let Some((breach, explanation)) = shape(&error.message, fields, &call.arguments, fact) {
+            return findings.report(breach, at, explanation);
         }
         if fact.registered()
             && let Some(expected) = prediction(run, call, fact)
@@ -96,6 +68,41 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
             return findings.report(Breach::FieldErrorEchoesValue, at, explanation);
         }
     }
+}
+
+/// What every error list must be, predicted or not: 1 to 5 errors, listed in the message
+/// after its prefix, each at a JSON Pointer that resolves in the input, in the documented
+/// order. The breach and why, when the list is not.
+fn shape(
+    message: &str,
+    fields: &[FieldError],
+    arguments: &str,
+    fact: &CallFacts,
+) -> Option<(Breach, String)> {
+    if fields.is_empty() || fields.len() > FIELD_ERRORS_MAX {
+        let explanation = format!(
+            "TOOL_INPUT_INVALID listed {} field errors, not 1 to {FIELD_ERRORS_MAX}",
+            fields.len()
+        );
+        return Some((Breach::FieldErrorCount, explanation));
+    }
+    if !lists_fields(message, fields) || fields.iter().any(|field| !field.path.starts_with('/')) {
+        let explanation =
+            "the message is not `The tool input is invalid: ` and the `path: message` list";
+        return Some((Breach::FieldErrorFormat, explanation.to_owned()));
+    }
+    if let Some(path) = fields
+        .iter()
+        .map(|field| field.path.as_str())
+        .find(|path| !resolves(fact.parsed.as_ref(), arguments, path))
+    {
+        let explanation = format!("the error path {path:?} does not resolve in the input");
+        return Some((Breach::FieldErrorFormat, explanation));
+    }
+    let input = fact.parsed.as_ref()?;
+    let listed = (fields.iter()).map(|field| (field.path.as_str(), field.message.as_str()));
+    let explanation = input_errors::out_of_order(input, listed)?;
+    Some((Breach::FieldErrorsDiffer, explanation))
 }
 
 /// The first five errors the oracle predicts for `call`, their paths guarded, when it can

@@ -54,34 +54,42 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     let Some(scanner) = Scanner::new(&planted, &run.configured, run) else {
         return;
     };
+    if let Some((breach, at, explanation)) = leak(run, &scanner) {
+        return findings.report(breach, at, explanation);
+    }
+    if !run.configured.is_empty() {
+        guarded_records(run, findings);
+    }
+}
+
+/// The first record that carries secret text, in a request, the store or an event, or a body
+/// input that carries a configured value: the breach, where, and why.
+fn leak<'a>(run: &RunCheck<'a>, scanner: &Scanner<'_>) -> Option<(Breach, At<'a>, String)> {
     let view = run.view;
     for request in &view.requests {
-        let prompt = request
-            .new_system_prompt
+        let prompt = (request.new_system_prompt)
             .then(|| scanner.find(request.system_prompt))
             .flatten();
-        let found = prompt.or_else(|| {
-            request
-                .appended
-                .iter()
-                .find_map(|message| scanner.message(message))
-        });
+        let found = prompt
+            .or_else(|| (request.appended.iter()).find_map(|message| scanner.message(message)));
         if let Some(found) = found {
             let explanation = format!(
                 "a provider request carries secret text {}",
                 scanner.describe(found)
             );
-            return findings.report(Breach::SecretInRequest, At::Turn(request.turn), explanation);
+            return Some((Breach::SecretInRequest, At::Turn(request.turn), explanation));
         }
     }
-    for message in &view.appends {
-        if let Some(found) = scanner.message(message) {
-            let explanation = format!(
-                "a session record carries secret text {}",
-                scanner.describe(found)
-            );
-            return findings.report(Breach::SecretInStore, At::Run, explanation);
-        }
+    if let Some(found) = view
+        .appends
+        .iter()
+        .find_map(|message| scanner.message(message))
+    {
+        let explanation = format!(
+            "a session record carries secret text {}",
+            scanner.describe(found)
+        );
+        return Some((Breach::SecretInStore, At::Run, explanation));
     }
     for event in &view.events {
         if let Some(found) = scanner.event(&event.kind) {
@@ -90,22 +98,21 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
                 event.seq,
                 scanner.describe(found)
             );
-            return findings.report(Breach::SecretInEvent, At::Run, explanation);
+            return Some((Breach::SecretInEvent, At::Run, explanation));
         }
     }
-    for body in &view.bodies {
-        if any_string(body.input, &|text| {
-            run.configured.iter().any(|value| text.contains(value))
-        }) {
-            let turn = view.batches[body.batch].turn;
-            let explanation = format!("a configured secret reached the input of {}", body.tool);
-            let at = At::Call(turn, body.call_id);
-            return findings.report(Breach::SecretInToolInput, at, explanation);
-        }
-    }
-    if !run.configured.is_empty() {
-        guarded_records(run, findings);
-    }
+    let carries = |text: &str| run.configured.iter().any(|value| text.contains(value));
+    let body = view
+        .bodies
+        .iter()
+        .find(|body| any_string(body.input, &carries))?;
+    let turn = view.batches[body.batch].turn;
+    let explanation = format!("a configured secret reached the input of {}", body.tool);
+    Some((
+        Breach::SecretInToolInput,
+        At::Call(turn, body.call_id),
+        explanation,
+    ))
 }
 
 /// R22 exactly (SPEC §9): every record that enters the store or the event stream is the

@@ -128,6 +128,8 @@ fn indicators_query(context: &ToolContext, raw: Value) -> Result<Value, ToolErro
     ]))
 }
 
+/// The writes of panes themselves: create, update, remove, move (R1, R2: each destructive and
+/// sequential), then those of their content.
 pub(super) fn register_writes(builder: &mut RegistryBuilder) -> Result<(), RegistryError> {
     writer(
         builder,
@@ -171,6 +173,11 @@ pub(super) fn register_writes(builder: &mut RegistryBuilder) -> Result<(), Regis
         ),
         pane_move,
     )?;
+    register_content_writes(builder)
+}
+
+/// The writes of a pane's content, and the one that clears every sub-pane.
+fn register_content_writes(builder: &mut RegistryBuilder) -> Result<(), RegistryError> {
     writer(
         builder,
         "pane_replace_content",

@@ -83,10 +83,10 @@ pub fn at_bounds(rng: &mut SimRng, valid: &Value, schema: &Value, errors: usize)
     value
 }
 
-/// Puts `place` at one edge of one keyword of `schema`.
+/// Puts `place` at one edge of one keyword of `schema`: the bound, or (three times in four)
+/// one past it.
 fn edge(rng: &mut SimRng, place: &mut Value, schema: &Value) {
     let past = rng.percent(75);
-    let bound = |keyword: &str| schema.get(keyword).and_then(Value::as_u64);
     let keywords: Vec<&str> = schema
         .as_object()
         .map(|object| object.keys().map(String::as_str).collect())
@@ -94,80 +94,22 @@ fn edge(rng: &mut SimRng, place: &mut Value, schema: &Value) {
     let Some(&keyword) = rng.pick_from(keywords.iter()) else {
         return;
     };
+    let bound = schema.get(keyword).and_then(Value::as_u64).unwrap_or(0);
     match keyword {
-        "type" => {
-            *place = match schema["type"].as_str() {
-                Some("string") => json!(7),
-                // 0.5 and -1.5 are below every minimum of the catalogue too: two errors at
-                // one value, in the documented order.
-                Some("integer") => json!(*rng.pick(&[1.5, 2.0, 0.5, -1.5])),
-                Some("number") => json!("1"),
-                Some("boolean") => json!("true"),
-                Some("array") => json!({}),
-                Some("object") => json!([]),
-                _ => Value::Null,
-            }
-        }
-        "enum" => {
-            let first = schema["enum"].get(0).cloned().unwrap_or(Value::Null);
-            *place = match first {
-                Value::String(text) if past => json!(text.to_uppercase() + "x"),
-                Value::Number(number) if past => json!(number.as_f64().unwrap_or(0.0) + 0.5),
-                other => other,
-            }
-        }
-        "minLength" => {
-            let limit = bound("minLength").unwrap_or(0);
-            *place = json!(text_of(
-                rng,
-                if past { limit.saturating_sub(1) } else { limit }
-            ));
-        }
-        "maxLength" => {
-            let limit = bound("maxLength").unwrap_or(0);
-            *place = json!(text_of(rng, limit + u64::from(past)));
-        }
-        "pattern" => {
-            *place = json!(if past { "2025-6-01" } else { "2025-06-01" });
-        }
+        "type" => *place = wrong_type(rng, schema),
+        "enum" => *place = enum_edge(schema, past),
+        "minLength" => *place = json!(text_of(rng, bound.saturating_sub(u64::from(past)))),
+        "maxLength" => *place = json!(text_of(rng, bound + u64::from(past))),
+        "pattern" => *place = json!(if past { "2025-6-01" } else { "2025-06-01" }),
         "minimum" | "maximum" | "exclusiveMinimum" => {
-            let limit = schema[keyword].as_f64().unwrap_or(0.0);
-            let integer = schema["type"] == "integer";
-            let step = if integer { 1.0 } else { 0.5 };
-            let beyond = match keyword {
-                "maximum" => limit + step,
-                "minimum" => limit - step,
-                _ => limit,
-            };
-            let at = match keyword {
-                "exclusiveMinimum" => limit + step,
-                _ => limit,
-            };
-            let number = if past { beyond } else { at };
-            *place = if integer || number.fract() == 0.0 && limit.fract() == 0.0 {
-                json!(number as i64)
-            } else {
-                json!(number)
-            };
+            *place = number_edge(schema, keyword, past);
         }
-        "minItems" | "maxItems" => {
-            let Some(items) = place.as_array_mut() else {
-                return;
-            };
-            let limit = bound(keyword).unwrap_or(0) as usize;
-            let length = match keyword {
-                "minItems" => limit.saturating_sub(usize::from(past)),
-                _ => limit + usize::from(past),
-            };
-            let filler = items.first().cloned().unwrap_or(json!("x"));
-            items.resize(length, filler);
-        }
+        "minItems" | "maxItems" => items_edge(place, keyword, bound as usize, past),
         "minProperties" => {
             let Some(members) = place.as_object_mut() else {
                 return;
             };
-            let limit = bound("minProperties").unwrap_or(0) as usize;
-            let keep = limit.saturating_sub(usize::from(past));
+            let keep = (bound as usize).saturating_sub(usize::from(past));
             let keys: Vec<String> = members.keys().skip(keep).cloned().collect();
             for key in keys {
                 members.remove(&key);
@@ -188,6 +130,67 @@ fn edge(rng: &mut SimRng, place: &mut Value, schema: &Value) {
         }
         _ => {}
     }
+}
+
+/// A value of another type than `schema`'s.
+fn wrong_type(rng: &mut SimRng, schema: &Value) -> Value {
+    match schema["type"].as_str() {
+        Some("string") => json!(7),
+        // 0.5 and -1.5 are below every minimum of the catalogue too: two errors at one
+        // value, in the documented order.
+        Some("integer") => json!(*rng.pick(&[1.5, 2.0, 0.5, -1.5])),
+        Some("number") => json!("1"),
+        Some("boolean") => json!("true"),
+        Some("array") => json!({}),
+        Some("object") => json!([]),
+        _ => Value::Null,
+    }
+}
+
+/// `schema`'s first allowed value, or past it, one that differs only a little.
+fn enum_edge(schema: &Value, past: bool) -> Value {
+    let first = schema["enum"].get(0).cloned().unwrap_or(Value::Null);
+    match first {
+        Value::String(text) if past => json!(text.to_uppercase() + "x"),
+        Value::Number(number) if past => json!(number.as_f64().unwrap_or(0.0) + 0.5),
+        other => other,
+    }
+}
+
+/// A number at `keyword`'s bound (just inside an exclusive one), or one step past it (1 for
+/// an integer, 0.5 otherwise).
+fn number_edge(schema: &Value, keyword: &str, past: bool) -> Value {
+    let limit = schema[keyword].as_f64().unwrap_or(0.0);
+    let integer = schema["type"] == "integer";
+    let step = if integer { 1.0 } else { 0.5 };
+    let beyond = match keyword {
+        "maximum" => limit + step,
+        "minimum" => limit - step,
+        _ => limit,
+    };
+    let at = match keyword {
+        "exclusiveMinimum" => limit + step,
+        _ => limit,
+    };
+    let number = if past { beyond } else { at };
+    if integer || number.fract() == 0.0 && limit.fract() == 0.0 {
+        json!(number as i64)
+    } else {
+        json!(number)
+    }
+}
+
+/// The array `place` at `keyword`'s bound of `limit` items, or one past it.
+fn items_edge(place: &mut Value, keyword: &str, limit: usize, past: bool) {
+    let Some(items) = place.as_array_mut() else {
+        return;
+    };
+    let length = match keyword {
+        "minItems" => limit.saturating_sub(usize::from(past)),
+        _ => limit + usize::from(past),
+    };
+    let filler = items.first().cloned().unwrap_or(json!("x"));
+    items.resize(length, filler);
 }
 
 /// The text of `valid` with one key written twice in one of its objects, at any depth: a

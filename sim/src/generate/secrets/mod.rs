@@ -122,21 +122,6 @@ pub fn credential(rng: &mut SimRng, labels: &mut Labels) -> Planting {
 /// or JSON key ending in `authorization`), a short credential of 6, after a line break or
 /// not; and an invisible format character inside the credential (R28).
 pub fn credential_at_threshold(rng: &mut SimRng, labels: &mut Labels) -> Planting {
-    const BASE64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let base64 = |bytes: &[u8]| {
-        let mut out = String::new();
-        for chunk in bytes.chunks(3) {
-            let word = chunk
-                .iter()
-                .fold(0u32, |word, &byte| word << 8 | u32::from(byte))
-                << (8 * (3 - chunk.len()));
-            for index in 0..=chunk.len() {
-                out.push(char::from(BASE64[(word >> (18 - 6 * index) & 63) as usize]));
-            }
-            out.push_str(&"=".repeat(3 - chunk.len()));
-        }
-        out
-    };
     let (text, credential) = match rng.below(8) {
         0 => {
             let credential = token(rng, 8);
@@ -160,17 +145,7 @@ pub fn credential_at_threshold(rng: &mut SimRng, labels: &mut Labels) -> Plantin
             (format!("use Basic {credential} there"), credential)
         }
         4 => {
-            // A word of letters alone is never a credential without header context (R25): the
-            // encoding must hold something else.
-            let strip = rng.percent(50);
-            let mut credential = String::new();
-            while credential.chars().all(char::is_alphabetic) {
-                let secret = format!("{}:{}", token(rng, 6), token(rng, 10));
-                credential = base64(secret.as_bytes());
-                if strip {
-                    credential = credential.trim_end_matches('=').to_owned();
-                }
-            }
+            let credential = basic_credential(rng);
             (format!("log in with basic {credential} today"), credential)
         }
         5 => {
@@ -189,11 +164,10 @@ pub fn credential_at_threshold(rng: &mut SimRng, labels: &mut Labels) -> Plantin
         _ => {
             let credential = token(rng, 24);
             let cut = rng.range_usize(2, 20);
+            let (head, tail) = credential.split_at(cut);
             let text = format!(
-                "use Bearer {}{}{} for the call",
-                &credential[..cut],
-                rng.pick(INVISIBLE),
-                &credential[cut..]
+                "use Bearer {head}{}{tail} for the call",
+                rng.pick(INVISIBLE)
             );
             (text, credential)
         }
@@ -207,6 +181,39 @@ pub fn credential_at_threshold(rng: &mut SimRng, labels: &mut Labels) -> Plantin
             SecretShape::Credential,
         )],
     }
+}
+
+/// A `Basic` credential that decodes to `user:password`, padded or (half the time) not. A
+/// word of letters alone is never a credential without header context (R25): the encoding
+/// must hold something else.
+fn basic_credential(rng: &mut SimRng) -> String {
+    let strip = rng.percent(50);
+    let mut credential = String::new();
+    while credential.chars().all(char::is_alphabetic) {
+        let secret = format!("{}:{}", token(rng, 6), token(rng, 10));
+        credential = base64(secret.as_bytes());
+        if strip {
+            credential = credential.trim_end_matches('=').to_owned();
+        }
+    }
+    credential
+}
+
+/// Standard base64 with `=` padding.
+fn base64(bytes: &[u8]) -> String {
+    const BASE64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let word = chunk
+            .iter()
+            .fold(0u32, |word, &byte| word << 8 | u32::from(byte))
+            << (8 * (3 - chunk.len()));
+        for index in 0..=chunk.len() {
+            out.push(char::from(BASE64[(word >> (18 - 6 * index) & 63) as usize]));
+        }
+        out.push_str(&"=".repeat(3 - chunk.len()));
+    }
+    out
 }
 
 /// A key of one of R26's families with the fewest key characters its rule redacts
