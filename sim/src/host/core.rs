@@ -184,8 +184,10 @@ impl CoreHost {
     pub fn handle(&mut self, message: ToAdapter) -> Result<Vec<FromAdapter>, HostError> {
         match message {
             ToAdapter::Hello { protocol } => {
-                if protocol != VERSION {
-                    return Err(HostError(format!("protocol {protocol} is not {VERSION}")));
+                if protocol < VERSION {
+                    return Err(HostError(format!(
+                        "protocol {protocol}: ward's core speaks {VERSION}"
+                    )));
                 }
                 return Ok(vec![FromAdapter::Ready {
                     protocol: VERSION,
@@ -198,9 +200,10 @@ impl CoreHost {
                         .iter()
                         .map(|&(rule, why)| (rule.to_owned(), why.to_owned()))
                         .collect(),
+                    durable: None,
                 }]);
             }
-            ToAdapter::Reset { seed: _, tools } => self.reset(tools)?,
+            ToAdapter::Reset { tools, .. } => self.reset(tools)?,
             ToAdapter::StartRun(start) => self.start_run(start)?,
             ToAdapter::Advance { to_ms } => {
                 // Whatever the last advance left due runs first; then, when the clock reaches
@@ -250,6 +253,11 @@ impl CoreHost {
                 if let Some(cancel) = &self.cancel {
                     cancel.cancel();
                 }
+            }
+            ToAdapter::Crash | ToAdapter::Recover => {
+                return Err(HostError(
+                    "crash and recover are for a durable runtime; this one keeps its sessions in memory".to_owned(),
+                ));
             }
         }
         self.settle();
@@ -546,6 +554,7 @@ impl ToolBody for ProxyBody {
                     index: context.call_index() as u64,
                     tool: context.tool_name().to_owned(),
                     input: input.clone(),
+                    idempotency_key: None,
                 });
                 if self.asks.is_some() {
                     shared.asking.push_back(body_id.clone());

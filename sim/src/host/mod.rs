@@ -18,18 +18,21 @@ use process::ProcessHost;
 /// The runtime a worker checks, started on first use.
 pub enum Host {
     /// ward's own core, in process.
-    Core(Option<CoreHost>),
-    /// The runtime behind the adapter `command` starts.
-    Adapter {
-        /// The adapter command (run with `sh -c`).
-        command: String,
-        /// How long ward waits for each line of it.
-        watchdog: Duration,
-        /// The running process.
-        process: Option<ProcessHost>,
-        /// What it said of its runtime, once started.
-        ready: Option<Ready>,
-    },
+    Core(Option<Box<CoreHost>>),
+    /// The runtime behind an adapter's process.
+    Adapter(Box<Adapter>),
+}
+
+/// The runtime behind the adapter `command` starts.
+pub struct Adapter {
+    /// The adapter command (run with `sh -c`).
+    command: String,
+    /// How long ward waits for each line of it.
+    watchdog: Duration,
+    /// The running process.
+    process: Option<ProcessHost>,
+    /// What it said of its runtime, once started.
+    ready: Option<Ready>,
 }
 
 impl Host {
@@ -41,12 +44,12 @@ impl Host {
     /// The runtime behind the adapter `command` starts, waiting at most `watchdog` for each
     /// line.
     pub fn adapter(command: &str, watchdog: Duration) -> Host {
-        Host::Adapter {
+        Host::Adapter(Box::new(Adapter {
             command: command.to_owned(),
             watchdog,
             process: None,
             ready: None,
-        }
+        }))
     }
 
     /// The runtime, started if it is not running, for a scenario with the seeded bugs
@@ -58,26 +61,21 @@ impl Host {
                 let host = match core {
                     Some(host) => host,
                     None => {
-                        core.insert(CoreHost::new(faults).map_err(|error| Violation::new(error.0))?)
+                        let started =
+                            CoreHost::new(faults).map_err(|error| Violation::new(error.0))?;
+                        core.insert(Box::new(started))
                     }
                 };
                 host.set_faults(faults);
-                Ok(host)
+                Ok(host.as_mut())
             }
-            Host::Adapter {
-                command,
-                watchdog,
-                process,
-                ready,
-            } => {
-                let host = match process {
-                    Some(host) => host,
-                    None => {
-                        let started = ProcessHost::spawn_with(command, *watchdog)?;
-                        *ready = started.ready().cloned();
-                        process.insert(started)
-                    }
-                };
+            Host::Adapter(adapter) => {
+                if adapter.process.is_none() {
+                    let started = ProcessHost::spawn_with(&adapter.command, adapter.watchdog)?;
+                    adapter.ready = started.ready().cloned();
+                    adapter.process = Some(started);
+                }
+                let host = adapter.process.as_mut().expect("started above");
                 Ok(host)
             }
         }
@@ -86,8 +84,8 @@ impl Host {
     /// The runtime broke the protocol: an adapter's process is dropped (killed), and the next
     /// scenario gets a fresh one (P6); ward's own core starts every scenario with `reset`.
     pub fn broke(&mut self) {
-        if let Host::Adapter { process, .. } = self {
-            *process = None;
+        if let Host::Adapter(adapter) = self {
+            adapter.process = None;
         }
     }
 
@@ -95,7 +93,7 @@ impl Host {
     pub fn ready(&self) -> Option<&Ready> {
         match self {
             Host::Core(_) => None,
-            Host::Adapter { ready, .. } => ready.as_ref(),
+            Host::Adapter(adapter) => adapter.ready.as_ref(),
         }
     }
 }

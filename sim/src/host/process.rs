@@ -21,7 +21,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::protocol::{
-    FromAdapter, LINE_BYTES_MAX, Ready, Runtime, RuntimeId, ToAdapter, VERSION, Violation, schema,
+    FromAdapter, LINE_BYTES_MAX, Ready, Runtime, RuntimeId, ToAdapter, VERSION, VERSION_MIN,
+    Violation, schema,
 };
 
 /// How long ward waits for the adapter's next line before it calls the adapter hung.
@@ -78,12 +79,14 @@ impl ProcessHost {
             answers,
             stderr: kept,
             ready: Ready {
+                protocol: VERSION,
                 runtime: RuntimeId {
                     name: String::new(),
                     version: String::new(),
                 },
                 claims: Vec::new(),
                 notes: std::collections::BTreeMap::new(),
+                durable: None,
             },
             sent: "hello",
             watchdog,
@@ -97,18 +100,25 @@ impl ProcessHost {
                     runtime,
                     claims,
                     notes,
+                    durable,
                 }),
                 true,
-            ) if protocol == VERSION => {
+            ) if (VERSION_MIN..=VERSION).contains(&protocol) => {
+                if durable.is_some() && protocol < 2 {
+                    let why = "ready names a durable store, which protocol 1 does not know";
+                    return Err(host.violation(why.to_owned(), None));
+                }
                 host.ready = Ready {
+                    protocol,
                     runtime,
                     claims,
                     notes,
+                    durable,
                 };
                 Ok(host)
             }
             (Some(FromAdapter::Ready { protocol, .. }), true) => Err(host.violation(
-                format!("the adapter speaks protocol {protocol}, not {VERSION}"),
+                format!("the adapter speaks protocol {protocol}, not {VERSION_MIN} to {VERSION}"),
                 None,
             )),
             _ => {
@@ -227,6 +237,8 @@ fn message_type(message: &ToAdapter) -> &'static str {
         ToAdapter::BodyPanic { .. } => "bodyPanic",
         ToAdapter::Answer { .. } => "answer",
         ToAdapter::Cancel => "cancel",
+        ToAdapter::Crash => "crash",
+        ToAdapter::Recover => "recover",
     }
 }
 

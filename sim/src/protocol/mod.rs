@@ -3,7 +3,7 @@
 //!
 //! One JSON object per line: [`ToAdapter`] on the adapter's standard input, [`FromAdapter`]
 //! on its standard output. The types here are ward's side of the schema
-//! (`sim/protocol/v1.schema.json`, one `$defs` entry per message); the tests below check every
+//! (`sim/protocol/v2.schema.json`, one `$defs` entry per message); the tests below check every
 //! message both ways against it, and that the schema refuses what the types refuse.
 //!
 //! The records an adapter reports are the SPEC's own shapes (the transcript's messages, the
@@ -26,11 +26,17 @@ mod runtime;
 
 pub use runtime::{Ready, Runtime, Violation};
 
-/// The protocol's version, sent in `hello` and answered in `ready`.
-pub const VERSION: u64 = 1;
+/// The protocol's version ward speaks, sent in `hello`. Version 2 adds durable sessions and
+/// crashes (SPEC §17: `ready.durable`, `reset.storeDir`, `crash`, `recover`,
+/// `bodyStart.idempotencyKey`); an adapter of version 1 answers `ready` with 1 and keeps
+/// working unchanged: it is never crashed.
+pub const VERSION: u64 = 2;
+
+/// The oldest version ward still speaks.
+pub const VERSION_MIN: u64 = 1;
 
 /// The protocol's JSON Schema (draft 2020-12), as shipped.
-pub const SCHEMA: &str = include_str!("../../protocol/v1.schema.json");
+pub const SCHEMA: &str = include_str!("../../protocol/v2.schema.json");
 
 /// The longest line either side may write, in bytes (P1).
 pub const LINE_BYTES_MAX: usize = 16 * 1024 * 1024;
@@ -57,6 +63,10 @@ pub enum ToAdapter {
         /// The tool catalogue, in registration order (shared: ward sends the same catalogue
         /// for every scenario).
         tools: Arc<[ToolDescription]>,
+        /// For a durable runtime (version 2): the directory its store lives in, empty at a
+        /// seed's first reset and kept across that seed's crashes (P8).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        store_dir: Option<String>,
     },
     /// Start a run of `session` (R14).
     StartRun(StartRun),
@@ -110,6 +120,12 @@ pub enum ToAdapter {
     },
     /// The run's cancel signal fires.
     Cancel,
+    /// Drop mode (version 2, P9): discard every object of the runtime and its store handles
+    /// without closing or flushing them, as a kill would leave them.
+    Crash,
+    /// After a crash (version 2, P9): open the store and resume what the runtime's own model
+    /// resumes.
+    Recover,
 }
 
 /// What a run starts with (R14); every limit is given, in the SPEC's units.
@@ -228,6 +244,10 @@ pub enum FromAdapter {
         /// Why each rule it does not claim is not claimed.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         notes: BTreeMap<String, String>,
+        /// The durable store the runtime keeps its sessions in (version 2, P7); a runtime
+        /// without one is never crashed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        durable: Option<Durable>,
     },
     /// The runtime asks the model.
     ModelRequest {
@@ -257,6 +277,9 @@ pub enum FromAdapter {
         tool: String,
         /// The parsed input the body receives.
         input: Value,
+        /// The key the runtime itself hands the tool (version 2, P10), stable across crashes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        idempotency_key: Option<String>,
     },
     /// The runtime abandons a body (a stop).
     BodyCancel {
@@ -313,6 +336,18 @@ pub enum FromAdapter {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         next_timer_ms: Option<u64>,
     },
+}
+
+/// Where a durable runtime keeps its sessions (P7).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Durable {
+    /// What the store is, e.g. `a redb file`.
+    pub store: String,
+    /// The exact version of the package that writes it.
+    pub version: String,
+    /// How the adapter drops the runtime at `crash`.
+    pub drop: String,
 }
 
 /// The runtime under test (P2): its name and exact version.

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{FromAdapter, RuntimeId, ToAdapter};
+use super::{Durable, FromAdapter, RuntimeId, ToAdapter};
 
 /// A runtime behind the protocol: one message in, everything it did in answer out (P3).
 pub trait Runtime {
@@ -40,10 +40,14 @@ impl Violation {
 /// What an adapter said of its runtime in `ready` (P2).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ready {
+    /// The protocol version it speaks.
+    pub protocol: u64,
     /// The runtime, by name and exact version.
     pub runtime: RuntimeId,
     /// The rules it claims.
     pub claims: Vec<String>,
     /// Why each unclaimed rule is not claimed.
     pub notes: BTreeMap<String, String>,
+    /// Where it keeps durable sessions (version 2, P7); `None`: it is never crashed.
+    pub durable: Option<Durable>,
 }

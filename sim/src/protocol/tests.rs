@@ -40,7 +40,15 @@ fn to_adapter() -> Vec<ToAdapter> {
                 safety: Safety::ReadOnly,
                 execution_mode: ExecutionMode::Parallel,
             }]),
+            store_dir: None,
         },
+        ToAdapter::Reset {
+            seed: 8,
+            tools: Arc::from([]),
+            store_dir: Some("/tmp/ward-store-8".to_owned()),
+        },
+        ToAdapter::Crash,
+        ToAdapter::Recover,
         ToAdapter::StartRun(StartRun {
             session: "session-0".to_owned(),
             prompt: "Draw a line.".to_owned(),
@@ -129,6 +137,21 @@ fn from_adapter() -> Vec<FromAdapter> {
             },
             claims: vec!["R3".to_owned(), "R17".to_owned()],
             notes: [("R22".to_owned(), "no guard".to_owned())].into(),
+            durable: None,
+        },
+        FromAdapter::Ready {
+            protocol: VERSION,
+            runtime: RuntimeId {
+                name: "ward-core".to_owned(),
+                version: "0.1.0".to_owned(),
+            },
+            claims: vec!["R30".to_owned()],
+            notes: BTreeMap::new(),
+            durable: Some(Durable {
+                store: "a redb file".to_owned(),
+                version: "redb 2.6.3".to_owned(),
+                drop: "drops the database handle unflushed".to_owned(),
+            }),
         },
         FromAdapter::ModelRequest {
             request_id: "r0".to_owned(),
@@ -155,6 +178,15 @@ fn from_adapter() -> Vec<FromAdapter> {
             index: 0,
             tool: "drawing_create".to_owned(),
             input: json!({"paneId": "main"}),
+            idempotency_key: None,
+        },
+        FromAdapter::BodyStart {
+            body_id: "b1".to_owned(),
+            call_id: "call_10".to_owned(),
+            index: 1,
+            tool: "drawing_create".to_owned(),
+            input: json!({"paneId": "main"}),
+            idempotency_key: Some("session-0/0/call_10".to_owned()),
         },
         FromAdapter::ModelCancel {
             request_id: "r0".to_owned(),

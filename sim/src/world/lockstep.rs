@@ -123,6 +123,7 @@ pub fn execute(
     let reset = runtime.exchange(ToAdapter::Reset {
         seed: scenario.seed.unwrap_or(scenario.chart_seed),
         tools: Arc::clone(&catalogue.tools),
+        store_dir: None,
     })?;
     let mut now = idle(&reset)?;
     let secrets: BTreeMap<String, String> = scenario
@@ -361,6 +362,7 @@ impl RunDriver<'_, '_> {
                 index,
                 tool,
                 input,
+                ..
             } => self.on_body_start(body_id, call_id, index, tool, input)?,
             FromAdapter::ModelCancel { request_id } => self.on_model_cancel(&request_id),
             FromAdapter::BodyCancel { body_id } => self.on_body_cancel(&body_id),

@@ -31,6 +31,7 @@ fn started(host: &mut CoreHost, prompt: &str) -> Vec<FromAdapter> {
         .handle(ToAdapter::Reset {
             seed: 3,
             tools: catalogue().into(),
+            store_dir: None,
         })
         .unwrap();
     assert_eq!(
