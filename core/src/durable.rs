@@ -55,6 +55,10 @@ pub use crate::session::{Record, StoreError, StoredLimits};
 
 pub use redb::{BackendError, StorageBackend};
 
+/// The exact version of redb that writes the store (what a durable runtime names in its
+/// `ready`, SPEC §17 P7); a test keeps it the one `Cargo.lock` pins.
+pub const REDB_VERSION: &str = "5.0.0";
+
 /// Every session's journal: (session, sequence number) → CRC-32 and JSON of a [`Record`].
 const JOURNAL: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("journal");
 
@@ -121,6 +125,24 @@ impl DurableStore {
             .create(path)
             .map_err(|error| failed(&error))?;
         Ok(DurableStore::with(database))
+    }
+
+    /// Opens the database in the file at `path` (made as [`DurableStore::open`] makes it)
+    /// without redb's lock on the file: for a process that drops a store without closing it,
+    /// as a kill leaves it, and opens the same file again (the protocol's drop mode, SPEC §17
+    /// P9). A store dropped so writes nothing more: redb's close, which writes the allocator's
+    /// state and a clean shutdown, never runs, and the next open recovers as after a kill.
+    /// Two stores on one file at once are the caller's to prevent.
+    pub fn open_unlocked(path: &Path) -> Result<DurableStore, StoreError> {
+        if !path.exists() {
+            drop(DurableStore::open(path)?);
+        }
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|error| StoreError::Open(format!("{}: {error}", path.display())))?;
+        DurableStore::open_on(UnlockedFile(std::sync::Mutex::new(file)))
     }
 
     /// Opens the database on `backend`, creating it when the backend is empty; after a crash,
@@ -221,6 +243,24 @@ impl DurableStore {
         }
     }
 
+    /// Every session the journal holds, by name, in order: what a process that reopens the
+    /// store after a crash looks through for a run to take up.
+    pub fn sessions(&self) -> Result<Vec<String>, StoreError> {
+        let Some(journal) = self.table(JOURNAL, "every session")? else {
+            return Ok(Vec::new());
+        };
+        let damaged = |error: &dyn std::fmt::Display| StoreError::Damaged(error.to_string());
+        let mut names: Vec<String> = Vec::new();
+        for entry in journal.iter().map_err(|error| damaged(&error))? {
+            let (key, _) = entry.map_err(|error| damaged(&error))?;
+            let name = key.value().0;
+            if names.last().map(String::as_str) != Some(name) {
+                names.push(name.to_owned());
+            }
+        }
+        Ok(names)
+    }
+
     /// The journal of `session`, in order (empty for a new session). A damaged record, or a
     /// gap in the sequence, is an error (R35).
     pub fn records(&self, session: &str) -> Result<Vec<Record>, StoreError> {
@@ -267,6 +307,50 @@ impl DurableStore {
 }
 
 /// The error of a damaged part of `session`'s data (R35).
+/// A file as redb's storage, without a lock ([`DurableStore::open_unlocked`]).
+#[derive(Debug)]
+struct UnlockedFile(std::sync::Mutex<std::fs::File>);
+
+impl UnlockedFile {
+    fn file(&self) -> std::sync::MutexGuard<'_, std::fs::File> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl StorageBackend for UnlockedFile {
+    fn len(&self) -> Result<u64, BackendError> {
+        Ok(self.file().metadata()?.len())
+    }
+
+    fn read(&self, offset: u64, out: &mut [u8]) -> Result<(), BackendError> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut file = self.file();
+        file.seek(SeekFrom::Start(offset))?;
+        file.read_exact(out)?;
+        Ok(())
+    }
+
+    fn set_len(&self, len: u64) -> Result<(), BackendError> {
+        self.file().set_len(len)?;
+        Ok(())
+    }
+
+    fn sync_data(&self) -> Result<(), BackendError> {
+        self.file().sync_data()?;
+        Ok(())
+    }
+
+    fn write(&self, offset: u64, data: &[u8]) -> Result<(), BackendError> {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut file = self.file();
+        file.seek(SeekFrom::Start(offset))?;
+        file.write_all(data)?;
+        Ok(())
+    }
+}
+
 fn damaged(session: &str, what: impl std::fmt::Display) -> StoreError {
     StoreError::Damaged(format!("session {session:?}: {what}"))
 }
@@ -360,6 +444,7 @@ mod tests {
         );
         assert_eq!(store.records("b").unwrap(), vec![message("other")]);
         assert_eq!(store.chart("a").unwrap(), None);
+        assert_eq!(store.sessions().unwrap(), ["a", "b"]);
         std::fs::remove_dir_all(&directory).unwrap();
     }
 
@@ -396,6 +481,17 @@ mod tests {
         );
         drop(store);
         std::fs::remove_dir_all(&directory).unwrap();
+    }
+
+    #[test]
+    fn the_redb_version_named_is_the_one_the_lock_file_pins() {
+        let lock = include_str!("../../Cargo.lock");
+        let pinned = lock
+            .split("[[package]]")
+            .find(|package| package.contains("name = \"redb\""))
+            .and_then(|package| package.lines().find(|line| line.starts_with("version = ")))
+            .map(|line| line.trim_start_matches("version = ").trim_matches('"'));
+        assert_eq!(pinned, Some(REDB_VERSION));
     }
 
     #[test]

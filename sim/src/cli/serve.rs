@@ -1,35 +1,72 @@
-//! `ward serve [--bug NAME]`: ward's own core behind the protocol, on standard input and
-//! output (SPEC §15 P5; `PROTOCOL.md`). `ward run --runtime 'ward serve'` checks it as it
-//! would check any runtime's adapter.
+//! `ward serve [--bug NAME] [--store DIR]`: ward's own core behind the protocol, on standard
+//! input and output (SPEC §15 P5; `PROTOCOL.md`). `ward run --runtime 'ward serve'` checks it
+//! as it would check any runtime's adapter.
+//!
+//! With `--store DIR` its sessions live in a redb file, `ward.redb`, in the directory each
+//! `reset` gives (`storeDir`, P8), or in `DIR` when a reset gives none: it announces the
+//! store in `ready.durable`, claims R30–R35, and after a crash takes up the run the crash cut
+//! on `recover` (SPEC §16, §17, P12). At `crash` it leaks its database handle unclosed, as a
+//! kill leaves it.
 //!
 //! A line that is not a message of the protocol, or a message out of turn, ends the process
 //! with exit code 2 and the reason on standard error: ward's side reports it as a violation.
 
 use std::io::{BufRead, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 use ward_core::fault::{Fault, FaultSet};
 
+use ward_core::durable::{DurableStore, REDB_VERSION};
+
 use crate::host::core::CoreHost;
-use crate::protocol::ToAdapter;
+use crate::protocol::{Durable, ToAdapter};
 
 /// Arguments of `ward serve`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct ServeArgs {
     /// Switch on a seeded bug of the catalogue in every run (`ward bugs` lists them).
-    #[arg(long, value_parser = super::run::parse_scenario_bug)]
+    #[arg(long, value_parser = super::run::parse_bug)]
     pub bug: Option<Fault>,
+    /// Keep sessions in a redb file under this directory (or the one each reset gives).
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+}
+
+/// The store file's name in its directory.
+pub const STORE_FILE: &str = "ward.redb";
+
+/// The core `ward serve` speaks for: in memory, or durable in a redb file.
+fn host(args: &ServeArgs) -> Result<CoreHost, String> {
+    let faults: FaultSet = args.bug.into_iter().collect();
+    let Some(base) = args.store.clone() else {
+        if args.bug.is_some_and(super::run::durable_bug) {
+            return Err("a bug of durable sessions needs --store DIR".to_owned());
+        }
+        return CoreHost::new(faults).map_err(|error| error.to_string());
+    };
+    let opener = Box::new(move |store_dir: Option<&str>| {
+        let folder = store_dir.map_or_else(|| base.clone(), PathBuf::from);
+        std::fs::create_dir_all(&folder)
+            .map_err(|error| format!("{}: {error}", folder.display()))?;
+        DurableStore::open_unlocked(&folder.join(STORE_FILE)).map_err(|error| error.to_string())
+    });
+    let described = Durable {
+        store: format!("a redb file, {STORE_FILE}, in the store directory"),
+        version: format!("redb {REDB_VERSION}"),
+        drop: "leaks the database handle without closing it, as a kill leaves it".to_owned(),
+    };
+    CoreHost::durable(faults, opener, described).map_err(|error| error.to_string())
 }
 
 /// Serves until standard input ends.
 pub fn run(args: &ServeArgs) -> ExitCode {
-    let faults: FaultSet = args.bug.into_iter().collect();
-    let mut host = match CoreHost::new(faults) {
+    let mut host = match host(args) {
         Ok(host) => host,
         Err(error) => {
             eprintln!("ward serve: {error}");
-            return ExitCode::from(1);
+            return ExitCode::from(2);
         }
     };
     let stdin = std::io::stdin().lock();

@@ -50,36 +50,29 @@ use ward_core::provider::{
     Provider, ProviderError, ProviderErrorKind, ProviderReply, ProviderRequest,
 };
 use ward_core::registry::{Registry, RegistryBuilder};
-use ward_core::session::{Record, SessionStore, StoreError};
+use ward_core::session::{SessionStore, StoreError};
 use ward_core::tool::{ToolBody, ToolContext, ToolMeta, UserResponder};
 
 use crate::protocol::{
-    BodyOutcome, FromAdapter, ProviderFailure, RunEndOutcome, Runtime, RuntimeId, StartRun,
-    ToAdapter, ToolDescription, VERSION, Violation, WireLimits,
+    BodyOutcome, Durable, FromAdapter, ProviderFailure, RunEndOutcome, Runtime, RuntimeId,
+    StartRun, ToAdapter, ToolDescription, VERSION, Violation, WireLimits,
 };
 
-/// The rules ward's core claims (P2): every rule of the SPEC a runtime keeps, but those of
-/// durable sessions (R30–R35): behind the protocol its sessions live in memory, since the
-/// protocol does not carry crashes yet. (ward's core keeps them with a durable store; the
-/// crash explorer, `crate::crash`, checks I15–I19 in process.)
+/// The rules ward's core claims (P2) when it keeps its sessions in memory: every rule of the
+/// SPEC a runtime keeps but those of durable sessions (R30–R35). A durable core
+/// ([`CoreHost::durable`]) claims those too ([`DURABLE_CLAIMS`]).
 pub const CLAIMS: &[&str] = &[
     "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R8a", "R11", "R12", "R13", "R14", "R15",
     "R16", "R17", "R18", "R19", "R20", "R21", "R22", "R23", "R24", "R25", "R26", "R27", "R28",
     "R29",
 ];
 
-/// Why ward's core does not claim the rules it leaves out.
-const NOT_CLAIMED: &[(&str, &str)] = &[
-    ("R30", NOT_OVER_THE_PROTOCOL),
-    ("R31", NOT_OVER_THE_PROTOCOL),
-    ("R32", NOT_OVER_THE_PROTOCOL),
-    ("R33", NOT_OVER_THE_PROTOCOL),
-    ("R34", NOT_OVER_THE_PROTOCOL),
-    ("R35", NOT_OVER_THE_PROTOCOL),
-];
+/// The rules of durable sessions a durable core claims beside [`CLAIMS`].
+pub const DURABLE_CLAIMS: &[&str] = &["R30", "R31", "R32", "R33", "R34", "R35"];
 
-const NOT_OVER_THE_PROTOCOL: &str =
-    "behind the protocol sessions live in memory: the protocol does not carry crashes yet";
+/// Why ward's core in memory does not claim the rules of durable sessions.
+const NOT_DURABLE: &str =
+    "sessions live in memory (`ward serve --store DIR` keeps them in a redb file)";
 
 /// A misuse of the protocol by ward's side, as the host reports it (the adapter's side of P6).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -102,6 +95,12 @@ pub struct CoreHost {
     registries: [Option<(Registry, Vec<ToolDescription>)>; 2],
     /// The catalogue `reset` last sent that matched each registry.
     accepted: [Option<Arc<[ToolDescription]>>; 2],
+    /// Where the sessions are kept.
+    keeping: Keeping,
+    /// The directory `reset` gave for the store.
+    store_dir: Option<String>,
+    /// The store failed (R35): the process is dead, as a kill leaves it.
+    store_failed: Option<String>,
 }
 
 type RunFuture = Pin<Box<dyn Future<Output = (String, Session<HostStore>, RunResult)>>>;
@@ -122,6 +121,15 @@ struct Shared {
     next_request: u64,
     next_body: u64,
     next_question: u64,
+    /// `session/run` of the run under way, for a durable core: the prefix of its bodies' keys.
+    key_prefix: Option<String>,
+}
+
+/// How a run is launched: new, or taken up after a crash with the secret values of the
+/// configuration.
+enum Launch {
+    Start(StartRunInput),
+    Resume(Vec<String>),
 }
 
 enum BodyReply {
@@ -134,8 +142,12 @@ enum BodyReply {
 #[derive(Debug)]
 struct ProxiedPanic;
 
+mod store;
 #[cfg(test)]
 mod tests;
+
+pub use store::Opener;
+use store::{HostStore, Keeping};
 
 fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
     shared
@@ -172,7 +184,27 @@ impl CoreHost {
             wake: Arc::new(WakeFlag::default()),
             registries: [None, None],
             accepted: [None, None],
+            keeping: Keeping::Memory,
+            store_dir: None,
+            store_failed: None,
         })
+    }
+
+    /// A host whose sessions live in the durable store `opener` opens at every `reset`
+    /// (`described` is what `ready` says of it): it claims R30–R35, takes up a run a crash
+    /// cut on `recover`, and hands each body a key stable across crashes (P10).
+    pub fn durable(
+        faults: FaultSet,
+        opener: Opener,
+        described: Durable,
+    ) -> Result<CoreHost, HostError> {
+        let mut host = CoreHost::new(faults)?;
+        host.keeping = Keeping::Durable {
+            opener,
+            described,
+            store: None,
+        };
+        Ok(host)
     }
 
     /// Switches the seeded bugs on for the runs that start from now on.
@@ -182,6 +214,13 @@ impl CoreHost {
 
     /// Handles one message from ward: everything the core did in answer, ending with `idle`.
     pub fn handle(&mut self, message: ToAdapter) -> Result<Vec<FromAdapter>, HostError> {
+        if let Some(failure) = &self.store_failed
+            && !matches!(message, ToAdapter::Crash | ToAdapter::Reset { .. })
+        {
+            return Err(HostError(format!(
+                "the store failed, so the runtime died: {failure}"
+            )));
+        }
         match message {
             ToAdapter::Hello { protocol } => {
                 if protocol < VERSION {
@@ -189,21 +228,14 @@ impl CoreHost {
                         "protocol {protocol}: ward's core speaks {VERSION}"
                     )));
                 }
-                return Ok(vec![FromAdapter::Ready {
-                    protocol: VERSION,
-                    runtime: RuntimeId {
-                        name: "ward-core".to_owned(),
-                        version: env!("CARGO_PKG_VERSION").to_owned(),
-                    },
-                    claims: CLAIMS.iter().map(|&rule| rule.to_owned()).collect(),
-                    notes: NOT_CLAIMED
-                        .iter()
-                        .map(|&(rule, why)| (rule.to_owned(), why.to_owned()))
-                        .collect(),
-                    durable: None,
-                }]);
+                return Ok(vec![self.ready()]);
             }
-            ToAdapter::Reset { tools, .. } => self.reset(tools)?,
+            ToAdapter::Reset {
+                tools, store_dir, ..
+            } => {
+                self.reset(tools)?;
+                self.open_store(store_dir)?;
+            }
             ToAdapter::StartRun(start) => self.start_run(start)?,
             ToAdapter::Advance { to_ms } => {
                 // Whatever the last advance left due runs first; then, when the clock reaches
@@ -254,11 +286,11 @@ impl CoreHost {
                     cancel.cancel();
                 }
             }
-            ToAdapter::Crash | ToAdapter::Recover => {
-                return Err(HostError(
-                    "crash and recover are for a durable runtime; this one keeps its sessions in memory".to_owned(),
-                ));
+            ToAdapter::Crash => {
+                self.drop_everything()?;
+                return Ok(self.report());
             }
+            ToAdapter::Recover { secrets } => self.recover(secrets)?,
         }
         self.settle();
         Ok(self.report())
@@ -316,6 +348,116 @@ impl CoreHost {
         Ok(())
     }
 
+    /// What `ready` says: the runtime, its claims, and for a durable core its store.
+    fn ready(&self) -> FromAdapter {
+        let durable = match &self.keeping {
+            Keeping::Memory => None,
+            Keeping::Durable { described, .. } => Some(described.clone()),
+        };
+        let claims = CLAIMS
+            .iter()
+            .chain(DURABLE_CLAIMS.iter().filter(|_| durable.is_some()));
+        let notes = DURABLE_CLAIMS.iter().filter(|_| durable.is_none());
+        FromAdapter::Ready {
+            protocol: VERSION,
+            runtime: RuntimeId {
+                name: "ward-core".to_owned(),
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+            },
+            claims: claims.map(|&rule| rule.to_owned()).collect(),
+            notes: notes
+                .map(|&rule| (rule.to_owned(), NOT_DURABLE.to_owned()))
+                .collect(),
+            durable,
+        }
+    }
+
+    /// A durable core opens its store in the directory `reset` gave (P8).
+    fn open_store(&mut self, store_dir: Option<String>) -> Result<(), HostError> {
+        self.store_dir = store_dir;
+        self.store_failed = None;
+        let Keeping::Durable { opener, store, .. } = &mut self.keeping else {
+            return Ok(());
+        };
+        let mut opened = opener(self.store_dir.as_deref()).map_err(HostError)?;
+        opened.set_faults(self.faults);
+        *store = Some(Arc::new(Mutex::new(opened)));
+        Ok(())
+    }
+
+    /// A session not yet open: new in memory, or opened from the durable store (its chart
+    /// as last committed, R31).
+    fn open_session(
+        &self,
+        name: &str,
+        registry: Registry,
+    ) -> Result<Session<HostStore>, HostError> {
+        match &self.keeping {
+            Keeping::Memory => Ok(Session::new(
+                name.to_owned(),
+                registry,
+                SharedChart::new(0),
+                HostStore::memory(&self.shared),
+            )),
+            Keeping::Durable { store, .. } => {
+                let store = store
+                    .as_ref()
+                    .ok_or_else(|| HostError("no reset opened the store".to_owned()))?;
+                let kept = HostStore::durable(store, &self.shared);
+                Session::open(name.to_owned(), registry, SharedChart::new(0), kept)
+                    .map_err(store_error)
+            }
+        }
+    }
+
+    /// Names the bodies of run `run` of `session` for their keys (P10): `session/run/call`.
+    fn number_bodies(&self, session: &str, run: u32) {
+        lock(&self.shared).key_prefix = Some(format!("{session}/{run}"));
+    }
+
+    /// `crash` in drop mode (P9): every session, the run and the store handle are dropped
+    /// without closing or flushing anything, as a kill leaves them: the store is leaked, not
+    /// closed.
+    fn drop_everything(&mut self) -> Result<(), HostError> {
+        let Keeping::Durable { store, .. } = &mut self.keeping else {
+            return Err(HostError(
+                "crash is for a durable runtime; this one keeps its sessions in memory".to_owned(),
+            ));
+        };
+        std::mem::forget(store.take());
+        std::mem::forget(std::mem::take(&mut self.sessions));
+        std::mem::forget(self.run.take());
+        self.cancel = None;
+        *lock(&self.shared) = Shared::default();
+        Ok(())
+    }
+
+    /// `recover` (P9): the run a crash cut, if the store holds one, is taken up (R33, R34)
+    /// with the secret values the configuration gives it.
+    fn recover(&mut self, secrets: Vec<String>) -> Result<(), HostError> {
+        let Keeping::Durable { store, .. } = &self.keeping else {
+            return Err(HostError(
+                "recover is for a durable runtime; this one keeps its sessions in memory"
+                    .to_owned(),
+            ));
+        };
+        let store = store
+            .as_ref()
+            .ok_or_else(|| HostError("no reset opened the store".to_owned()))?;
+        let names = store::locked(store).sessions().map_err(store_error)?;
+        let registry = (self.registry.clone()).ok_or_else(|| HostError("no reset".to_owned()))?;
+        for name in names {
+            let session = self.open_session(&name, registry.clone())?;
+            let journal = session.store().journal(&name).map_err(store_error)?;
+            if let Some(run) = store::cut_run(&journal) {
+                self.number_bodies(&name, run);
+                return self.resume(name, session, secrets);
+            }
+            self.sessions.insert(name, session);
+        }
+        Ok(())
+    }
+
     fn start_run(&mut self, start: StartRun) -> Result<(), HostError> {
         if self.run.is_some() {
             return Err(HostError("a run is already going".to_owned()));
@@ -325,17 +467,31 @@ impl CoreHost {
             .clone()
             .ok_or_else(|| HostError("no reset".to_owned()))?;
         let name = start.session.clone();
-        let mut session = self.sessions.remove(&name).unwrap_or_else(|| {
-            Session::new(
-                name.clone(),
-                registry,
-                SharedChart::new(0),
-                HostStore {
-                    records: Vec::new(),
-                    shared: Arc::clone(&self.shared),
-                },
-            )
-        });
+        let session = match self.sessions.remove(&name) {
+            Some(session) => session,
+            None => self.open_session(&name, registry)?,
+        };
+        if matches!(self.keeping, Keeping::Durable { .. }) {
+            let journal = session.store().journal(&name).map_err(store_error)?;
+            self.number_bodies(&name, store::runs_started(&journal));
+        }
+        self.launch(name, session, Launch::Start(start_input(start)));
+        Ok(())
+    }
+
+    /// Takes up the run a crash cut in `session`.
+    fn resume(
+        &mut self,
+        name: String,
+        session: Session<HostStore>,
+        secrets: Vec<String>,
+    ) -> Result<(), HostError> {
+        self.launch(name, session, Launch::Resume(secrets));
+        Ok(())
+    }
+
+    /// Starts `session`'s run, new or taken up, as the future [`CoreHost::settle`] polls.
+    fn launch(&mut self, name: String, mut session: Session<HostStore>, launch: Launch) {
         let cancel = CancelToken::new();
         self.cancel = Some(cancel.clone());
         let options = RunOptions {
@@ -346,7 +502,6 @@ impl CoreHost {
             }),
             extension: None,
         };
-        let input = start_input(start);
         let shared = Arc::clone(&self.shared);
         self.run = Some(Box::pin(async move {
             let mut provider = HostProvider {
@@ -356,12 +511,20 @@ impl CoreHost {
                 shared,
                 chart: session.chart().clone(),
             };
-            let result = session
-                .run(input, &mut provider, &mut events, options)
-                .await;
+            let result = match launch {
+                Launch::Start(input) => {
+                    session
+                        .run(input, &mut provider, &mut events, options)
+                        .await
+                }
+                Launch::Resume(secrets) => {
+                    session
+                        .resume(secrets, &mut provider, &mut events, options)
+                        .await
+                }
+            };
             (name, session, result)
         }));
-        Ok(())
     }
 
     fn answer_request(
@@ -433,6 +596,12 @@ impl CoreHost {
             Some((name, session, result)) => {
                 self.cancel = None;
                 self.sessions.insert(name, session);
+                if let Err(RunError::Store(error)) = &result {
+                    // A failed commit is a crash (R35): the process dies where it is, with
+                    // no end to report.
+                    self.store_failed = Some(error.to_string());
+                    return;
+                }
                 lock(&self.shared).outbox.push(run_end(result));
             }
         }
@@ -496,6 +665,10 @@ fn start_input(start: StartRun) -> StartRunInput {
     }
 }
 
+fn store_error(error: StoreError) -> HostError {
+    HostError(error.to_string())
+}
+
 fn run_end(result: RunResult) -> FromAdapter {
     match result {
         Ok(report) => {
@@ -548,13 +721,15 @@ impl ToolBody for ProxyBody {
                 let mut shared = lock(&self.shared);
                 let body_id = format!("b{}", shared.next_body);
                 shared.next_body += 1;
+                let idempotency_key = (shared.key_prefix.as_ref())
+                    .map(|prefix| format!("{prefix}/{}", context.call_id()));
                 shared.outbox.push(FromAdapter::BodyStart {
                     body_id: body_id.clone(),
                     call_id: context.call_id().to_owned(),
                     index: context.call_index() as u64,
                     tool: context.tool_name().to_owned(),
                     input: input.clone(),
-                    idempotency_key: None,
+                    idempotency_key,
                 });
                 if self.asks.is_some() {
                     shared.asking.push_back(body_id.clone());
@@ -748,35 +923,5 @@ impl EventSink for HostEvents {
             }
         }
         shared.outbox.push(FromAdapter::Event { event });
-    }
-}
-
-/// The session store: keeps its journal and reports every message committed as an append.
-struct HostStore {
-    records: Vec<Record>,
-    shared: Arc<Mutex<Shared>>,
-}
-
-impl SessionStore for HostStore {
-    fn journal(&self, _session_id: &str) -> Result<Vec<Record>, StoreError> {
-        Ok(self.records.clone())
-    }
-
-    fn commit(
-        &mut self,
-        _session_id: &str,
-        records: &[Record],
-        _chart: Option<&Arc<ChartState>>,
-    ) -> Result<(), StoreError> {
-        let mut shared = lock(&self.shared);
-        for record in records {
-            if let Record::Message { message } = record {
-                shared.outbox.push(FromAdapter::Append {
-                    message: (**message).clone(),
-                });
-            }
-        }
-        self.records.extend_from_slice(records);
-        Ok(())
     }
 }

@@ -238,7 +238,7 @@ fn message_type(message: &ToAdapter) -> &'static str {
         ToAdapter::Answer { .. } => "answer",
         ToAdapter::Cancel => "cancel",
         ToAdapter::Crash => "crash",
-        ToAdapter::Recover => "recover",
+        ToAdapter::Recover { .. } => "recover",
     }
 }
 

@@ -125,7 +125,12 @@ pub enum ToAdapter {
     Crash,
     /// After a crash (version 2, P9): open the store and resume what the runtime's own model
     /// resumes.
-    Recover,
+    Recover {
+        /// The secret values the runtime's configuration holds for the run it takes up: never
+        /// in its store (R30), so given again as a process would read them at its start.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        secrets: Vec<String>,
+    },
 }
 
 /// What a run starts with (R14); every limit is given, in the SPEC's units.

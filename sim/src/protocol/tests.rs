@@ -48,7 +48,9 @@ fn to_adapter() -> Vec<ToAdapter> {
             store_dir: Some("/tmp/ward-store-8".to_owned()),
         },
         ToAdapter::Crash,
-        ToAdapter::Recover,
+        ToAdapter::Recover {
+            secrets: vec!["sk-configured-value".to_owned()],
+        },
         ToAdapter::StartRun(StartRun {
             session: "session-0".to_owned(),
             prompt: "Draw a line.".to_owned(),

@@ -245,3 +245,90 @@ fn every_provider_failure_reaches_the_core_as_the_code_the_simulator_expects() {
         );
     }
 }
+
+/// A durable host on a file in `folder`.
+fn durable_host(folder: &std::path::Path) -> CoreHost {
+    let folder = folder.to_path_buf();
+    let opener: Opener = Box::new(move |store_dir: Option<&str>| {
+        let folder = store_dir.map_or_else(|| folder.clone(), std::path::PathBuf::from);
+        std::fs::create_dir_all(&folder).map_err(|error| error.to_string())?;
+        ward_core::durable::DurableStore::open_unlocked(&folder.join("ward.redb"))
+            .map_err(|error| error.to_string())
+    });
+    let described = Durable {
+        store: "a redb file".to_owned(),
+        version: "redb".to_owned(),
+        drop: "leaks its handle".to_owned(),
+    };
+    CoreHost::durable(FaultSet::EMPTY, opener, described).unwrap()
+}
+
+#[test]
+fn a_durable_host_takes_up_the_run_a_crash_cut() {
+    let folder = std::env::temp_dir().join(format!("ward-durable-host-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&folder);
+    let mut host = durable_host(&folder);
+    let ready = host.handle(ToAdapter::Hello { protocol: VERSION }).unwrap();
+    let [
+        FromAdapter::Ready {
+            claims, durable, ..
+        },
+    ] = &ready[..]
+    else {
+        panic!("{ready:?}");
+    };
+    assert!(durable.is_some() && claims.iter().any(|rule| rule == "R31"));
+    let start = started(&mut host, "Draw a line.");
+    assert_eq!(kinds(&start).last().map(String::as_str), Some("idle"));
+    let reply = ToAdapter::ModelReply {
+        request_id: "r0".to_owned(),
+        text: String::new(),
+        calls: vec![ToolCall {
+            id: "call_9".to_owned(),
+            name: "drawing_create".to_owned(),
+            arguments: r#"{"kind":"horizontal-line","paneId":"main","anchors":[{"price":7}]}"#
+                .to_owned(),
+        }],
+    };
+    let batch = host.handle(reply).unwrap();
+    let key = batch.iter().find_map(|message| match message {
+        FromAdapter::BodyStart {
+            idempotency_key, ..
+        } => idempotency_key.clone(),
+        _ => None,
+    });
+    assert_eq!(key.as_deref(), Some("s/0/call_9"));
+    // The process dies while the write runs: its result was never committed.
+    let dropped = host.handle(ToAdapter::Crash).unwrap();
+    assert_eq!(kinds(&dropped), ["idle"]);
+    let mut again = durable_host(&folder);
+    again
+        .handle(ToAdapter::Hello { protocol: VERSION })
+        .unwrap();
+    again
+        .handle(ToAdapter::Reset {
+            seed: 3,
+            tools: catalogue().into(),
+            store_dir: None,
+        })
+        .unwrap();
+    let recovered = again
+        .handle(ToAdapter::Recover {
+            secrets: Vec::new(),
+        })
+        .unwrap();
+    // The reply was committed: the batch runs again, the write's body with the same key.
+    let key = recovered.iter().find_map(|message| match message {
+        FromAdapter::BodyStart {
+            idempotency_key, ..
+        } => idempotency_key.clone(),
+        _ => None,
+    });
+    assert_eq!(
+        key.as_deref(),
+        Some("s/0/call_9"),
+        "{:?}",
+        kinds(&recovered)
+    );
+    let _ = std::fs::remove_dir_all(&folder);
+}
