@@ -349,6 +349,15 @@ impl Digester {
                 self.tag(10);
                 self.state(state);
             }
+            Record::Crash { at_ms, how } => {
+                self.tag(12);
+                self.u64(*at_ms);
+                self.str(how);
+            }
+            Record::Recover { at_ms } => {
+                self.tag(13);
+                self.u64(*at_ms);
+            }
             Record::Report {
                 outcome,
                 code,

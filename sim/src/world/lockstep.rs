@@ -113,44 +113,93 @@ impl Default for Bodies {
     }
 }
 
+/// The runtimes a scenario meets: one that never crashes, or a durable one the world crashes
+/// and starts again (SPEC §16, §17 P9).
+pub trait Runtimes {
+    /// The runtime as it is now.
+    fn current(&mut self) -> &mut dyn Runtime;
+
+    /// Whether the runtime died during the last exchange, and how: a storage fault the world
+    /// planned on its disk fired (R35: a failed write or sync is a crash). `None` for a
+    /// runtime that lives on.
+    fn died(&mut self) -> Option<String> {
+        None
+    }
+
+    /// Starts a fresh runtime on what the dead one's store kept (what the disk kept, after a
+    /// kill or a power loss).
+    fn restart(&mut self) -> Result<(), Violation> {
+        Err(Violation::new("this runtime cannot be started again"))
+    }
+
+    /// The directory a durable runtime keeps its store in (`reset.storeDir`, P8).
+    fn store_dir(&self) -> Option<String> {
+        None
+    }
+}
+
+/// One runtime that lives through the whole scenario.
+struct Living<'r>(&'r mut dyn Runtime);
+
+impl Runtimes for Living<'_> {
+    fn current(&mut self) -> &mut dyn Runtime {
+        &mut *self.0
+    }
+}
+
 /// Runs `scenario` against `runtime`.
 pub fn execute(
     runtime: &mut dyn Runtime,
     bodies: &Bodies,
     scenario: &Scenario,
 ) -> Result<Trace, Violation> {
+    execute_crashing(&mut Living(runtime), bodies, scenario)
+}
+
+/// Runs `scenario` against `runtimes`, crashing and starting the runtime again whenever it
+/// dies: the world records the crash, drops what it had to deliver to the dead runtime (a
+/// body's change to ward's chart stays, P10), sends the fresh one `reset` (the same seed and
+/// store directory) and `recover` with the run's secret values, and goes on with what the
+/// runtime then does. A run whose prompt the dead runtime had not acknowledged (no `append`
+/// of it) is started again instead, as a user whose request was lost sends it again.
+pub fn execute_crashing(
+    runtimes: &mut dyn Runtimes,
+    bodies: &Bodies,
+    scenario: &Scenario,
+) -> Result<Trace, Violation> {
     let catalogue = bodies.catalogue(scenario.code_interpreter);
-    let reset = runtime.exchange(ToAdapter::Reset {
-        seed: scenario.seed.unwrap_or(scenario.chart_seed),
-        tools: Arc::clone(&catalogue.tools),
-        store_dir: None,
-    })?;
-    let mut now = idle(&reset)?;
+    let mut now = reset(runtimes, catalogue, scenario)?;
     let secrets: BTreeMap<String, String> = scenario
         .secrets
         .iter()
         .map(|secret| (secret.label.clone(), secret.value.clone()))
         .collect();
+    let mut keys = BTreeMap::new();
     let mut trace = Trace::default();
     for (session_index, session) in scenario.sessions.iter().enumerate() {
         let chart = SharedChart::new(scenario.chart_seed);
         for (run_index, script) in session.runs.iter().enumerate() {
             let mut run = RunDriver {
-                runtime: &mut *runtime,
+                runtimes: &mut *runtimes,
+                scenario,
                 catalogue,
                 secrets: &secrets,
+                keys: &mut keys,
                 script,
+                start: None,
                 chart: chart.clone(),
                 trace: RunTrace {
                     session: session_index,
                     run: run_index,
                     ..RunTrace::default()
                 },
+                base_ms: 0,
                 start_ms: now,
                 now_ms: now,
                 agenda: BTreeMap::new(),
                 scheduled: 0,
                 steps: script.turns.iter(),
+                realign: false,
                 sent: Vec::new(),
                 last_request: LastRequest::default(),
                 answers: script.answers.iter().cloned().collect(),
@@ -172,6 +221,21 @@ pub fn execute(
         }
     }
     Ok(trace)
+}
+
+/// Sends the scenario's `reset`: the instant its `idle` names.
+fn reset(
+    runtimes: &mut dyn Runtimes,
+    catalogue: &Catalogue,
+    scenario: &Scenario,
+) -> Result<u64, Violation> {
+    let store_dir = runtimes.store_dir();
+    let answer = runtimes.current().exchange(ToAdapter::Reset {
+        seed: scenario.seed.unwrap_or(scenario.chart_seed),
+        tools: Arc::clone(&catalogue.tools),
+        store_dir,
+    })?;
+    idle(&answer)
 }
 
 /// The trace of a scenario whose runtime broke the protocol: one run that did not start,
@@ -232,6 +296,8 @@ struct BodyState {
     index: u64,
     tool: String,
     input: Value,
+    /// The key the runtime handed the body (P10).
+    key: Option<String>,
     /// Set when the body's work is done, until its call's result commits or rolls it back.
     checkpoint: Option<Checkpoint>,
     /// Delivered: its end is recorded.
@@ -240,18 +306,32 @@ struct BodyState {
     asks: bool,
 }
 
+/// What bodies with an idempotency key returned, by key (P10): a second body with a key
+/// already applied returns the first one's result and changes nothing.
+type Keys = BTreeMap<String, (BodyOutcome, bool)>;
+
 struct RunDriver<'r, 'w> {
-    runtime: &'r mut dyn Runtime,
+    runtimes: &'r mut dyn Runtimes,
+    scenario: &'w Scenario,
     catalogue: &'w Catalogue,
     secrets: &'w BTreeMap<String, String>,
+    keys: &'r mut Keys,
     script: &'w RunScript,
+    /// The run's start, sent again when a runtime dies before it acknowledged the prompt.
+    start: Option<StartRun>,
     chart: SharedChart,
     trace: RunTrace,
+    /// The run's time before the runtime's clock last started again (a restart sets it to 0).
+    base_ms: u64,
     start_ms: u64,
     now_ms: u64,
     agenda: BTreeMap<(u64, u64), Delivery>,
     scheduled: u64,
     steps: std::slice::Iter<'w, Turn>,
+    /// After a restart: the next request's turn is read from its transcript, and the script
+    /// goes on from that turn's step (a reply the dead runtime never committed is asked for
+    /// again, R33).
+    realign: bool,
     sent: Vec<Sent>,
     last_request: LastRequest,
     answers: VecDeque<Answer>,
@@ -267,7 +347,7 @@ struct RunDriver<'r, 'w> {
 
 impl RunDriver<'_, '_> {
     fn at_ms(&self) -> u64 {
-        self.now_ms - self.start_ms
+        self.base_ms + (self.now_ms - self.start_ms)
     }
 
     fn record(&mut self, record: Record) {
@@ -308,6 +388,7 @@ impl RunDriver<'_, '_> {
         if let Some(cancel_at_ms) = script.cancel_at_ms {
             self.schedule(cancel_at_ms, Delivery::Cancel);
         }
+        self.start = Some(start.clone());
         self.send(ToAdapter::StartRun(start))?;
         while !self.ended {
             let next = self.agenda.first_key_value().map(|(&(at, _), _)| at);
@@ -331,7 +412,7 @@ impl RunDriver<'_, '_> {
     }
 
     fn send(&mut self, message: ToAdapter) -> Result<(), Violation> {
-        let answer = self.runtime.exchange(message)?;
+        let answer = self.runtimes.current().exchange(message)?;
         let at = idle(&answer)?;
         if at < self.now_ms {
             return Err(Violation::new(format!(
@@ -343,7 +424,45 @@ impl RunDriver<'_, '_> {
         for message in answer {
             self.observe(message)?;
         }
-        Ok(())
+        match self.runtimes.died() {
+            Some(how) => self.crashed(how),
+            None => Ok(()),
+        }
+    }
+
+    /// The runtime died during the last exchange: the crash is recorded, what ward had to
+    /// deliver to it is dropped (a delivered body's change to ward's chart stays, P10), and a
+    /// fresh runtime is reset and recovers the run, or starts it again when the dead one had
+    /// not acknowledged its prompt.
+    fn crashed(&mut self, how: String) -> Result<(), Violation> {
+        let at_ms = self.at_ms();
+        self.record(Record::Crash { at_ms, how });
+        self.agenda.clear();
+        for state in self.bodies.values_mut() {
+            if let Some(checkpoint) = state.checkpoint.take() {
+                self.chart.commit(checkpoint);
+            }
+        }
+        self.bodies.clear();
+        self.delivering = None;
+        self.last_request.pending = None;
+        self.runtimes.restart()?;
+        let started = reset(self.runtimes, self.catalogue, self.scenario)?;
+        self.base_ms = at_ms;
+        (self.start_ms, self.now_ms) = (started, started);
+        self.realign = true;
+        let acknowledged = self.trace.records.iter().any(|record| {
+            matches!(record, Record::Append { message } if matches!(**message, Message::User { .. }))
+        });
+        if !acknowledged && let Some(start) = self.start.clone() {
+            return self.send(ToAdapter::StartRun(start));
+        }
+        let secrets = self.start.as_ref().map(|start| start.secrets.clone());
+        let at_ms = self.at_ms();
+        self.record(Record::Recover { at_ms });
+        self.send(ToAdapter::Recover {
+            secrets: secrets.unwrap_or_default(),
+        })
     }
 
     fn observe(&mut self, message: FromAdapter) -> Result<(), Violation> {
@@ -362,8 +481,11 @@ impl RunDriver<'_, '_> {
                 index,
                 tool,
                 input,
-                ..
-            } => self.on_body_start(body_id, call_id, index, tool, input)?,
+                idempotency_key,
+            } => {
+                let started = (body_id, call_id, index, tool, input);
+                self.on_body_start(started, idempotency_key)?;
+            }
             FromAdapter::ModelCancel { request_id } => self.on_model_cancel(&request_id),
             FromAdapter::BodyCancel { body_id } => self.on_body_cancel(&body_id),
             FromAdapter::Rollback { body_id } => self.on_rollback(&body_id)?,
@@ -521,6 +643,17 @@ impl RunDriver<'_, '_> {
         self.last_request.replied = false;
         self.last_request.pending = Some(request_id.clone());
         let transcript: Vec<Arc<Message>> = transcript.into_iter().map(Arc::new).collect();
+        if std::mem::take(&mut self.realign) {
+            // The turns this run took are the replies after its prompt, the last user message.
+            let prompt = transcript
+                .iter()
+                .rposition(|message| matches!(**message, Message::User { .. }));
+            let taken = transcript[prompt.map_or(0, |at| at + 1)..]
+                .iter()
+                .filter(|message| matches!(***message, Message::Assistant { .. }))
+                .count();
+            self.steps = self.script.turns.get(taken..).unwrap_or_default().iter();
+        }
         self.record_request(&system_prompt, &tools, &transcript, turn, attempt);
         let step = self.steps.next().unwrap_or(&DONE).clone();
         let reacted: Vec<CallScript> = step
@@ -608,11 +741,8 @@ impl RunDriver<'_, '_> {
 
     fn on_body_start(
         &mut self,
-        body_id: String,
-        call_id: String,
-        index: u64,
-        tool: String,
-        input: Value,
+        (body_id, call_id, index, tool, input): (String, String, u64, String, Value),
+        key: Option<String>,
     ) -> Result<(), Violation> {
         if self.bodies.contains_key(&body_id) {
             return Err(Violation::new(format!("a second body named {body_id}")));
@@ -639,6 +769,7 @@ impl RunDriver<'_, '_> {
                 index,
                 tool,
                 input,
+                key,
                 checkpoint: None,
                 ended: false,
                 asks,
@@ -814,12 +945,13 @@ impl RunDriver<'_, '_> {
         outcome: Cow<'static, str>,
         output: Option<Arc<Result<Value, ToolError>>>,
     ) {
+        let at_ms = self.at_ms();
         let Some(state) = self.bodies.get_mut(body_id) else {
             return;
         };
         state.ended = true;
         let record = Record::BodyEnd {
-            at_ms: self.now_ms - self.start_ms,
+            at_ms,
             index: usize::try_from(state.index).unwrap_or(usize::MAX),
             call_id: Arc::from(state.call_id.as_str()),
             tool: Arc::from(state.tool.as_str()),
@@ -840,6 +972,23 @@ impl RunDriver<'_, '_> {
             state.tool.clone(),
             state.input.clone(),
         );
+        if let Some((result, _)) = state.key.as_ref().and_then(|key| self.keys.get(key)) {
+            // A key already applied: the first body's result, and no change (P10).
+            let result = result.clone();
+            let outcome = match &result {
+                BodyOutcome::Data(_) => Cow::Borrowed("ok"),
+                BodyOutcome::Error(error) => Cow::Owned(error.code.clone()),
+            };
+            self.end_body(body_id, outcome, None);
+            let index = self.trace.records.len() - 1;
+            let message = ToAdapter::BodyResult {
+                body_id: body_id.to_owned(),
+                result,
+                changed: false,
+            };
+            return self.send_delivery(body_id, index, message);
+        }
+        let key = state.key.clone();
         let behaviour = script.tools.get(tool.as_str()).unwrap_or(&PLAIN);
         if matches!(behaviour.effect, Effect::Panic) {
             self.end_body(body_id, Cow::Borrowed("panic"), None);
@@ -886,6 +1035,9 @@ impl RunDriver<'_, '_> {
             Ok(data) => BodyOutcome::Data(data),
             Err(error) => BodyOutcome::Error(error),
         };
+        if let Some(key) = key {
+            self.keys.insert(key, (result.clone(), changed));
+        }
         let index = self.trace.records.len() - 1;
         self.send_delivery(
             body_id,

@@ -137,6 +137,20 @@ pub enum Record {
         /// Calls that got a result, as reported.
         calls: u32,
     },
+    /// The runtime died (SPEC §17 P9): a storage fault the world planned fired.
+    #[serde(rename_all = "camelCase")]
+    Crash {
+        /// Virtual ms.
+        at_ms: u64,
+        /// How it died.
+        how: String,
+    },
+    /// A fresh runtime was asked to recover the run.
+    #[serde(rename_all = "camelCase")]
+    Recover {
+        /// Virtual ms.
+        at_ms: u64,
+    },
     /// Undo at the end of the session restored this state.
     Undo {
         /// The state after the undo.
