@@ -247,3 +247,55 @@ fn a_guarded_call_whose_id_repeats_a_clean_one_is_journaled_with_its_refusal() {
         .collect();
     assert_eq!(settled, vec![(1, "DUPLICATE_CALL_ID".to_owned())]);
 }
+
+/// The drawings on the committed chart after a run of one chart write whose commit number
+/// `fail_at` fails, resumed on the same session object.
+fn drawings_after_a_failed_commit(fail_at: usize, faults: ward_core::fault::FaultSet) -> usize {
+    let registry = registry(CatalogueOptions::default()).unwrap();
+    let store = Failing {
+        inner: MemoryStore::new(),
+        commits: 0,
+        fail_at: Some(fail_at),
+    };
+    let mut session = Session::new("s", registry, SharedChart::new(0), store);
+    let options = RunOptions {
+        faults,
+        ..RunOptions::default()
+    };
+    let mut provider = ScriptedProvider::new(vec![reply(vec![draw("call_1")]), say("Done.")]);
+    if run_on(&mut session, &mut provider, false, options.clone()).is_err() {
+        let mut provider = ScriptedProvider::new(vec![say("Done.")]);
+        match run_on(&mut session, &mut provider, true, options) {
+            // The start never committed: the run never began.
+            Err(RunError::NothingToResume) => return 0,
+            resumed => assert!(resumed.is_ok(), "{resumed:?}"),
+        }
+    }
+    let committed = session.store().inner.chart("s").unwrap();
+    committed.map_or(0, |chart| chart.drawings.len())
+}
+
+/// R31 at the core's own API, where the chart lives in the store: whichever commit fails
+/// after the run's start, the write is applied once (I15). Over the protocol ward's chart is the world's (SPEC §17 P10)
+/// and a rerun body is recognised by its idempotency key, so a chart committed apart from
+/// its result shows nowhere on the wire: `result-apart-from-write` is caught here.
+#[test]
+fn a_chart_write_is_applied_once_whichever_commit_fails() {
+    use ward_core::fault::{Fault, FaultSet};
+    // Commits: 0 the start, 1 the reply, 2 the results with the chart, 3 the closing reply.
+    // Cut at 0 the run never began; at 1 the reply is asked for again and the model, asked
+    // again, only answers.
+    let correct = (0..6).map(|fail_at| drawings_after_a_failed_commit(fail_at, FaultSet::EMPTY));
+    assert_eq!(correct.collect::<Vec<_>>(), [0, 0, 1, 1, 1, 1]);
+    if cfg!(feature = "fault-injection") {
+        let twice = (0..6).filter(|&fail_at| {
+            drawings_after_a_failed_commit(fail_at, FaultSet::only(Fault::ResultApartFromWrite))
+                == 2
+        });
+        assert_eq!(
+            twice.collect::<Vec<_>>(),
+            [3],
+            "result-apart-from-write: the chart commits at 2 without its result, which commit 3 fails to add, so the resumed run draws again"
+        );
+    }
+}
