@@ -604,6 +604,7 @@ impl Builder<'_> {
                     AnswerText::Free(text) => self.free(text),
                 }),
                 delay_ms: answer.delay.ms(),
+                cancels: false,
             })
             .collect();
         let mut ids = CallIds::default();

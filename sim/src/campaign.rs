@@ -110,12 +110,11 @@ struct DurableSeed {
 fn explore(seed: u64, bug: Option<Fault>) -> (DurableSeed, DurableVerdict) {
     let faults = bug.into_iter().collect();
     let exploration = explore::explore_seed(seed, faults);
-    let journal = serde_json::to_string(&exploration.crashed.journal).unwrap_or_default();
     let durable = DurableSeed {
         planned: exploration.planned() as u64,
         crashes: exploration.crashes(),
         processes: exploration.crashed.processes.len() as u64,
-        outcome_unknown: journal.matches("\"OUTCOME_UNKNOWN\"").count() as u64,
+        outcome_unknown: exploration.outcome_unknown() as u64,
         digest: exploration.digest(),
     };
     (durable, exploration.verdict)

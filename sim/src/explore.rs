@@ -21,18 +21,16 @@ pub struct Exploration {
 }
 
 impl Exploration {
-    /// The digest of what the execution with crashes left: its journal, its chart and every
-    /// byte it wrote, so that the same plan gives the same digest (I11's promise, kept by the
-    /// explorer too).
+    /// The digest of the execution with crashes: its trace, as I11's digest reads one (the
+    /// crashes and recoveries among its records), and every byte it wrote, so that the same
+    /// plan gives the same digest (I11's promise, kept by the explorer too).
     pub fn digest(&self) -> u64 {
         let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        hasher.update(&crate::trace::digest(&self.crashed.trace).to_le_bytes());
         hasher.update(
-            serde_json::to_string(&self.crashed.journal)
-                .unwrap_or_default()
-                .as_bytes(),
-        );
-        hasher.update(
-            serde_json::to_string(&self.crashed.chart)
+            self.crashed
+                .failure
+                .as_deref()
                 .unwrap_or_default()
                 .as_bytes(),
         );
@@ -41,6 +39,18 @@ impl Exploration {
             hasher.update(bytes);
         }
         hasher.digest()
+    }
+
+    /// How many results the execution with crashes acknowledged as `OUTCOME_UNKNOWN`.
+    pub fn outcome_unknown(&self) -> usize {
+        (self.crashed.trace.runs.iter())
+            .flat_map(|run| &run.records)
+            .filter(|record| {
+                matches!(record, crate::world::Record::Append { message }
+                    if matches!(&**message, ward_core::session::Message::Tool { result, .. }
+                        if result.error_code() == Some("OUTCOME_UNKNOWN")))
+            })
+            .count()
     }
 
     /// The crashes the plan held (some may not happen: a session can end before one).

@@ -9,7 +9,7 @@
 //! | [`world`] | runs a scenario against a runtime on virtual time and records every boundary observation |
 //! | [`view`] | a run's records arranged for the oracle |
 //! | [`oracle`] | the invariants I1–I19, one file each, and the verdict |
-//! | [`crash`] | the crash explorer: durable sessions of the core crashed at storage calls and resumed, every step observed |
+//! | [`crash`] | the crash explorer: ward's core durable on a simulated disk, crashed at storage calls (or a process killed for real, [`crash::kill`]) and recovered through the seam |
 //! | [`explore`] | one crash plan end to end: executed without and with its crashes, checked for I15–I19 |
 //! | [`conformance`] | probes of ward's own core for the rules no scenario reaches (R2, R8a, R8), run by `cargo test` |
 //! | [`catalogue`] | the oracle's own copy of the tool table, the default limits and the schemas |

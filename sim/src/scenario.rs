@@ -212,6 +212,9 @@ pub struct Answer {
     /// How long the user takes.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub delay_ms: u64,
+    /// The user cancels the run instead of answering (R20: the batch stops there).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cancels: bool,
 }
 
 /// What a tool body does besides its own work.

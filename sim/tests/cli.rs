@@ -363,11 +363,17 @@ fn a_bug_of_durable_sessions_is_caught_with_crashes_and_refused_without() {
     assert_eq!(replayed.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&replayed.stdout).contains("violated: I18: write "));
     let steps = std::fs::read_to_string(&trace).unwrap();
+    // The trace is what crossed the seam, as for a scenario: the run's start, its messages,
+    // its report.
     assert!(
-        steps.lines().next().unwrap().contains(r#""step":"opened""#),
+        steps
+            .lines()
+            .next()
+            .unwrap()
+            .contains(r#""type":"run.started""#),
         "{steps}"
     );
-    assert!(steps.contains(r#""step":"committed""#), "{steps}");
+    assert!(steps.contains(r#""record":"report""#), "{steps}");
     // A seed's plan replays with --crashes; without, the bug is refused for a scenario.
     let seed = ward(&["replay", "--crashes", "0", "--bug", "raw-prompt-journaled"]);
     assert_eq!(seed.status.code(), Some(1));

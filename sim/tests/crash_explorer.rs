@@ -1,15 +1,16 @@
-//! The crash explorer (SPEC §16): ward's core keeps I15–I19 under crashes at storage calls,
-//! power losses and write and sync errors, and each seeded bug of durable sessions is caught
-//! by the invariant the catalogue names for it, and shrinks to a plan file that fails the
-//! same check.
+//! The crash explorer (SPEC §16, §17): ward's core, driven through the protocol's seam,
+//! keeps I15–I19 under crashes at storage calls, power losses and write and sync errors, and
+//! each seeded bug of durable sessions is caught by the invariant the catalogue names for it,
+//! and shrinks to a plan file that fails the same check.
 
+use ward_core::events::EventKind;
 use ward_core::fault::{Fault, FaultSet};
-use ward_core::session::Record;
+use ward_sim::crash::CrashKind;
 use ward_sim::crash::file::PlanFile;
-use ward_sim::crash::{CrashKind, Step};
 use ward_sim::explore::{explore, explore_seed};
 use ward_sim::oracle::Invariant;
 use ward_sim::shrink::plan::{self as shrink, first_of};
+use ward_sim::world::Record;
 
 /// Plans the correct core is checked on.
 const SEEDS: u64 = 400;
@@ -21,10 +22,19 @@ const STALL_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
 /// The budget of plans within which each seeded bug must be caught (SPEC §11).
 const SEEDS_PER_BUG_MAX: u64 = 5_000;
 
+/// Bugs of durable sessions that nothing crossing the protocol shows, each caught where it
+/// shows. `result-apart-from-write` commits the chart apart from its result, but through the
+/// protocol ward's chart is the world's (SPEC §17 P10) and the core's stored chart only a
+/// mirror: a body the resumed core runs again carries its idempotency key and changes
+/// nothing, so the split leaves no trace on the wire. It is caught at the core's own API,
+/// where the chart lives in the store (`core/tests/durable_driver.rs`,
+/// `a_chart_write_is_applied_once_whichever_commit_fails`).
+const NOT_ON_THE_WIRE: &[Fault] = &[Fault::ResultApartFromWrite];
+
 #[test]
 fn the_core_keeps_every_durable_invariant_under_crashes() {
     let mut crashes = [0_usize; 4];
-    let mut resumed_batches = 0;
+    let mut recoveries = 0;
     let mut outcome_unknown = 0;
     let mut planned = 0;
     let report = |stall: &ward_sim::stall::Stall| eprintln!("{stall}");
@@ -49,13 +59,15 @@ fn the_core_keeps_every_durable_invariant_under_crashes() {
                 }
             }
             planned += exploration.planned();
-            let journal = serde_json::to_string(&exploration.crashed.journal).unwrap();
-            outcome_unknown += journal.matches("OUTCOME_UNKNOWN").count();
-            resumed_batches += exploration.crashed.journal.len();
+            outcome_unknown += exploration.outcome_unknown();
+            recoveries += (exploration.crashed.trace.runs.iter())
+                .flat_map(|run| &run.records)
+                .filter(|record| matches!(record, Record::Recover { .. }))
+                .count();
         }
     });
     println!(
-        "{SEEDS} plans, {planned} crashes planned, {} happened: kill {}, power loss {}, write error {}, sync error {}; {outcome_unknown} OUTCOME_UNKNOWN results; {resumed_batches} records",
+        "{SEEDS} plans, {planned} crashes planned, {} happened: kill {}, power loss {}, write error {}, sync error {}; {outcome_unknown} OUTCOME_UNKNOWN results; {recoveries} recoveries",
         crashes.iter().sum::<usize>(),
         crashes[0],
         crashes[1],
@@ -67,6 +79,7 @@ fn the_core_keeps_every_durable_invariant_under_crashes() {
         "every kind of crash happened: {crashes:?}"
     );
     assert!(outcome_unknown > 0, "some call of R32 was cut by a crash");
+    assert!(recoveries > 0, "some run was recovered");
 }
 
 #[test]
@@ -75,7 +88,7 @@ fn every_seeded_bug_of_durable_sessions_is_caught_by_its_invariant_and_shrinks_t
         // The campaign catches the bugs of its invariants (`tests/simulator.rs`); this one
         // every other, so that between them every bug of the catalogue is caught.
         let invariant = Invariant::catching(fault);
-        if !invariant.is_durable() {
+        if !invariant.is_durable() || NOT_ON_THE_WIRE.contains(&fault) {
             continue;
         }
         let faults = FaultSet::only(fault);
@@ -122,73 +135,35 @@ fn every_seeded_bug_of_durable_sessions_is_caught_by_its_invariant_and_shrinks_t
 }
 
 #[test]
-fn a_crash_and_a_resume_are_steps_of_the_trace() {
-    let (seed, exploration) = (0..100)
-        .map(|seed| (seed, explore_seed(seed, FaultSet::EMPTY)))
-        .find(|(_, exploration)| {
-            exploration.crashed.processes.iter().skip(1).any(|process| {
-                process
-                    .recovered
-                    .as_ref()
-                    .is_some_and(|journal| !journal.is_empty())
-            })
-        })
-        .expect("a plan whose crash left a journal to resume from");
-    let log = &exploration.crashed.log;
-    let committed = |steps: &[Step]| -> Vec<Record> {
-        (steps.iter())
-            .flat_map(|step| match step {
-                Step::Committed { records, .. } => records.clone(),
-                _ => Vec::new(),
-            })
-            .collect()
-    };
-    let mut resumes = 0;
-    for (at, step) in log.iter().enumerate() {
-        let Step::Crashed { process, .. } = step else {
-            continue;
-        };
-        let (before, after) = (&log[..at], &log[at + 1..]);
-        // The next process opens the store and recovers every record acknowledged before.
-        let journal = committed(before);
-        let Some(Step::Opened {
-            process: next,
-            recovered,
-        }) = after.first()
-        else {
-            panic!(
-                "seed {seed}: no process opened the store after the crash of process {process}: {log:?}"
-            );
-        };
-        assert_eq!(
-            (*next, *recovered),
-            (process + 1, journal.len()),
-            "seed {seed}: {log:?}"
-        );
-        // It takes up the run the crash cut, when that run's start was committed and its end
-        // was not; otherwise it resumes nothing.
-        let cut = journal.iter().rev().find_map(|record| match record {
-            Record::RunStarted { run, .. } => Some(*run),
-            _ => None,
-        });
-        let cut = cut.filter(|run| {
-            !(journal.iter())
-                .any(|record| matches!(record, Record::RunEnded { run: ended, .. } if ended == run))
-        });
-        // Its first step of a run: a resume of the cut run, or a run started.
-        let resumed = after[1..].iter().find_map(|step| match step {
-            Step::Resumed { process: by, run } if by == next => Some(Some(*run)),
-            Step::RunStarted { process: by, .. } if by == next => Some(None),
-            _ => None,
-        });
-        let resumed = resumed.flatten();
-        assert_eq!(
-            resumed, cut,
-            "seed {seed}: after the crash of process {process}: {log:?}"
-        );
-        resumes += usize::from(resumed.is_some());
+fn a_crash_and_a_recovery_are_records_of_the_trace() {
+    let mut recovered = 0;
+    for seed in 0..100 {
+        let exploration = explore_seed(seed, FaultSet::EMPTY);
+        let records: Vec<&Record> = (exploration.crashed.trace.runs.iter())
+            .flat_map(|run| &run.records)
+            .collect();
+        for (at, record) in records.iter().enumerate() {
+            if !matches!(record, Record::Crash { .. }) {
+                continue;
+            }
+            // The world resets a fresh runtime and asks it to recover, or (a crash before the
+            // run's prompt was acknowledged) starts the run again: the next record but another
+            // crash is the recovery, or the fresh runtime's start of the run.
+            let next = records[at + 1..]
+                .iter()
+                .find(|record| !matches!(record, Record::Crash { .. }));
+            let fresh = matches!(next, None | Some(Record::Recover { .. }))
+                || matches!(next, Some(Record::Event(event))
+                    if matches!(event.kind, EventKind::RunStarted { .. }));
+            assert!(fresh, "seed {seed}: after a crash: {next:?}");
+            // The fresh runtime goes on with the run: it asks the provider again.
+            let asked =
+                (records[at..].iter()).any(|record| matches!(record, Record::Request { .. }));
+            recovered += usize::from(matches!(next, Some(Record::Recover { .. })) && asked);
+        }
+        assert!(exploration.verdict.breaches.is_empty(), "seed {seed}");
     }
-    assert!(resumes > 0, "seed {seed}: no run resumed: {log:?}");
+    assert!(recovered > 0, "no recovered run asked the provider again");
 }
 
 #[test]

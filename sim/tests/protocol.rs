@@ -132,6 +132,17 @@ fn a_rollback_of_a_body_that_does_not_exist_is_a_violation() {
 }
 
 #[test]
+fn an_adapter_whose_clock_never_moves_is_a_violation_not_a_hang() {
+    // It answers every message, `advance` included, with idle at 0 ms.
+    let command = format!("read l; echo '{READY}'; while read l; do echo '{IDLE}'; done");
+    let explanation = first_violation(&command, 0);
+    assert!(
+        explanation.contains("each answered idle at 0 ms with nothing done"),
+        "{explanation}"
+    );
+}
+
+#[test]
 fn an_adapter_that_never_answers_is_stopped_by_the_watchdog() {
     let command = format!("read l; echo '{READY}'; sleep 30");
     let explanation = first_violation(&command, 0);

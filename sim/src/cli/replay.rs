@@ -196,10 +196,7 @@ fn replay_plan(args: &ReplayArgs, plan: &Plan, bug: Option<Fault>) -> ExitCode {
     if let Some(path) = &args.trace {
         let written = File::create(path).and_then(|file| {
             let mut output = BufWriter::new(file);
-            for step in &exploration.crashed.log {
-                serde_json::to_writer(&mut output, step)?;
-                output.write_all(b"\n")?;
-            }
+            trace::write_jsonl(&exploration.crashed.trace, &mut output)?;
             output.flush()
         });
         if let Err(error) = written {
@@ -231,7 +228,8 @@ fn replay_plan(args: &ReplayArgs, plan: &Plan, bug: Option<Fault>) -> ExitCode {
     ExitCode::from(1)
 }
 
-/// The plan's processes: what each recovered, and how it ended.
+/// The plan's processes: how each ended, and what the crashed execution asked and
+/// acknowledged.
 fn say_processes(plan: &Plan, crashed: &crate::crash::Execution) {
     say!(
         "plan: {} run(s), {} crash(es) planned; {} process(es)",
@@ -240,19 +238,13 @@ fn say_processes(plan: &Plan, crashed: &crate::crash::Execution) {
         crashed.processes.len()
     );
     for (number, process) in crashed.processes.iter().enumerate() {
-        let recovered = process
-            .recovered
-            .as_ref()
-            .map_or("no journal".to_owned(), |journal| {
-                format!("{} record(s)", journal.len())
-            });
         let end = match (process.crashed, process.crash) {
             (true, Some(crash)) => {
                 format!("died at storage call {} ({})", crash.at, crash.kind.name())
             }
             _ => "went on to the end".to_owned(),
         };
-        say!("process {number}: recovered {recovered}, {end}");
+        say!("process {number}: {end}");
     }
     if let Some(failure) = &crashed.failure {
         say!("stopped short: {failure}");

@@ -14,6 +14,10 @@
 use ward_core::tool::ToolCall;
 
 use crate::rng::SimRng;
+use crate::scenario::{
+    Answer, CallScript, LimitsScript, PlantedSecret, RunScript, SCENARIO_VERSION, Scenario,
+    SecretShape, SessionScript, Turn,
+};
 
 /// How a process dies at a storage call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -203,7 +207,61 @@ fn draw_call(rng: &mut SimRng, id: String, secret: &str) -> ToolCall {
     }
 }
 
+/// The prompt of the run that closes every plan's session ([`Plan::scenario`]).
+pub const CLOSING_PROMPT: &str = "Say what the chart shows now.";
+
 impl Plan {
+    /// The plan as a scenario the world plays through the protocol: one session whose runs
+    /// are the plan's (each reply a turn, `Turn t of run r.` its text), every `ask_user`
+    /// answered by a user who cancels the run, the configured values (labelled
+    /// `configured-N`) configured in every run, each planted credential (`planted-N`)
+    /// labelled, and `code_interpreter` registered; then one closing read-only run
+    /// ([`CLOSING_PROMPT`], answered without calls), whose first request shows the whole
+    /// session as the runtime kept it: the end of the plan's last run, which a crash may
+    /// have cut after the store kept it and before anything showed it, is seen there.
+    pub fn scenario(&self) -> Scenario {
+        let configured: Vec<String> = (0..self.secrets.len())
+            .map(|index| format!("configured-{index}"))
+            .collect();
+        let secrets =
+            (self.secrets.iter().zip(&configured))
+                .map(|(value, label)| (label.clone(), value, SecretShape::Configured))
+                .chain((self.planted.iter().enumerate()).map(|(index, value)| {
+                    (format!("planted-{index}"), value, SecretShape::Credential)
+                }))
+                .map(|(label, value, shape)| PlantedSecret {
+                    label,
+                    value: value.clone(),
+                    shape,
+                })
+                .collect();
+        let mut runs: Vec<RunScript> = (self.runs.iter().enumerate())
+            .map(|(number, run)| run.script(number, &configured))
+            .collect();
+        runs.push(RunScript {
+            prompt: CLOSING_PROMPT.to_owned(),
+            read_only: true,
+            disabled_tools: Vec::new(),
+            secrets: configured.clone(),
+            limits: LimitsScript::default(),
+            cancel_at_ms: None,
+            answers: Vec::new(),
+            tools: std::sync::Arc::default(),
+            turns: Vec::new(),
+        });
+        Scenario {
+            version: SCENARIO_VERSION,
+            seed: Some(self.seed),
+            description: None,
+            bug: None,
+            chart_seed: 0,
+            code_interpreter: true,
+            secrets,
+            sessions: vec![SessionScript { runs }],
+            expect: None,
+        }
+    }
+
     /// How many calls the plan's replies hold, in all runs.
     pub fn calls(&self) -> usize {
         (self.runs.iter())
@@ -226,5 +284,47 @@ impl Plan {
             .collect();
         crashes.sort_by_key(|crash| crash.at);
         self.crashes = crashes;
+    }
+}
+
+impl RunPlan {
+    /// The run as a scenario's run, number `number` of its session.
+    fn script(&self, number: usize, configured: &[String]) -> RunScript {
+        let asks = (self.replies.iter().flatten())
+            .filter(|call| call.name == "ask_user")
+            .count();
+        let cancelling = Answer {
+            text: None,
+            delay_ms: 0,
+            cancels: true,
+        };
+        let turns = (self.replies.iter().enumerate())
+            .map(|(turn, calls)| Turn {
+                text: format!("Turn {turn} of run {number}."),
+                calls: (calls.iter())
+                    .map(|call| CallScript {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                        fix: None,
+                    })
+                    .collect(),
+                ..Turn::default()
+            })
+            .collect();
+        RunScript {
+            prompt: self.prompt.clone(),
+            read_only: self.read_only,
+            disabled_tools: self.disabled.clone(),
+            secrets: configured.to_vec(),
+            limits: LimitsScript {
+                turns_max: Some(self.turns_max),
+                ..LimitsScript::default()
+            },
+            cancel_at_ms: None,
+            answers: vec![cancelling; asks],
+            tools: std::sync::Arc::default(),
+            turns,
+        }
     }
 }

@@ -206,7 +206,11 @@ impl<'p> Generator<'p> {
                 self.rng.range(0, 500)
             };
             let text = (!self.rng.percent(10)).then(|| vocabulary::ANSWER.to_owned());
-            plan.answers.push(Answer { text, delay_ms });
+            plan.answers.push(Answer {
+                text,
+                delay_ms,
+                cancels: false,
+            });
         }
         let call = CallScript {
             id: plan.ids.next_id(),

@@ -432,6 +432,22 @@ impl CoreHost {
         Ok(())
     }
 
+    /// A fresh runtime in the same program, after a crash that already killed the store's
+    /// backend (the crash explorer's simulated disk, cut or failed at the crash): every
+    /// session, the run and the store handle are dropped — nothing they write can land — and
+    /// the compiled catalogue and the paused clock's runtime are kept, as a new process of the
+    /// same binary starts with them. The next `reset` opens the store again.
+    pub fn restart(&mut self) {
+        if let Keeping::Durable { store, .. } = &mut self.keeping {
+            *store = None;
+        }
+        self.run = None;
+        self.sessions.clear();
+        self.cancel = None;
+        self.registry = None;
+        *lock(&self.shared) = Shared::default();
+    }
+
     /// `recover` (P9): the run a crash cut, if the store holds one, is taken up (R33, R34)
     /// with the secret values the configuration gives it.
     fn recover(&mut self, secrets: Vec<String>) -> Result<(), HostError> {
@@ -574,6 +590,9 @@ impl CoreHost {
     /// Runs the core until nothing more can run at this instant.
     fn settle(&mut self) {
         let Some(mut run) = self.run.take() else {
+            // Without a run nothing is left to wake: a wake of a run a crash dropped would
+            // otherwise end every later advance before its clock moved.
+            self.wake.woken.store(false, Ordering::SeqCst);
             return;
         };
         let waker = Waker::from(Arc::clone(&self.wake));

@@ -91,8 +91,14 @@ impl ProcessHost {
             sent: "hello",
             watchdog,
         };
-        host.write(&ToAdapter::Hello { protocol: VERSION })?;
-        let mut answer = host.read_answer()?;
+        host.shake_hands()?;
+        Ok(host)
+    }
+
+    /// `hello`, answered by a `ready` of a protocol ward speaks, and nothing else.
+    fn shake_hands(&mut self) -> Result<(), Violation> {
+        self.write(&ToAdapter::Hello { protocol: VERSION })?;
+        let mut answer = self.read_answer()?;
         match (answer.pop(), answer.is_empty()) {
             (
                 Some(FromAdapter::Ready {
@@ -106,24 +112,24 @@ impl ProcessHost {
             ) if (VERSION_MIN..=VERSION).contains(&protocol) => {
                 if durable.is_some() && protocol < 2 {
                     let why = "ready names a durable store, which protocol 1 does not know";
-                    return Err(host.violation(why.to_owned(), None));
+                    return Err(self.violation(why.to_owned(), None));
                 }
-                host.ready = Ready {
+                self.ready = Ready {
                     protocol,
                     runtime,
                     claims,
                     notes,
                     durable,
                 };
-                Ok(host)
+                Ok(())
             }
-            (Some(FromAdapter::Ready { protocol, .. }), true) => Err(host.violation(
+            (Some(FromAdapter::Ready { protocol, .. }), true) => Err(self.violation(
                 format!("the adapter speaks protocol {protocol}, not {VERSION_MIN} to {VERSION}"),
                 None,
             )),
             _ => {
                 let first = answer.first().map_or_else(|| "idle".to_owned(), kind);
-                Err(host.violation(format!("the first answer is {first}, not ready"), None))
+                Err(self.violation(format!("the first answer is {first}, not ready"), None))
             }
         }
     }
@@ -197,6 +203,14 @@ impl ProcessHost {
             text.push_str(&format!("; its standard error ends: {}", tail.join(" | ")));
         }
         Violation::new(text)
+    }
+}
+
+impl ProcessHost {
+    /// Kills the adapter with `SIGKILL` (SPEC §17 P9, kill mode) and waits for it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -127,7 +127,7 @@ impl Expected {
 
     /// The stretches of `text` that share 8 or more characters with a value, sorted,
     /// overlapping and touching ones joined.
-    fn stretches(&self, text: &[u8]) -> Vec<(usize, usize)> {
+    pub(crate) fn stretches(&self, text: &[u8]) -> Vec<(usize, usize)> {
         let characters = |bytes: &[u8]| bytes.iter().filter(|&&byte| byte & 0xC0 != 0x80).count();
         let mut runs = Vec::new();
         if text.len() < WINDOW || self.grams.is_empty() {

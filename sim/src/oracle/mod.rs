@@ -318,30 +318,23 @@ pub enum Breach {
     /// P6: the runtime broke the protocol: it crashed, exited, wrote a line that is not a
     /// message or a message out of turn, or went silent.
     ProtocolBroken,
-    /// I15: the chart after the crashes differs from the chart without them (a write applied
-    /// twice, or lost).
+    /// I15: ward's chart after the crashes (its last state or its history) differs from the
+    /// chart without them: a write applied twice, or lost.
     ChartChangedTwice,
-    /// I15: the chart a reopened store holds differs from the one its last commit wrote.
-    CommittedChartDiffers,
     /// I15: the body of an outside effect (R32) started more than once for one call.
     OutsideEffectTwice,
-    /// I16: a store with acknowledged commits could not be reopened.
+    /// I16: after a crash the runtime did not start again on its store.
     StoreNotReopened,
-    /// I16: a reopened store lost a record whose commit was acknowledged.
+    /// I16: a transcript shown after a crash lost a message whose append was acknowledged.
     AcknowledgedLost,
-    /// I16: the journal at the end differs from the one without crashes.
-    FinalJournalDiffers,
-    /// I16: power loss took a record whose commit was acknowledged.
-    LostAfterPowerLoss,
-    /// I16: the provider was asked again for a reply the store had acknowledged.
+    /// I16: a turn was asked again with another transcript (R33).
     ReplyAskedAgain,
     /// I17: a call has no result after the resumes.
     NoResultAfterResume,
     /// I17: a batch's results are out of the calls' order after the resumes.
     ResultOrderAfterResume,
-    /// I17: a call whose guarded form alone was journaled did not get `ABORTED` when its
-    /// batch was cut.
-    GuardedCallNotAborted,
+    /// I17: a result was acknowledged where no call awaited one (a call answered twice).
+    ResultWithoutCall,
     /// I17: a call of R32 cut by a crash did not get `OUTCOME_UNKNOWN`.
     OutcomeUnknownMissing,
     /// I17: a call got `OUTCOME_UNKNOWN` without a crash cutting it.
@@ -361,10 +354,12 @@ pub enum Breach {
     TurnCountLost,
     /// I19: a request after a resume differs from the one without crashes.
     RequestDiffers,
-    /// I19: the journal holds another number of records than without crashes.
-    JournalLengthDiffers,
-    /// I19: a journal record differs from the one without crashes.
-    JournalRecordDiffers,
+    /// I19: a run acknowledged another number of messages than without crashes.
+    AppendedCountDiffers,
+    /// I19: an acknowledged message differs from the one without crashes.
+    AppendedDiffers,
+    /// I19: a run ended otherwise than without crashes.
+    RunEndDiffers,
 }
 
 impl Breach {
@@ -397,17 +392,18 @@ impl Breach {
             OfferDiffers | AllowedCallRefused | NotCompleted => Invariant::I13,
             ModelCall | ModelTiming | ModelRunEnd | ModelEvents => Invariant::I14,
             ProtocolBroken => Invariant::P6,
-            ChartChangedTwice | CommittedChartDiffers | OutsideEffectTwice => Invariant::I15,
-            StoreNotReopened | AcknowledgedLost | FinalJournalDiffers | LostAfterPowerLoss
-            | ReplyAskedAgain => Invariant::I16,
+            ChartChangedTwice | OutsideEffectTwice => Invariant::I15,
+            StoreNotReopened | AcknowledgedLost | ReplyAskedAgain => Invariant::I16,
             NoResultAfterResume
             | ResultOrderAfterResume
-            | GuardedCallNotAborted
+            | ResultWithoutCall
             | OutcomeUnknownMissing
             | OutcomeUnknownWithoutCut => Invariant::I17,
             SecretAtRest => Invariant::I18,
             ReferenceUnfinished | SessionStopped | ReadOnlyLost | TurnLimitLost | TurnCountLost
-            | RequestDiffers | JournalLengthDiffers | JournalRecordDiffers => Invariant::I19,
+            | RequestDiffers | AppendedCountDiffers | AppendedDiffers | RunEndDiffers => {
+                Invariant::I19
+            }
         }
     }
 }

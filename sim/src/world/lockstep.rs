@@ -38,11 +38,18 @@ use crate::protocol::{
     BodyOutcome, FromAdapter, ProviderFailure, RunEndOutcome, Runtime, StartRun, ToAdapter,
     ToolDescription, Violation, WireLimits,
 };
-use crate::scenario::{Answer, CallScript, Effect, FailureKind, LeakAt, RunScript, Scenario, Turn};
+use crate::scenario::{
+    Answer, CallScript, Effect, FailureKind, LeakAt, RunScript, Scenario, ToolBehaviour, Turn,
+};
 
 /// How long ward lets a run go without anything to deliver before it stops moving time:
 /// past every limit a run may be given (R19's longest inactivity timeout, an hour).
 pub const IDLE_HORIZON_MS: u64 = 3_600_000 + 1;
+
+/// Advances in a row that may leave the runtime's clock where it was with nothing done (each
+/// fires timers of one instant that set more at the same instant): one more is a runtime
+/// that never lets virtual time move, a protocol violation rather than a hang.
+const STILL_ADVANCES_MAX: u32 = 10_000;
 
 /// The latest instant ward delivers at (about 70 years): a later delay of a hand-written or
 /// fuzzed scenario is delivered then. It lies past the reference model's horizon, so the
@@ -160,15 +167,17 @@ pub fn execute(
 /// dies: the world records the crash, drops what it had to deliver to the dead runtime (a
 /// body's change to ward's chart stays, P10), sends the fresh one `reset` (the same seed and
 /// store directory) and `recover` with the run's secret values, and goes on with what the
-/// runtime then does. A run whose prompt the dead runtime had not acknowledged (no `append`
-/// of it) is started again instead, as a user whose request was lost sends it again.
+/// runtime then does. A run the fresh runtime does not take up (nothing answers `recover`
+/// but `idle`) whose prompt the dead one had not acknowledged (no `append` of it) is started
+/// again, as a user whose request was lost sends it again.
 pub fn execute_crashing(
     runtimes: &mut dyn Runtimes,
     bodies: &Bodies,
     scenario: &Scenario,
 ) -> Result<Trace, Violation> {
     let catalogue = bodies.catalogue(scenario.code_interpreter);
-    let mut now = reset(runtimes, catalogue, scenario)?;
+    let mut crashes = Vec::new();
+    let mut now = reset_living(runtimes, catalogue, scenario, &mut crashes)?;
     let secrets: BTreeMap<String, String> = scenario
         .secrets
         .iter()
@@ -203,11 +212,17 @@ pub fn execute_crashing(
                 sent: Vec::new(),
                 last_request: LastRequest::default(),
                 answers: script.answers.iter().cloned().collect(),
+                answered: BTreeMap::new(),
+                restarted: false,
                 bodies: BTreeMap::new(),
                 last_state: None,
                 ended: false,
                 delivering: None,
             };
+            // Crashes before the first run (opening the store) are the first run's.
+            for how in crashes.drain(..) {
+                run.record(Record::Crash { at_ms: 0, how });
+            }
             run.run(session_index)?;
             now = run.now_ms;
             trace.runs.push(run.trace);
@@ -221,6 +236,41 @@ pub fn execute_crashing(
         }
     }
     Ok(trace)
+}
+
+/// How a failure names a runtime that did not start again on its store after a crash: a
+/// fresh one could not be made, or it refused `reset` or `recover` (I16: what it had
+/// acknowledged is lost).
+pub const NOT_STARTED_AGAIN: &str = "after a crash the runtime did not start again on its store";
+
+fn not_started_again(violation: Violation) -> Violation {
+    if violation.message.starts_with(NOT_STARTED_AGAIN) {
+        return violation;
+    }
+    Violation::new(format!("{NOT_STARTED_AGAIN}: {}", violation.message))
+}
+
+/// Sends the scenario's `reset` until a runtime lives through it (one may die opening its
+/// store, R35, and is started again: `crashes` notes how): the instant its `idle` names.
+fn reset_living(
+    runtimes: &mut dyn Runtimes,
+    catalogue: &Catalogue,
+    scenario: &Scenario,
+    crashes: &mut Vec<String>,
+) -> Result<u64, Violation> {
+    loop {
+        match reset(runtimes, catalogue, scenario) {
+            Ok(at) if runtimes.died().is_none() => return Ok(at),
+            Ok(_) => {}
+            Err(violation) => {
+                let Some(how) = runtimes.died() else {
+                    return Err(violation);
+                };
+                crashes.push(how);
+            }
+        }
+        runtimes.restart()?;
+    }
 }
 
 /// Sends the scenario's `reset`: the instant its `idle` names.
@@ -306,8 +356,9 @@ struct BodyState {
     asks: bool,
 }
 
-/// What bodies with an idempotency key returned, by key (P10): a second body with a key
-/// already applied returns the first one's result and changes nothing.
+/// What bodies with an idempotency key returned, and whether they changed the chart, by key
+/// (P10): a second body with a key already applied returns the first one's result and
+/// changes nothing.
 type Keys = BTreeMap<String, (BodyOutcome, bool)>;
 
 struct RunDriver<'r, 'w> {
@@ -335,6 +386,12 @@ struct RunDriver<'r, 'w> {
     sent: Vec<Sent>,
     last_request: LastRequest,
     answers: VecDeque<Answer>,
+    /// Each question's answer, by the asking call's id: after a crash the user answers a
+    /// question asked again as the first time (the dead runtime may not have kept the
+    /// answer, a cancel included).
+    answered: BTreeMap<String, Option<Answer>>,
+    /// Whether the runtime has been started again in this run.
+    restarted: bool,
     bodies: BTreeMap<String, BodyState>,
     last_state: Option<Arc<ChartState>>,
     ended: bool,
@@ -390,6 +447,7 @@ impl RunDriver<'_, '_> {
         }
         self.start = Some(start.clone());
         self.send(ToAdapter::StartRun(start))?;
+        let mut still = 0;
         while !self.ended {
             let next = self.agenda.first_key_value().map(|(&(at, _), _)| at);
             match next {
@@ -399,7 +457,16 @@ impl RunDriver<'_, '_> {
                 }
                 _ => {
                     let to_ms = next.unwrap_or(self.now_ms.saturating_add(IDLE_HORIZON_MS));
+                    let before = (self.now_ms, self.trace.records.len());
                     self.send(ToAdapter::Advance { to_ms })?;
+                    let moved = before != (self.now_ms, self.trace.records.len());
+                    still = if moved { 0 } else { still + 1 };
+                    if still == STILL_ADVANCES_MAX {
+                        return Err(Violation::new(format!(
+                            "{still} advances toward {to_ms} ms each answered idle at {} ms with nothing done: the runtime's clock stands still",
+                            self.now_ms
+                        )));
+                    }
                     if next.is_none() && self.now_ms == to_ms && !self.ended {
                         // Nothing to deliver, and no timer of the runtime fired in an hour:
                         // the run never ends (I10 reports it).
@@ -412,7 +479,26 @@ impl RunDriver<'_, '_> {
     }
 
     fn send(&mut self, message: ToAdapter) -> Result<(), Violation> {
-        let answer = self.runtimes.current().exchange(message)?;
+        self.send_or(message, |violation| violation)
+    }
+
+    /// Sends `message`; a runtime that answers it with an error (not a crash) ends the
+    /// scenario with the violation `refused` makes of it.
+    fn send_or(
+        &mut self,
+        message: ToAdapter,
+        refused: fn(Violation) -> Violation,
+    ) -> Result<(), Violation> {
+        let answer = match self.runtimes.current().exchange(message) {
+            Ok(answer) => answer,
+            // A runtime that died in the exchange (its store failed, R35) is crashed.
+            Err(violation) => {
+                return match self.runtimes.died() {
+                    Some(how) => self.crashed(how),
+                    None => Err(refused(violation)),
+                };
+            }
+        };
         let at = idle(&answer)?;
         if at < self.now_ms {
             return Err(Violation::new(format!(
@@ -432,8 +518,10 @@ impl RunDriver<'_, '_> {
 
     /// The runtime died during the last exchange: the crash is recorded, what ward had to
     /// deliver to it is dropped (a delivered body's change to ward's chart stays, P10), and a
-    /// fresh runtime is reset and recovers the run, or starts it again when the dead one had
-    /// not acknowledged its prompt.
+    /// fresh runtime is reset and asked to recover. When it takes up nothing and the dead one
+    /// had not acknowledged the run's prompt, the run is started again, as a user whose
+    /// request was lost sends it again (a prompt that was acknowledged is never sent twice:
+    /// losing it is the runtime's, I16).
     fn crashed(&mut self, how: String) -> Result<(), Violation> {
         let at_ms = self.at_ms();
         self.record(Record::Crash { at_ms, how });
@@ -446,23 +534,34 @@ impl RunDriver<'_, '_> {
         self.bodies.clear();
         self.delivering = None;
         self.last_request.pending = None;
-        self.runtimes.restart()?;
-        let started = reset(self.runtimes, self.catalogue, self.scenario)?;
+        self.runtimes.restart().map_err(not_started_again)?;
+        let mut crashes = Vec::new();
+        let started = reset_living(self.runtimes, self.catalogue, self.scenario, &mut crashes)
+            .map_err(not_started_again)?;
+        for how in crashes {
+            self.record(Record::Crash { at_ms, how });
+        }
         self.base_ms = at_ms;
         (self.start_ms, self.now_ms) = (started, started);
         self.realign = true;
+        self.restarted = true;
         let acknowledged = self.trace.records.iter().any(|record| {
             matches!(record, Record::Append { message } if matches!(**message, Message::User { .. }))
         });
-        if !acknowledged && let Some(start) = self.start.clone() {
-            return self.send(ToAdapter::StartRun(start));
-        }
         let secrets = self.start.as_ref().map(|start| start.secrets.clone());
         let at_ms = self.at_ms();
         self.record(Record::Recover { at_ms });
-        self.send(ToAdapter::Recover {
+        let recorded = self.trace.records.len();
+        let recover = ToAdapter::Recover {
             secrets: secrets.unwrap_or_default(),
-        })
+        };
+        self.send_or(recover, not_started_again)?;
+        // A run whose start the store never kept is not taken up: its user starts it again.
+        let untouched = self.trace.records.len() == recorded;
+        match self.start.clone() {
+            Some(start) if untouched && !acknowledged => self.send(ToAdapter::StartRun(start)),
+            _ => Ok(()),
+        }
     }
 
     fn observe(&mut self, message: FromAdapter) -> Result<(), Violation> {
@@ -551,7 +650,17 @@ impl RunDriver<'_, '_> {
 
     /// `ask_user` waits: the scripted user answers after its delay (or at once with none).
     fn on_question(&mut self, question_id: String, body_id: String) {
-        let answer = self.answers.pop_front();
+        let call_id = (self.bodies.get(&body_id)).map(|body| body.call_id.clone());
+        let again = (call_id.as_ref())
+            .filter(|_| self.restarted)
+            .and_then(|call_id| self.answered.get(call_id));
+        let answer = match again {
+            Some(answer) => answer.clone(),
+            None => self.answers.pop_front(),
+        };
+        if let Some(call_id) = call_id {
+            self.answered.insert(call_id, answer.clone());
+        }
         let delay = answer.as_ref().map_or(0, |answer| answer.delay_ms);
         self.schedule(
             delay,
@@ -861,6 +970,14 @@ impl RunDriver<'_, '_> {
                 calls,
             } => self.deliver_reply(request_id, turn, attempt, &step, calls),
             Delivery::Answer {
+                answer: Some(Answer { cancels: true, .. }),
+                ..
+            } => {
+                let at_ms = self.at_ms();
+                self.record(Record::Cancel { at_ms });
+                self.send(ToAdapter::Cancel)
+            }
+            Delivery::Answer {
                 question_id,
                 answer,
                 ..
@@ -961,6 +1078,40 @@ impl RunDriver<'_, '_> {
         self.record(record);
     }
 
+    /// Delivers a body whose idempotency key was already applied: the first body's result
+    /// as the first body reported it (its change included, so that the runtime reports the
+    /// call's change as it would have), and no change to the chart (P10).
+    fn deliver_keyed(
+        &mut self,
+        body_id: &str,
+        (result, changed): (BodyOutcome, bool),
+    ) -> Result<(), Violation> {
+        self.deliver_result(body_id, result, changed, None)
+    }
+
+    /// Records a body's end (with its `output` when the oracle needs it) and delivers its
+    /// result.
+    fn deliver_result(
+        &mut self,
+        body_id: &str,
+        result: BodyOutcome,
+        changed: bool,
+        output: Option<Arc<Result<Value, ToolError>>>,
+    ) -> Result<(), Violation> {
+        let outcome = match &result {
+            BodyOutcome::Data(_) => Cow::Borrowed("ok"),
+            BodyOutcome::Error(error) => Cow::Owned(error.code.clone()),
+        };
+        self.end_body(body_id, outcome, output);
+        let index = self.trace.records.len() - 1;
+        let message = ToAdapter::BodyResult {
+            body_id: body_id.to_owned(),
+            result,
+            changed,
+        };
+        self.send_delivery(body_id, index, message)
+    }
+
     /// Does a body's work on ward's chart, with the scenario's behaviour, and delivers it.
     fn deliver_body(&mut self, body_id: &str) -> Result<(), Violation> {
         let Some(state) = self.bodies.get(body_id) else {
@@ -972,21 +1123,9 @@ impl RunDriver<'_, '_> {
             state.tool.clone(),
             state.input.clone(),
         );
-        if let Some((result, _)) = state.key.as_ref().and_then(|key| self.keys.get(key)) {
-            // A key already applied: the first body's result, and no change (P10).
-            let result = result.clone();
-            let outcome = match &result {
-                BodyOutcome::Data(_) => Cow::Borrowed("ok"),
-                BodyOutcome::Error(error) => Cow::Owned(error.code.clone()),
-            };
-            self.end_body(body_id, outcome, None);
-            let index = self.trace.records.len() - 1;
-            let message = ToAdapter::BodyResult {
-                body_id: body_id.to_owned(),
-                result,
-                changed: false,
-            };
-            return self.send_delivery(body_id, index, message);
+        if let Some(first) = state.key.as_ref().and_then(|key| self.keys.get(key)) {
+            let first = first.clone();
+            return self.deliver_keyed(body_id, first);
         }
         let key = state.key.clone();
         let behaviour = script.tools.get(tool.as_str()).unwrap_or(&PLAIN);
@@ -1005,32 +1144,22 @@ impl RunDriver<'_, '_> {
         let before = self.chart.snapshot_shared();
         let call = ToolCall {
             id: call_id,
-            name: tool.clone(),
+            name: tool,
             arguments: String::new(),
         };
-        let context = ToolContext::standalone(self.chart.clone(), &call);
-        let work = || -> Result<Value, ToolError> {
-            let Some(body) = catalogue.bodies.get(tool.as_str()) else {
-                return Err(ToolError::internal());
-            };
-            body.call(&context, input.clone())
-                .now_or_never()
-                .unwrap_or_else(|| Err(ToolError::internal()))
-        };
-        let result = with_effect(&behaviour.effect, work, self.secrets);
+        let result = work_on_the_chart(
+            catalogue,
+            &self.chart,
+            &call,
+            input,
+            behaviour,
+            self.secrets,
+        );
         let changed = *self.chart.snapshot_shared() != *before;
         if let Some(state) = self.bodies.get_mut(body_id) {
             state.checkpoint = Some(checkpoint);
         }
         let output = (!self.script.secrets.is_empty()).then(|| Arc::new(result.clone()));
-        self.end_body(
-            body_id,
-            match &result {
-                Ok(_) => Cow::Borrowed("ok"),
-                Err(error) => Cow::Owned(error.code.clone()),
-            },
-            output,
-        );
         let result = match result {
             Ok(data) => BodyOutcome::Data(data),
             Err(error) => BodyOutcome::Error(error),
@@ -1038,17 +1167,29 @@ impl RunDriver<'_, '_> {
         if let Some(key) = key {
             self.keys.insert(key, (result.clone(), changed));
         }
-        let index = self.trace.records.len() - 1;
-        self.send_delivery(
-            body_id,
-            index,
-            ToAdapter::BodyResult {
-                body_id: body_id.to_owned(),
-                result,
-                changed,
-            },
-        )
+        self.deliver_result(body_id, result, changed, output)
     }
+}
+
+/// The catalogue's body of `call` run on `chart` with `input`, and `behaviour`'s effect.
+fn work_on_the_chart(
+    catalogue: &Catalogue,
+    chart: &SharedChart,
+    call: &ToolCall,
+    input: Value,
+    behaviour: &ToolBehaviour,
+    secrets: &BTreeMap<String, String>,
+) -> Result<Value, ToolError> {
+    let context = ToolContext::standalone(chart.clone(), call);
+    let work = || -> Result<Value, ToolError> {
+        let Some(body) = catalogue.bodies.get(call.name.as_str()) else {
+            return Err(ToolError::internal());
+        };
+        body.call(&context, input.clone())
+            .now_or_never()
+            .unwrap_or_else(|| Err(ToolError::internal()))
+    };
+    with_effect(&behaviour.effect, work, secrets)
 }
 
 /// A body's result with the scenario's effect planted on its `work` (a panic is delivered

@@ -1,127 +1,79 @@
 //! I16. Nothing acknowledged is lost: every result and reply whose commit returned survives
 //! every later crash byte for byte; the recovered transcript extends the last committed one.
 //!
-//! Each process that opens the store after a crash recovers a journal that begins with every
-//! record any earlier process had acknowledged, in order and byte for byte (as JSON); so does
-//! the journal the session ends with, and the store reopened after the session's end and one
-//! more power loss. A store that does not reopen after a crash has lost what it
-//! acknowledged. A provider request asked again after a crash (R33) shows the same
-//! transcript as the first time it was asked.
+//! At the boundary, a commit that returned is an `append` the runtime reported. Every
+//! provider request made after a crash shows a transcript that holds every message appended
+//! before that crash, in order and equal value for value (the session's transcript holds its
+//! earlier runs; a commit the crash cut after it was durable and before it was acknowledged
+//! may stand between them). A runtime that does not
+//! start again on its store after a crash has lost what it acknowledged. A turn asked again
+//! (R33) is asked with the same transcript as the first time.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use ward_core::session::Message;
 
-use super::{DurableBreach, DurableCheck, json, short};
+use super::{DurableBreach, DurableCheck, NOT_STARTED_AGAIN, short};
 use crate::oracle::Breach;
 
-/// Checks I16: every process recovers what was acknowledged before it, the journal at the
-/// end and after one more power loss holds it too, and no reply the store acknowledged is
-/// asked for again with another transcript.
+/// Checks I16: the runtime started again after each crash, each transcript shown after a
+/// crash holds what was acknowledged before it, and no turn is asked twice with two
+/// transcripts.
 pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
-    let execution = check.crashed;
-    if let Some(failure) = &execution.failure
-        && failure.starts_with("the store did not reopen")
+    if let Some(failure) = &check.crashed.failure
+        && failure.starts_with(NOT_STARTED_AGAIN)
     {
         breaches.push(DurableBreach {
             breach: Breach::StoreNotReopened,
             message: failure.clone(),
         });
     }
-    let found = match acknowledged(check) {
-        Ok(acknowledged) => kept(check, &acknowledged).or_else(|| asked_once(check)),
-        Err(lost) => Some(lost),
-    };
-    breaches.extend(found);
+    breaches.extend(kept(check).or_else(|| asked_once(check)));
 }
 
-/// What was acknowledged over every process, each process's recovered journal checked
-/// against what came before it.
-fn acknowledged(check: &DurableCheck<'_>) -> Result<Vec<String>, DurableBreach> {
-    let mut acknowledged: Vec<String> = Vec::new();
-    for (number, process) in check.crashed.processes.iter().enumerate() {
-        let Some(recovered) = &process.recovered else {
-            // It died before it read the journal: what it acknowledged is nothing.
-            continue;
-        };
-        let recovered: Vec<String> = recovered.iter().map(json).collect();
-        if let Some(lost) = first_lost(&acknowledged, &recovered) {
-            return Err(DurableBreach {
-                breach: Breach::AcknowledgedLost,
-                message: format!(
-                    "process {number} recovered {} record(s) after {} were acknowledged; record {lost} is {} instead of {}",
-                    recovered.len(),
-                    acknowledged.len(),
-                    recovered
-                        .get(lost)
-                        .map_or("missing".to_owned(), |record| short(record)),
-                    short(&acknowledged[lost]),
-                ),
-            });
-        }
-        acknowledged = recovered;
-        acknowledged.extend(process.acknowledged.iter().map(json));
-    }
-    Ok(acknowledged)
-}
-
-/// The journal at the end, and the store after one more power loss, keep `acknowledged`.
-fn kept(check: &DurableCheck<'_>, acknowledged: &[String]) -> Option<DurableBreach> {
-    let execution = check.crashed;
-    if execution.failure.is_some() {
-        return None;
-    }
-    let last: Vec<String> = execution.journal.iter().map(json).collect();
-    if let Some(lost) = first_lost(acknowledged, &last) {
-        return Some(DurableBreach {
-            breach: Breach::FinalJournalDiffers,
+/// Each request after a crash shows, in order, every message acknowledged before the crash.
+fn kept(check: &DurableCheck<'_>) -> Option<DurableBreach> {
+    let after = &check.after;
+    after.asked.iter().find_map(|asked| {
+        let crash = after.crashes.get(asked.process.checked_sub(1)?)?;
+        let acknowledged = &after.appended[..crash.after];
+        let mut shown = asked.transcript.iter();
+        let (at, lost) = (acknowledged.iter().enumerate())
+            .find(|(_, appended)| !shown.any(|message| **message == *appended.message))?;
+        Some(DurableBreach {
+            breach: Breach::AcknowledgedLost,
             message: format!(
-                "the session's journal lost acknowledged record {lost}: {}",
-                short(&acknowledged[lost])
+                "turn {} of run {} was asked after {} crash(es) with {} message(s), without message {at} of the {} acknowledged before: {}",
+                asked.turn,
+                asked.run,
+                asked.process,
+                asked.transcript.len(),
+                acknowledged.len(),
+                short(&lost.message),
             ),
-        });
-    }
-    let (reopened, _) = execution.reopened.as_ref()?;
-    let reopened: Vec<String> = reopened.iter().map(json).collect();
-    let lost = first_lost(acknowledged, &reopened)?;
-    Some(DurableBreach {
-        breach: Breach::LostAfterPowerLoss,
-        message: format!(
-            "after the session's end and a power loss, the store lost acknowledged record {lost}: {}",
-            short(&acknowledged[lost])
-        ),
+        })
     })
 }
 
-/// Each turn of each run is asked with one transcript: a reply asked for again (R33) is asked
-/// with the same one.
+/// Each turn of each run is asked with one transcript: a reply asked for again (R33) is
+/// asked with the same one.
 fn asked_once(check: &DurableCheck<'_>) -> Option<DurableBreach> {
-    let mut asked: BTreeMap<(u32, u32), &Vec<Message>> = BTreeMap::new();
-    for request in &check.crashed.requests {
+    let mut asked: BTreeMap<(usize, usize), &Vec<Arc<Message>>> = BTreeMap::new();
+    check.after.asked.iter().find_map(|request| {
         let first = asked
             .entry((request.run, request.turn))
             .or_insert(&request.transcript);
-        if **first != request.transcript {
-            let text = |messages: &Vec<Message>| {
-                short(&serde_json::to_string(messages).unwrap_or_default())
-            };
-            return Some(DurableBreach {
-                breach: Breach::ReplyAskedAgain,
-                message: format!(
-                    "turn {} of run {} was asked again in process {} with another transcript: {} instead of {}",
-                    request.turn,
-                    request.run,
-                    request.process,
-                    text(&request.transcript),
-                    text(first),
-                ),
-            });
-        }
-    }
-    None
-}
-
-/// The first position where `recovered` does not hold what was `acknowledged`.
-fn first_lost(acknowledged: &[String], recovered: &[String]) -> Option<usize> {
-    (0..acknowledged.len()).find(|&at| recovered.get(at) != Some(&acknowledged[at]))
+        (**first != request.transcript).then(|| DurableBreach {
+            breach: Breach::ReplyAskedAgain,
+            message: format!(
+                "turn {} of run {} was asked again in process {} with another transcript: {} instead of {}",
+                request.turn,
+                request.run,
+                request.process,
+                short(&request.transcript),
+                short(*first),
+            ),
+        })
+    })
 }

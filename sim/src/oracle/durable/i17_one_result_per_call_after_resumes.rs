@@ -1,65 +1,70 @@
 //! I17. Every call still has exactly one result, in order, after any number of resumes; a
 //! call of R32 cut by a crash gets `OUTCOME_UNKNOWN`, never a rerun, never no result.
 //!
-//! In the journal the session ends with, every reply with calls is followed by one result
-//! per call, in the order sent, with the call's id and name (the reply past the turn limit
-//! too). A call of `code_interpreter` whose intent a reopened store held with no result has
-//! exactly `OUTCOME_UNKNOWN` (SPEC §4: its message, not retryable, its hint); no other call
-//! has it. A call the guard changed whose batch a crash cut (`DurableCheck::cut_changed`)
-//! has exactly `ABORTED`.
+//! In the messages a run kept (the story's: its last transcript and what it acknowledged
+//! after it, over every process), every reply with calls is followed by one result per call, in the order sent, with the call's id and name
+//! (the reply past the turn limit too), and no result stands anywhere else; only a run's
+//! end that no transcript shows may stop short of its last batch's results (`Story::end_unseen`). A call of
+//! `code_interpreter` whose body started in a process a crash then killed before its result
+//! was delivered has exactly `OUTCOME_UNKNOWN` (SPEC §4: its message, not retryable, its
+//! hint); no call but a cut call of R32 has it.
 
-use ward_core::envelope::ToolResult;
-use ward_core::session::{Message, Record};
+use ward_core::session::Message;
 use ward_core::tool::ToolCall;
 
-use super::{DurableBreach, DurableCheck, runs};
+use super::{DurableBreach, DurableCheck, OUTSIDE_EFFECT_TOOLS, is_outcome_unknown};
 use crate::oracle::Breach;
 
-/// `OUTCOME_UNKNOWN` as SPEC §4 writes it: message, retryable, hint.
-const OUTCOME_UNKNOWN: (&str, &str, bool, &str) = (
-    "OUTCOME_UNKNOWN",
-    "The tool may or may not have run before the runtime stopped.",
-    false,
-    "Check the outside world before calling the tool again.",
-);
-
-/// Checks I17: in every run of the journal, every reply's calls are followed by one result
-/// each, in order, and a call a crash cut has the result R32 (or the guard's `ABORTED`) fixes.
+/// Checks I17: in every run, every reply's calls are followed by one result each, in order,
+/// and a call a crash cut has the result R32 fixes.
 pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     if check.crashed.failure.is_some() {
         return;
     }
-    for (run, records) in runs(&check.crashed.journal).into_iter().enumerate() {
-        let run = u32::try_from(run).unwrap_or(u32::MAX);
-        let messages: Vec<&Message> = records
-            .iter()
-            .filter_map(|record| match record {
-                Record::Message { message } => Some(&**message),
-                _ => None,
-            })
-            .collect();
-        let mut at = 0;
-        while at < messages.len() {
-            let Message::Assistant { calls, .. } = messages[at] else {
-                at += 1;
-                continue;
-            };
-            let results = &messages[at + 1..];
-            if let Some(found) = (calls.iter().enumerate())
-                .find_map(|(index, call)| result_of(check, run, index, call, results.get(index)))
-            {
-                breaches.push(found);
-                return;
+    let found = (check.after.kept.iter().enumerate()).find_map(|(run, kept)| {
+        let messages: Vec<&Message> = kept.iter().map(|message| &**message).collect();
+        in_order(check, run, &messages)
+    });
+    breaches.extend(found);
+}
+
+/// The first fault of `run`'s acknowledged messages.
+fn in_order(check: &DurableCheck<'_>, run: usize, messages: &[&Message]) -> Option<DurableBreach> {
+    let mut at = 0;
+    while at < messages.len() {
+        match messages[at] {
+            Message::Assistant { calls, .. } => {
+                let results = &messages[at + 1..];
+                // A run's end no transcript shows: its last batch's results may be unseen.
+                let unseen = check.after.end_unseen(run) && results.len() < calls.len();
+                let found = (calls.iter().enumerate())
+                    .take(if unseen { results.len() } else { calls.len() })
+                    .find_map(|(index, call)| {
+                        result_of(check, run, index, call, results.get(index))
+                    });
+                if found.is_some() {
+                    return found;
+                }
+                at += 1 + calls.len();
             }
-            at += 1 + calls.len();
+            Message::Tool { call_id, name, .. } => {
+                return Some(DurableBreach {
+                    breach: Breach::ResultWithoutCall,
+                    message: format!(
+                        "run {run}: message {at} is a result for {call_id} ({name}), where no call awaits one"
+                    ),
+                });
+            }
+            _ => at += 1,
         }
     }
+    None
 }
 
 /// What is wrong with the result of call `index` of a reply of `run`, if anything.
 fn result_of(
     check: &DurableCheck<'_>,
-    run: u32,
+    run: usize,
     index: usize,
     call: &ToolCall,
     stored: Option<&&Message>,
@@ -85,55 +90,25 @@ fn result_of(
         return breach(Breach::ResultOrderAfterResume, message);
     }
     let got = result.error_code().unwrap_or("a success");
-    if check.cut_changed.contains(&(run, call.id.clone())) {
-        if is_aborted(result) {
-            return None;
-        }
-        let message = format!(
-            "run {run}: call {} ({}), which the guard changed, was cut by a crash and got {got} instead of ABORTED",
-            call.id, call.name,
-        );
-        return breach(Breach::GuardedCallNotAborted, message);
-    }
+    let cut = check
+        .cut
+        .get(call.id.as_str())
+        .filter(|_| OUTSIDE_EFFECT_TOOLS.contains(&call.name.as_str()));
+    let unknown = is_outcome_unknown(result);
     // Two checks, so that shrinking keeps the one that failed.
-    match (
-        check.cut_outside.contains(&(run, call.id.clone())),
-        is_outcome_unknown(result),
-    ) {
-        (true, false) => breach(
-            Breach::OutcomeUnknownMissing,
-            format!(
-                "run {run}: code_interpreter call {} was cut by a crash after its intent and got {got} instead of OUTCOME_UNKNOWN",
-                call.id
-            ),
-        ),
-        (false, true) => breach(
-            Breach::OutcomeUnknownWithoutCut,
-            format!(
-                "run {run}: call {} ({}) got OUTCOME_UNKNOWN, though no crash cut it after an intent",
-                call.id, call.name
-            ),
-        ),
-        _ => None,
+    if cut.is_some_and(|cut| cut.ran) && !unknown {
+        let message = format!(
+            "run {run}: code_interpreter call {} started, a crash cut it, and it got {got} instead of OUTCOME_UNKNOWN",
+            call.id
+        );
+        return breach(Breach::OutcomeUnknownMissing, message);
     }
-}
-
-/// `ABORTED` as SPEC §4 writes it.
-fn is_aborted(result: &ToolResult) -> bool {
-    result.error().is_some_and(|error| {
-        error.code == "ABORTED"
-            && error.message == "The run ended before this tool call finished."
-            && error.retryable
-            && error.recommended_action == "Start a new run."
-    })
-}
-
-fn is_outcome_unknown(result: &ToolResult) -> bool {
-    let (code, message, retryable, hint) = OUTCOME_UNKNOWN;
-    result.error().is_some_and(|error| {
-        error.code == code
-            && error.message == message
-            && error.retryable == retryable
-            && error.recommended_action == hint
-    })
+    if unknown && cut.is_none() {
+        let message = format!(
+            "run {run}: call {} ({}) got OUTCOME_UNKNOWN, though no crash cut it",
+            call.id, call.name
+        );
+        return breach(Breach::OutcomeUnknownWithoutCut, message);
+    }
+    None
 }

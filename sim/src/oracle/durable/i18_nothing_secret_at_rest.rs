@@ -4,55 +4,45 @@
 //! Every write to every simulated disk of both executions (the one without crashes too) is
 //! scanned, as bytes, for every run of 8 consecutive characters of each planted credential
 //! and of each configured value (the plan's secrets are ASCII, so a JSON string holds them
-//! as they are).
-
-use memchr::memmem;
+//! as they are), with the guard's own reading of a text (`crate::oracle::guarded`): a run of 8
+//! bytes or more shares a 4-byte gram with a secret at one of every 5 positions.
 
 use super::{DurableBreach, DurableCheck};
 use crate::oracle::Breach;
-
-/// The shortest run of a secret's characters that counts (SPEC §9, I8 and I18).
-const WINDOW_CHARS: usize = 8;
+use crate::oracle::guarded::Expected;
 
 /// Checks I18.
 pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
-    let secrets = (check
-        .plan
-        .planted
-        .iter()
-        .map(|part| ("planted credential", part)))
-    .chain(
-        check
-            .plan
-            .secrets
-            .iter()
-            .map(|value| ("configured value", value)),
-    );
-    let mut windows = Vec::new();
-    for (label, secret) in secrets {
-        for start in 0..=secret.len().saturating_sub(WINDOW_CHARS) {
-            if let Some(window) = secret.get(start..start + WINDOW_CHARS) {
-                windows.push((label, secret, memmem::Finder::new(window.as_bytes())));
-            }
-        }
-    }
+    let plan = check.plan;
+    let secrets: Vec<(&str, &String)> = (plan.planted.iter())
+        .map(|part| ("planted credential", part))
+        .chain((plan.secrets.iter()).map(|value| ("configured value", value)))
+        .collect();
+    let values: Vec<&str> = secrets.iter().map(|(_, secret)| secret.as_str()).collect();
+    let scanner = Expected::new(&values);
     for (execution, name) in [
         (check.reference, "without crashes"),
         (check.crashed, "with crashes"),
     ] {
         for (write, bytes) in execution.written.iter().enumerate() {
-            if let Some((label, secret, _)) = windows
-                .iter()
-                .find(|(_, _, finder)| finder.find(bytes).is_some())
-            {
-                breaches.push(DurableBreach {
-                    breach: Breach::SecretAtRest,
-                    message: format!(
-                        "write {write} to the disk ({name}) holds 8 characters of the {label} {secret:?}"
-                    ),
-                });
-                return;
-            }
+            let Some(&(start, end)) = scanner.stretches(bytes).first() else {
+                continue;
+            };
+            let held = String::from_utf8_lossy(&bytes[start..end]);
+            let (label, secret) = (secrets.iter())
+                .find(|(_, secret)| {
+                    (0..held.len().saturating_sub(7))
+                        .filter_map(|at| held.get(at..at + 8))
+                        .any(|window| secret.contains(window))
+                })
+                .map_or(("secret", ""), |(label, secret)| (*label, secret.as_str()));
+            breaches.push(DurableBreach {
+                breach: Breach::SecretAtRest,
+                message: format!(
+                    "write {write} to the disk ({name}) holds 8 characters of the {label} {secret:?}"
+                ),
+            });
+            return;
         }
     }
 }

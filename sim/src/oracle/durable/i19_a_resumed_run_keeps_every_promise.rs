@@ -1,43 +1,47 @@
 //! I19. A resumed run keeps every promise: I1–I14 hold across crashes and resumes.
 //!
 //! With the provider's script fixed per turn and bodies that take no time, a run that keeps
-//! every promise behaves after a resume as it would have without the crash (R33, R34): its
-//! journal holds the same starts (policy, limits, redacted prompt), the same replies and the
-//! same results in the same order — but for the results R32 fixes (I17 checks those) — and
-//! the same ends; and every provider request is the reference's for its run and turn: the
-//! same system prompt, offered tools and transcript (I1, I3, I13). The reference is the same
-//! plan without crashes. Besides, across every process, no destructive body starts in a
-//! read-only run (I2) and no run runs more batches than its turn limit (I10).
+//! every promise behaves after a resume as it would have without the crash (R33, R34): it
+//! keeps the same messages in the same order (its prompt as redacted, its replies,
+//! its results — but for the results a crash fixes, which I17 checks) and ends the same way;
+//! and every provider request is the reference's for its run and turn: the same system
+//! prompt, offered tools and transcript (I1, I3, I13). The reference is the same plan without
+//! crashes. Besides, across every process, no destructive body starts in a read-only run
+//! (I2) and no run keeps more replies with calls than its turn limit allows (I10).
 
 use std::collections::BTreeMap;
 
-use ward_core::session::{Message, Record};
-
-use super::{DurableBreach, DurableCheck, json, runs, short};
-use crate::catalogue;
-use crate::crash::Request;
+use super::story::{Asked, Story};
+use super::{DurableBreach, DurableCheck, NOT_STARTED_AGAIN, changes, short};
 use crate::oracle::Breach;
 
 /// Checks I19: the session went on after each crash, a resumed read-only run ran no write,
-/// no run went past its turn limit, and every request and every journal record is the one
-/// the session without crashes made.
+/// no run went past its turn limit, and every request, every acknowledged message and every
+/// run's end is the one the session without crashes had.
 pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     let found = went_on(check)
         .or_else(|| read_only(check))
         .or_else(|| turn_limit(check))
         .or_else(|| requests(check))
-        .or_else(|| journal(check));
+        .or_else(|| appended(check))
+        .or_else(|| ends(check));
     breaches.extend(found);
+}
+
+/// The runs of both executions (the plan's and the closing one).
+fn runs(check: &DurableCheck<'_>) -> usize {
+    check.before.kept.len().max(check.after.kept.len())
 }
 
 fn breach(breach: Breach, message: String) -> Option<DurableBreach> {
     Some(DurableBreach { breach, message })
 }
 
-/// The session went on after every crash (a store that did not reopen is I16's).
+/// The session went on after every crash (a runtime that did not start again on its store
+/// is I16's).
 fn went_on(check: &DurableCheck<'_>) -> Option<DurableBreach> {
     let failure = check.crashed.failure.as_ref()?;
-    if failure.starts_with("the store did not reopen") {
+    if failure.starts_with(NOT_STARTED_AGAIN) {
         return None;
     }
     let message = format!("the session did not go on after a crash: {failure}");
@@ -46,12 +50,14 @@ fn went_on(check: &DurableCheck<'_>) -> Option<DurableBreach> {
 
 /// A read-only run, resumed or not, ran no destructive body.
 fn read_only(check: &DurableCheck<'_>) -> Option<DurableBreach> {
-    check.crashed.starts.iter().find_map(|start| {
-        let run = check.plan.runs.get(start.run as usize)?;
-        let writes = catalogue::TABLE
-            .iter()
-            .any(|entry| entry.name == start.tool && !entry.read_only);
-        (run.read_only && writes).then(|| DurableBreach {
+    check.after.started.iter().find_map(|start| {
+        // The run after the plan's is the closing one, read-only.
+        let read_only = check
+            .plan
+            .runs
+            .get(start.run)
+            .is_none_or(|run| run.read_only);
+        (read_only && changes(&start.tool)).then(|| DurableBreach {
             breach: Breach::ReadOnlyLost,
             message: format!(
                 "the body of destructive tool {} ran in read-only run {} (call {}, process {})",
@@ -61,49 +67,38 @@ fn read_only(check: &DurableCheck<'_>) -> Option<DurableBreach> {
     })
 }
 
-/// No run holds more replies with calls than its turn limit allows (one more may be the reply
-/// past the limit, whose calls are `ABORTED`).
+/// No run keeps more replies with calls than its turn limit allows (one more may be
+/// the reply past the limit, whose calls are refused).
 fn turn_limit(check: &DurableCheck<'_>) -> Option<DurableBreach> {
-    runs(&check.crashed.journal)
-        .into_iter()
-        .enumerate()
-        .find_map(|(run, records)| {
-            let plan = check.plan.runs.get(run)?;
-            let ran = records
-                .iter()
-                .filter(|record| {
-                    matches!(record, Record::Message { message }
-                    if matches!(&**message, Message::Assistant { calls, .. } if !calls.is_empty()))
-                })
-                .count();
-            (ran > plan.turns_max as usize + 1).then(|| DurableBreach {
-                breach: Breach::TurnLimitLost,
-                message: format!(
-                    "run {run} holds {ran} replies with calls, past its turn limit of {}",
-                    plan.turns_max
-                ),
+    (check.plan.runs.iter().enumerate()).find_map(|(run, plan)| {
+        let ran = (check.after.kept.get(run).into_iter().flatten())
+            .filter(|message| {
+                matches!(&***message, ward_core::session::Message::Assistant { calls, .. }
+                    if !calls.is_empty())
             })
+            .count();
+        (ran > plan.turns_max as usize + 1).then(|| DurableBreach {
+            breach: Breach::TurnLimitLost,
+            message: format!(
+                "run {run} kept {ran} replies with calls, past its turn limit of {}",
+                plan.turns_max
+            ),
         })
+    })
 }
 
 /// Every request is the one the session without crashes made at that turn of that run: the
 /// same system prompt (the read-only note), the same offered tools in order (I1, I3, I13), the
-/// same transcript but for the results R32 fixes.
+/// same transcript but for the results a crash fixes.
 fn requests(check: &DurableCheck<'_>) -> Option<DurableBreach> {
     if check.crashed.failure.is_some() {
         return None;
     }
-    let mut asked: BTreeMap<(u32, u32), &Request> = BTreeMap::new();
-    for request in &check.reference.requests {
+    let mut asked: BTreeMap<(usize, usize), &Asked> = BTreeMap::new();
+    for request in &check.before.asked {
         asked.entry((request.run, request.turn)).or_insert(request);
     }
-    let cut = |message: &Message| match message {
-        Message::Tool { call_id, .. } => (check.cut_outside.iter())
-            .chain(&check.cut_changed)
-            .any(|(_, id)| **id == **call_id),
-        _ => false,
-    };
-    check.crashed.requests.iter().find_map(|request| {
+    check.after.asked.iter().find_map(|request| {
         let Some(want) = asked.get(&(request.run, request.turn)) else {
             let message = format!(
                 "run {} asked for turn {} after a crash; without crashes it never did",
@@ -113,86 +108,112 @@ fn requests(check: &DurableCheck<'_>) -> Option<DurableBreach> {
         };
         let same_transcript = want.transcript.len() == request.transcript.len()
             && (want.transcript.iter().zip(&request.transcript))
-                .all(|(want, have)| want == have || (cut(want) && cut(have)));
+                .all(|(want, got)| check.accepts(want, got));
         let same = want.system_prompt == request.system_prompt
             && want.tools == request.tools
             && same_transcript;
         (!same).then(|| DurableBreach {
             breach: Breach::RequestDiffers,
-            message: request_differs(request, want),
+            message: request_differs(check, request, want),
         })
     })
 }
 
-fn request_differs(request: &Request, want: &Request) -> String {
-    format!(
-        "turn {} of run {} (process {}) was asked with tools {:?} and {} messages; without crashes with tools {:?} and {} messages{}",
-        request.turn,
-        request.run,
-        request.process,
-        request.tools,
-        request.transcript.len(),
-        want.tools,
-        want.transcript.len(),
-        if want.system_prompt == request.system_prompt {
-            ""
-        } else {
-            ", and another system prompt"
-        },
-    )
+/// What differs between `request` and `want`, the first difference named.
+fn request_differs(check: &DurableCheck<'_>, request: &Asked, want: &Asked) -> String {
+    let at = format!(
+        "turn {} of run {} (process {})",
+        request.turn, request.run, request.process
+    );
+    if want.tools != request.tools {
+        let missing: Vec<&str> = (want.tools.iter())
+            .filter(|tool| !request.tools.contains(tool))
+            .map(|tool| &**tool)
+            .collect();
+        let added: Vec<&str> = (request.tools.iter())
+            .filter(|tool| !want.tools.contains(tool))
+            .map(|tool| &**tool)
+            .collect();
+        return format!(
+            "{at} was offered {} tool(s), without crashes {}: added {added:?}, missing {missing:?}",
+            request.tools.len(),
+            want.tools.len()
+        );
+    }
+    if want.system_prompt != request.system_prompt {
+        return format!(
+            "{at} was asked with the system prompt {}; without crashes {}",
+            short(&*request.system_prompt),
+            short(&*want.system_prompt)
+        );
+    }
+    let differs = (want.transcript.iter().zip(&request.transcript).enumerate())
+        .find(|(_, (want, got))| !check.accepts(want, got));
+    match differs {
+        Some((index, (want, got))) => format!(
+            "{at}: message {index} of the transcript is {}; without crashes {}",
+            short(got),
+            short(want)
+        ),
+        None => format!(
+            "{at} was asked with {} message(s); without crashes {}",
+            request.transcript.len(),
+            want.transcript.len()
+        ),
+    }
 }
 
-/// The journal holds the records the session without crashes committed, but for the results
-/// a crash fixes.
-fn journal(check: &DurableCheck<'_>) -> Option<DurableBreach> {
+/// Each run kept the messages it kept without crashes, but for the results a crash fixes
+/// (a run's end no transcript shows may be seen only in part, `Story::end_unseen`).
+fn appended<'a>(check: &'a DurableCheck<'_>) -> Option<DurableBreach> {
     if check.crashed.failure.is_some() {
         return None;
     }
-    let expected: Vec<&Record> = comparable(&check.reference.journal);
-    let got: Vec<&Record> = comparable(&check.crashed.journal);
-    let cut_result = |record: &Record, run: u32| match record {
-        Record::Message { message } => match &**message {
-            Message::Tool { call_id, .. } => check.fixed_by_a_crash(run, call_id),
-            _ => false,
-        },
-        _ => false,
-    };
-    let mut run = 0_u32;
-    for at in 0..expected.len().max(got.len()) {
-        let (Some(want), Some(have)) = (expected.get(at), got.get(at)) else {
+    (0..runs(check)).find_map(|run| {
+        let kept = |story: &'a Story| story.kept.get(run).map_or(&[][..], Vec::as_slice);
+        let (want, got) = (kept(&check.before), kept(&check.after));
+        let differs =
+            (want.iter().zip(got).enumerate()).find(|(_, (want, got))| !check.accepts(want, got));
+        if let Some((at, (want, got))) = differs {
             let message = format!(
-                "the journal holds {} records after the crashes, {} without them",
-                got.len(),
-                expected.len()
-            );
-            return breach(Breach::JournalLengthDiffers, message);
-        };
-        if let Record::RunStarted { run: number, .. } = want {
-            run = *number;
-        }
-        if json(want) != json(have) && !(cut_result(want, run) && cut_result(have, run)) {
-            let message = format!(
-                "record {at} of the journal is {} after {} crash(es), {} without them",
-                short(&json(have)),
+                "run {run}: message {at} it kept is {} after {} crash(es), {} without them",
+                short(got),
                 check.crashes(),
-                short(&json(want)),
+                short(want),
             );
-            return breach(Breach::JournalRecordDiffers, message);
+            return breach(Breach::AppendedDiffers, message);
         }
-    }
-    None
+        let unseen = check.after.end_unseen(run) && got.len() < want.len();
+        (want.len() != got.len() && !unseen).then(|| DurableBreach {
+            breach: Breach::AppendedCountDiffers,
+            message: format!(
+                "run {run} kept {} message(s) after the crashes, {} without them",
+                got.len(),
+                want.len()
+            ),
+        })
+    })
 }
 
-/// The records a run's behaviour decides: all but the intents and the refusals journaled
-/// beside a reply, which say how it was committed.
-fn comparable(journal: &[Record]) -> Vec<&Record> {
-    journal
-        .iter()
-        .filter(|record| {
-            matches!(
-                record,
-                Record::RunStarted { .. } | Record::Message { .. } | Record::RunEnded { .. }
-            )
+/// Each run ended as it did without crashes, as its entry point reported it; a run a fresh
+/// runtime did not take up after a crash may end unreported (P11's "the run ended").
+fn ends(check: &DurableCheck<'_>) -> Option<DurableBreach> {
+    if check.crashed.failure.is_some() {
+        return None;
+    }
+    (0..runs(check)).find_map(|run| {
+        let (want, got) = (
+            check.before.reports.get(&run),
+            check.after.reports.get(&run),
+        );
+        let unreported = got.is_none() && check.after.recovered_nothing.contains(&run);
+        (want != got && !unreported).then(|| DurableBreach {
+            breach: Breach::RunEndDiffers,
+            message: format!(
+                "run {run} ended with {} after the crashes, {} without them",
+                got.map_or("no report", String::as_str),
+                want.map_or("no report", String::as_str),
+            ),
         })
-        .collect()
+    })
 }

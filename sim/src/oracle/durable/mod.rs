@@ -1,33 +1,48 @@
-//! The invariants of durable sessions (SPEC §16, I15–I19), one file each
-//! (`i15_…` to `i19_…`, each opening with its SPEC text), checked on what the crash explorer
-//! ([`crate::crash`]) saw at the boundaries: the provider's requests, the bodies' starts, the
-//! commits the store acknowledged, the journals each reopened store recovered, the chart each
-//! process ended with, and every byte written to the simulated disks.
+//! The invariants of durable sessions (SPEC §16, §17, I15–I19), one file each (`i15_…` to
+//! `i19_…`, each opening with its SPEC text), checked on what crossed the runtime's boundary
+//! in the crash explorer's executions ([`crate::crash`]), read as a [`Story`]: every message
+//! the store acknowledged (`append`), every provider request with its transcript, every body
+//! start, every crash and recovery, each run's report, ward's chart; and every byte written
+//! to the simulated disks (I18's, the disk being the world's). Never the runtime's journal or
+//! its store: the same checks judge any durable runtime behind the protocol.
 //!
 //! Each check compares the execution with crashes against the same plan's execution without
 //! them (the reference): what R31–R34 decide is exact there. A crash changes nothing of a run
-//! but the results R32 fixes — a call of `code_interpreter` (the catalogue's one tool whose
-//! effect lives outside the store, SPEC §8) whose intent a reopened store holds with no result
-//! gets `OUTCOME_UNKNOWN` — and a crash loses nothing acknowledged. An intent committed after
-//! its body started leaves a body that a crash can cut with no intent: its call runs again,
-//! and I15 counts its body's starts.
-//! No check knows about any seeded bug.
+//! but the results R32 fixes, and loses nothing acknowledged. Which calls a crash **cut** is
+//! read at the boundary: a call whose reply was acknowledged and whose result was not, when a
+//! crash came. Of those, a call of `code_interpreter` (the catalogue's one tool whose effect
+//! lives outside the store, SPEC §8) whose body had started in the process the crash killed
+//! must get `OUTCOME_UNKNOWN` (R32: its intent preceded its start); one whose body had not
+//! started may get it (its intent may have committed just before the crash) or run as
+//! without crashes. A cut call whose name or arguments the guard changed (8 characters of a
+//! configured value) and that ran as sent without crashes may get `ABORTED`: its store holds
+//! only the guarded form, and running other input than the model's is worse than not running
+//! it (ward's decision where the SPEC is silent, in `Record::Settled`'s docs); or run as
+//! without crashes. No check knows about any seeded bug.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use ward_core::session::{Message, Record};
+use ward_core::envelope::ToolResult;
+use ward_core::session::Message;
+use ward_core::tool::ToolCall;
 
 pub mod i15_at_most_once_exactly_once;
 pub mod i16_nothing_acknowledged_is_lost;
 pub mod i17_one_result_per_call_after_resumes;
 pub mod i18_nothing_secret_at_rest;
 pub mod i19_a_resumed_run_keeps_every_promise;
+pub mod story;
 
+use self::story::{Crashed, Replied, Story};
 use super::{Breach, Invariant};
 use crate::crash::{Execution, Plan};
 
 /// The catalogue's tool whose effect lives outside the store (SPEC §8, R32).
 pub const OUTSIDE_EFFECT_TOOLS: &[&str] = &["code_interpreter"];
+
+/// How a failure names a runtime that did not start again on its store after a crash.
+pub use crate::world::lockstep::NOT_STARTED_AGAIN;
 
 /// One violation of I15–I19.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,7 +50,7 @@ pub struct DurableBreach {
     /// Which check of which invariant found it (shrinking keeps a plan failing the same
     /// check, so that the shrunk plan shows the failure first reported).
     pub breach: Breach,
-    /// What went wrong, naming the run, the call or the record.
+    /// What went wrong, naming the run, the call or the message.
     pub message: String,
 }
 
@@ -52,7 +67,19 @@ impl std::fmt::Display for DurableBreach {
     }
 }
 
-/// What every check reads: the plan, both executions, and the calls of R32 a crash cut.
+/// A call a crash cut: its reply acknowledged, its result not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cut {
+    /// The tool.
+    pub tool: Arc<str>,
+    /// Its body had started in the process the crash killed.
+    pub ran: bool,
+    /// The guard changed its name or arguments, and without crashes its body ran.
+    pub guarded: bool,
+}
+
+/// What every check reads: the plan, both executions as their boundaries show them, and the
+/// calls a crash cut.
 pub struct DurableCheck<'a> {
     /// The plan.
     pub plan: &'a Plan,
@@ -60,35 +87,50 @@ pub struct DurableCheck<'a> {
     pub reference: &'a Execution,
     /// The execution with them.
     pub crashed: &'a Execution,
-    /// (run, call id) of each call of R32 a crash cut: a recovered journal holds its intent
-    /// and no result.
-    pub cut_outside: BTreeSet<(u32, String)>,
-    /// (run, call id as journaled) of each call whose batch a crash cut, whose arguments or
-    /// name the guard changed (8 characters of a configured value) and whose body ran as sent
-    /// (the session without crashes did not refuse it): the journal holds only its guarded
-    /// form, so its batch, run again, gives it `ABORTED` rather than run other input than the
-    /// model's (ward's decision where the SPEC is silent, in `Record::Settled`'s docs).
-    pub cut_changed: BTreeSet<(u32, String)>,
+    /// The reference, read.
+    pub before: Story,
+    /// The execution with crashes, read.
+    pub after: Story,
+    /// Every call a crash cut, by its id as the run kept it (ids are unique in a plan, and a
+    /// later run's transcript holds the calls of the runs before it).
+    pub cut: BTreeMap<Arc<str>, Cut>,
 }
 
 impl DurableCheck<'_> {
-    /// Whether a crash fixes the result of call `call_id` of `run` (R32's `OUTCOME_UNKNOWN`,
-    /// or `ABORTED` for a call the guard changed): the one exception to "as without
-    /// crashes".
-    pub fn fixed_by_a_crash(&self, run: u32, call_id: &str) -> bool {
-        let key = (run, call_id.to_owned());
-        self.cut_outside.contains(&key) || self.cut_changed.contains(&key)
-    }
-}
-
-impl DurableCheck<'_> {
-    /// Whether any crash happened.
+    /// How many crashes happened.
     pub fn crashes(&self) -> usize {
-        self.crashed
-            .processes
-            .iter()
-            .filter(|process| process.crashed)
-            .count()
+        self.after.crashes.len()
+    }
+
+    /// Whether `result` of call `call_id` is one a crash fixes: `OUTCOME_UNKNOWN` for a cut
+    /// call of R32, `ABORTED` for a cut call the guard changed.
+    pub fn fixed_by_a_crash(&self, call_id: &str, result: &ToolResult) -> bool {
+        let Some(cut) = self.cut.get(call_id) else {
+            return false;
+        };
+        (OUTSIDE_EFFECT_TOOLS.contains(&&*cut.tool) && is_outcome_unknown(result))
+            || (cut.guarded && is_aborted(result))
+    }
+
+    /// Whether `got`, after crashes, stands for `want`, without them: the same message, or the
+    /// same call's result fixed by a crash.
+    pub fn accepts(&self, want: &Message, got: &Message) -> bool {
+        if want == got {
+            return true;
+        }
+        match (want, got) {
+            (
+                Message::Tool {
+                    call_id, name: n, ..
+                },
+                Message::Tool {
+                    call_id: id,
+                    name,
+                    result,
+                },
+            ) => call_id == id && n == name && self.fixed_by_a_crash(id, result),
+            _ => false,
+        }
     }
 }
 
@@ -104,10 +146,10 @@ pub const INVARIANTS: [Invariant; 5] = [
 /// What the checks found in one plan.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DurableVerdict {
-    /// Per invariant of [`INVARIANTS`], whether its situation arose: I15 when a crash fired
-    /// and a chart write's or an outside effect's body had started; I16 when a process
-    /// recovered a journal after a crash; I17 when a crash fired in a session with calls;
-    /// I18 whenever anything was written; I19 when a cut run was resumed.
+    /// Per invariant of [`INVARIANTS`], whether its situation arose: I15 when a crash came
+    /// and a chart write's or an outside effect's body had started; I16 when a request was
+    /// made after a crash; I17 when a crash came in a session with results; I18 whenever
+    /// anything was written; I19 when a cut run was recovered.
     pub armed: [bool; 5],
     /// Every breach, in the order the checks ran.
     pub breaches: Vec<DurableBreach>,
@@ -125,14 +167,15 @@ impl DurableVerdict {
 
 /// Every breach of I15–I19 in `crashed`, against `reference`, and which checks were armed.
 pub fn check(plan: &Plan, reference: &Execution, crashed: &Execution) -> DurableVerdict {
-    let cut_outside = cut_outside(crashed);
-    let cut_changed = cut_changed(plan, reference, crashed, &cut_outside);
+    let (before, after) = (Story::of(&reference.trace), Story::of(&crashed.trace));
+    let cut = cut(plan, &before, &after);
     let check = DurableCheck {
         plan,
         reference,
         crashed,
-        cut_outside,
-        cut_changed,
+        before,
+        after,
+        cut,
     };
     DurableVerdict {
         armed: armed(&check),
@@ -142,42 +185,22 @@ pub fn check(plan: &Plan, reference: &Execution, crashed: &Execution) -> Durable
 
 fn armed(check: &DurableCheck<'_>) -> [bool; 5] {
     let crashed = check.crashes() > 0;
-    let writes = check.crashed.starts.iter().any(|start| {
-        OUTSIDE_EFFECT_TOOLS.contains(&start.tool.as_str())
-            || crate::catalogue::TABLE
-                .iter()
-                .any(|entry| entry.name == start.tool && !entry.read_only)
-    });
-    let processes = &check.crashed.processes;
-    let recovered_after_crash = processes
-        .iter()
-        .skip(1)
-        .any(|process| process.recovered.is_some());
-    let resumed = processes.iter().skip(1).any(|process| {
-        process.recovered.as_deref().is_some_and(|journal| {
-            runs(journal).last().is_some_and(|run| {
-                !run.iter()
-                    .any(|record| matches!(record, Record::RunEnded { .. }))
-            })
-        })
-    });
-    let calls = check.crashed.journal.iter().any(|record| {
-        matches!(record, Record::Message { message }
-            if matches!(&**message, Message::Tool { .. }))
-    });
+    let after = &check.after;
+    let changing = after.started.iter().any(|start| changes(&start.tool));
+    let results =
+        (after.appended.iter()).any(|appended| matches!(*appended.message, Message::Tool { .. }));
     [
-        crashed && writes,
-        recovered_after_crash,
-        crashed && calls,
+        crashed && changing,
+        after.asked.iter().any(|asked| asked.process > 0),
+        crashed && results,
         !check.crashed.written.is_empty(),
-        resumed,
+        after.recoveries > 0,
     ]
 }
 
 fn breaches(check: &DurableCheck<'_>) -> Vec<DurableBreach> {
-    let reference = check.reference;
     let mut breaches = Vec::new();
-    if let Some(failure) = &reference.failure {
+    if let Some(failure) = &check.reference.failure {
         breaches.push(DurableBreach {
             breach: Breach::ReferenceUnfinished,
             message: format!("the session without crashes did not finish: {failure}"),
@@ -192,24 +215,25 @@ fn breaches(check: &DurableCheck<'_>) -> Vec<DurableBreach> {
     breaches
 }
 
-/// The calls of R32 a crash cut (R32: "an intent and no result"): in a journal some process
-/// recovered, the call's intent and no result for it.
-fn cut_outside(execution: &Execution) -> BTreeSet<(u32, String)> {
-    let mut cut = BTreeSet::new();
-    let recovered = (execution.processes.iter()).filter_map(|process| process.recovered.as_deref());
-    for journal in recovered {
-        for (run, records) in runs(journal).into_iter().enumerate() {
-            let run = u32::try_from(run).unwrap_or(u32::MAX);
-            for record in records {
-                let Record::Intent { call_id, tool, .. } = record else {
-                    continue;
-                };
-                let answered = records.iter().any(|record| {
-                    matches!(record, Record::Message { message }
-                        if matches!(&**message, Message::Tool { call_id: id, .. } if **id == **call_id))
-                });
-                if OUTSIDE_EFFECT_TOOLS.contains(&tool.as_str()) && !answered {
-                    cut.insert((run, call_id.clone()));
+/// The calls a crash cut, by call id as the run kept it: of each reply with calls a
+/// run kept, each call such that a crash came in the run after the world sent the reply and
+/// before the call's result was acknowledged.
+fn cut(plan: &Plan, before: &Story, after: &Story) -> BTreeMap<Arc<str>, Cut> {
+    let mut cut = BTreeMap::new();
+    for (run, kept) in after.kept.iter().enumerate() {
+        let replies = kept.iter().filter_map(|message| match &**message {
+            Message::Assistant { calls, .. } => Some(calls),
+            _ => None,
+        });
+        for (turn, calls) in replies.enumerate() {
+            let Some(reply) =
+                (after.replies.iter()).find(|reply| (reply.run, reply.turn) == (run, turn))
+            else {
+                continue;
+            };
+            for (index, call) in calls.iter().enumerate() {
+                if let Some(found) = cut_call(plan, before, after, reply, index, call) {
+                    cut.insert(Arc::from(call.id.as_str()), found);
                 }
             }
         }
@@ -217,75 +241,56 @@ fn cut_outside(execution: &Execution) -> BTreeSet<(u32, String)> {
     cut
 }
 
-/// The calls of [`DurableCheck::cut_changed`]: in a journal some process recovered, a run's
-/// last reply with calls and no result after it; of its calls, those whose raw arguments or
-/// name (the plan's) hold 8 characters of a configured value and that the session without
-/// crashes did not refuse.
-fn cut_changed(
+/// Whether a crash cut call `index` of `reply` (`call` as the run kept it), and how.
+fn cut_call(
     plan: &Plan,
-    reference: &Execution,
-    crashed: &Execution,
-    cut_outside: &BTreeSet<(u32, String)>,
-) -> BTreeSet<(u32, String)> {
-    let windows: Vec<&str> = (plan.secrets.iter())
-        .flat_map(|secret| {
-            (0..=secret.len().saturating_sub(8)).filter_map(move |at| secret.get(at..at + 8))
+    before: &Story,
+    after: &Story,
+    reply: &Replied,
+    index: usize,
+    call: &ToolCall,
+) -> Option<Cut> {
+    let answered = (after.appended.iter())
+        .find(|appended| {
+            appended.run == reply.run
+                && matches!(&*appended.message, Message::Tool { call_id, .. } if **call_id == *call.id)
         })
+        .map_or(usize::MAX, |appended| appended.tick);
+    let crashes: Vec<(usize, &Crashed)> = (after.crashes.iter().enumerate())
+        .filter(|(_, crash)| crash.run == reply.run && (reply.tick..answered).contains(&crash.tick))
         .collect();
-    let changed = |text: &str| windows.iter().any(|window| text.contains(window));
-    let refused_without_crashes = |id: &str| {
-        reference.journal.iter().any(|record| {
-            matches!(record, Record::Message { message }
-                if matches!(&**message, Message::Tool { call_id, result, .. }
-                    if **call_id == *id && result.error_code().is_some_and(is_refusal)))
+    if crashes.is_empty() {
+        return None;
+    }
+    // Its body started in the process a crash killed, and its result was never delivered.
+    let ran = crashes.iter().any(|(process, crash)| {
+        after.started.iter().any(|start| {
+            (start.run, start.process, start.index) == (reply.run, *process, index)
+                && *start.tool == *call.name
+                && (reply.tick..crash.tick).contains(&start.tick)
+                && start.delivered.is_none()
+        })
+    });
+    let sent = reply.calls.get(index);
+    let says = |text: &str| {
+        plan.secrets.iter().any(|secret| {
+            (0..=secret.len().saturating_sub(8))
+                .filter_map(|at| secret.get(at..at + 8))
+                .any(|window| text.contains(window))
         })
     };
-    let mut cut = BTreeSet::new();
-    let recovered = (crashed.processes.iter()).filter_map(|process| process.recovered.as_deref());
-    for journal in recovered {
-        for (run, records) in runs(journal).into_iter().enumerate() {
-            let Some(script) = plan.runs.get(run) else {
-                continue;
-            };
-            let is_reply = |record: &Record| {
-                matches!(record, Record::Message { message }
-                    if matches!(&**message, Message::Assistant { .. }))
-            };
-            let Some(last) = records.iter().rposition(is_reply) else {
-                continue;
-            };
-            let Record::Message { message } = &records[last] else {
-                continue;
-            };
-            let Message::Assistant { calls, .. } = &**message else {
-                continue;
-            };
-            let answered = records[last + 1..].iter().any(|record| {
-                matches!(record, Record::Message { message }
-                    if matches!(&**message, Message::Tool { .. }))
-            });
-            if calls.is_empty() || answered {
-                continue;
-            }
-            let turn = records[..last]
-                .iter()
-                .filter(|record| is_reply(record))
-                .count();
-            let raw = script.replies.get(turn).map_or(&[][..], Vec::as_slice);
-            let run = u32::try_from(run).unwrap_or(u32::MAX);
-            for (sent, journaled) in raw.iter().zip(calls.iter()) {
-                let key = (run, journaled.id.clone());
-                // A call whose id alone was guarded runs again as it ran (its body's input is
-                // the same); one whose arguments or name were guarded cannot.
-                let guarded = changed(&sent.name) || changed(&sent.arguments);
-                if guarded && !refused_without_crashes(&journaled.id) && !cut_outside.contains(&key)
-                {
-                    cut.insert(key);
-                }
-            }
-        }
-    }
-    cut
+    let refused = before.kept.get(reply.run).is_some_and(|kept| {
+        kept.iter().any(|message| {
+            matches!(&**message, Message::Tool { call_id, result, .. }
+                if **call_id == *call.id && result.error_code().is_some_and(is_refusal))
+        })
+    });
+    let guarded = sent.is_some_and(|sent| says(&sent.name) || says(&sent.arguments)) && !refused;
+    Some(Cut {
+        tool: Arc::from(call.name.as_str()),
+        ran,
+        guarded,
+    })
 }
 
 /// Whether `code` is one of R3's refusals, given before a body runs.
@@ -303,29 +308,36 @@ fn is_refusal(code: &str) -> bool {
     )
 }
 
-/// The JSON of `record`, to compare records byte for byte.
-pub fn json(record: &Record) -> String {
-    serde_json::to_string(record).unwrap_or_default()
+/// `OUTCOME_UNKNOWN` exactly as SPEC §4 and R32 write it.
+pub fn is_outcome_unknown(result: &ToolResult) -> bool {
+    result.error().is_some_and(|error| {
+        error.code == "OUTCOME_UNKNOWN"
+            && error.message == "The tool may or may not have run before the runtime stopped."
+            && !error.retryable
+            && error.recommended_action == "Check the outside world before calling the tool again."
+    })
 }
 
-/// `text`, cut to about 200 characters for a message.
-pub fn short(text: &str) -> String {
+/// `ABORTED` exactly as SPEC §4 writes it.
+pub fn is_aborted(result: &ToolResult) -> bool {
+    result.error().is_some_and(|error| {
+        error.code == "ABORTED"
+            && error.message == "The run ended before this tool call finished."
+            && error.retryable
+            && error.recommended_action == "Start a new run."
+    })
+}
+
+/// Whether the body of `tool` changes something: a chart write or an outside effect.
+pub fn changes(tool: &str) -> bool {
+    crate::catalogue::entry(tool).is_some_and(|entry| !entry.read_only)
+}
+
+/// `value` as JSON, cut to about 200 characters for a message.
+pub fn short<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    let text = serde_json::to_string(value).unwrap_or_default();
     match text.char_indices().nth(200) {
         Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
+        None => text,
     }
-}
-
-/// The journal's runs: for each, its records from its start, up to the next start.
-pub fn runs(journal: &[Record]) -> Vec<&[Record]> {
-    let starts: Vec<usize> = (journal.iter().enumerate())
-        .filter(|(_, record)| matches!(record, Record::RunStarted { .. }))
-        .map(|(at, _)| at)
-        .collect();
-    (starts.iter().enumerate())
-        .map(|(n, &start)| {
-            let end = starts.get(n + 1).copied().unwrap_or(journal.len());
-            &journal[start..end]
-        })
-        .collect()
 }
