@@ -3,6 +3,8 @@
 //! each seeded bug of durable sessions is caught by the invariant the catalogue names for it,
 //! and shrinks to a plan file that fails the same check.
 
+mod common;
+
 use ward_core::events::EventKind;
 use ward_core::fault::{Fault, FaultSet};
 use ward_sim::crash::CrashKind;
@@ -164,6 +166,37 @@ fn a_crash_and_a_recovery_are_records_of_the_trace() {
         assert!(exploration.verdict.breaches.is_empty(), "seed {seed}");
     }
     assert!(recovered > 0, "no recovered run asked the provider again");
+}
+
+/// The crash plans of `corpus/crashes/`: each a plan the campaign once judged wrongly, whose
+/// file says why; ward's core keeps every durable invariant on each.
+#[test]
+fn every_crash_plan_of_the_corpus_holds_every_durable_invariant() {
+    let folder = common::repository().join("corpus/crashes");
+    let mut paths: Vec<_> = std::fs::read_dir(&folder)
+        .expect("corpus/crashes exists")
+        .map(|entry| entry.expect("a readable entry").path())
+        .collect();
+    paths.sort();
+    assert!(!paths.is_empty(), "corpus/crashes holds no plan");
+    for path in paths {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file = PlanFile::from_json(&text, &path.display().to_string())
+            .unwrap_or_else(|error| panic!("{error}"));
+        let exploration = explore(&file.crash_plan, FaultSet::EMPTY);
+        assert!(
+            exploration.crashed.processes.iter().any(|process| process.crashed),
+            "{}: no crash happened",
+            path.display()
+        );
+        assert_eq!(
+            exploration.verdict.breaches,
+            [],
+            "{}: {}",
+            path.display(),
+            file.description.as_deref().unwrap_or_default()
+        );
+    }
 }
 
 #[test]

@@ -518,10 +518,10 @@ impl RunDriver<'_, '_> {
 
     /// The runtime died during the last exchange: the crash is recorded, what ward had to
     /// deliver to it is dropped (a delivered body's change to ward's chart stays, P10), and a
-    /// fresh runtime is reset and asked to recover. When it takes up nothing and the dead one
-    /// had not acknowledged the run's prompt, the run is started again, as a user whose
-    /// request was lost sends it again (a prompt that was acknowledged is never sent twice:
-    /// losing it is the runtime's, I16).
+    /// fresh runtime is reset and asked to recover. When it takes up nothing and no runtime
+    /// had shown it held the run's start (acknowledged its prompt, or asked the model within
+    /// the run), the run is started again, as a user whose request was lost sends it again (a
+    /// run a runtime showed it held is never started twice: losing it is the runtime's, I16).
     fn crashed(&mut self, how: String) -> Result<(), Violation> {
         let at_ms = self.at_ms();
         self.record(Record::Crash { at_ms, how });
@@ -545,8 +545,12 @@ impl RunDriver<'_, '_> {
         (self.start_ms, self.now_ms) = (started, started);
         self.realign = true;
         self.restarted = true;
-        let acknowledged = self.trace.records.iter().any(|record| {
-            matches!(record, Record::Append { message } if matches!(**message, Message::User { .. }))
+        // The runtime showed it holds the run's start: it acknowledged the prompt, or asked
+        // the model within the run (one that recovered the run shows its start that way).
+        let acknowledged = self.trace.records.iter().any(|record| match record {
+            Record::Append { message } => matches!(**message, Message::User { .. }),
+            Record::Request { .. } => true,
+            _ => false,
         });
         let secrets = self.start.as_ref().map(|start| start.secrets.clone());
         let at_ms = self.at_ms();
