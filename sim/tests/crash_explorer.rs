@@ -185,7 +185,11 @@ fn every_crash_plan_of_the_corpus_holds_every_durable_invariant() {
             .unwrap_or_else(|error| panic!("{error}"));
         let exploration = explore(&file.crash_plan, FaultSet::EMPTY);
         assert!(
-            exploration.crashed.processes.iter().any(|process| process.crashed),
+            exploration
+                .crashed
+                .processes
+                .iter()
+                .any(|process| process.crashed),
             "{}: no crash happened",
             path.display()
         );
