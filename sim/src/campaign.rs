@@ -100,16 +100,16 @@ struct SeedSummary {
 #[derive(Debug, Clone)]
 struct DurableSeed {
     planned: u64,
-    crashes: [u64; 4],
+    crashes: [u64; 5],
     processes: u64,
     outcome_unknown: u64,
     digest: u64,
 }
 
 /// The explorer's plan of `seed`, explored under `bug`: its counts and its verdict.
-fn explore(seed: u64, bug: Option<Fault>) -> (DurableSeed, DurableVerdict) {
+fn explore(seed: u64, bug: Option<Fault>, runtime: Option<&str>) -> (DurableSeed, DurableVerdict) {
     let faults = bug.into_iter().collect();
-    let exploration = explore::explore_seed(seed, faults);
+    let exploration = explore::explore_seed(seed, faults, runtime);
     let durable = DurableSeed {
         planned: exploration.planned() as u64,
         crashes: exploration.crashes(),
@@ -347,7 +347,7 @@ impl Shared<'_> {
                 };
                 if config.crashes {
                     let _running = mark(Work::CrashPlan);
-                    let (durable, verdict) = explore(seed, config.bug);
+                    let (durable, verdict) = explore(seed, config.bug, config.runtime.as_deref());
                     summary.add_durable(durable, &verdict, config.bug);
                 }
                 local.push(summary);
@@ -504,7 +504,9 @@ impl CampaignReport {
             plans: 1,
             planned: durable.planned,
             processes: durable.processes,
-            crashes: (CrashKind::ALL.iter().zip(durable.crashes))
+            crashes: (CrashKind::ALL.iter().chain([&CrashKind::Drop]))
+                .zip(durable.crashes)
+                .filter(|(kind, count)| **kind != CrashKind::Drop || *count > 0)
                 .map(|(kind, count)| (kind.name().to_owned(), count))
                 .collect(),
             outcome_unknown: durable.outcome_unknown,

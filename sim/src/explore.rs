@@ -4,6 +4,7 @@
 
 use ward_core::fault::FaultSet;
 
+use crate::crash::drop::execute_dropping;
 use crate::crash::{CrashKind, Execution, Plan, explore_once, generate};
 use crate::oracle::durable::{self, DurableVerdict};
 use crate::rng::SimRng;
@@ -58,25 +59,38 @@ impl Exploration {
         self.plan.crashes.len()
     }
 
-    /// How many crashes of each kind of [`CrashKind::ALL`] happened.
-    pub fn crashes(&self) -> [u64; 4] {
-        let mut counts = [0; 4];
+    /// How many crashes of each kind of [`CrashKind::ALL`] happened, and drops last.
+    pub fn crashes(&self) -> [u64; 5] {
+        let mut counts = [0; 5];
         for process in &self.crashed.processes {
             if let (true, Some(crash)) = (process.crashed, process.crash) {
                 let kind = CrashKind::ALL.iter().position(|kind| *kind == crash.kind);
-                if let Some(kind) = kind {
-                    counts[kind] += 1;
-                }
+                counts[kind.unwrap_or(CrashKind::ALL.len())] += 1;
             }
         }
         counts
     }
 }
 
-/// Executes `plan` without and with its crashes, under `faults`, and checks I15–I19.
+/// Executes `plan` without and with its crashes, under `faults`, and checks I15–I19: on the
+/// simulated disk when its crashes are storage faults, against ward's core on files when they
+/// are drops ([`CrashKind::Drop`]).
 pub fn explore(plan: &Plan, faults: FaultSet) -> Exploration {
-    let reference = explore_once(plan, faults, &[], &mut SimRng::new(plan.seed));
-    let crashed = explore_once(plan, faults, &plan.crashes, &mut SimRng::new(plan.seed));
+    explore_on(plan, faults, None)
+}
+
+/// [`explore`], a plan of drops played against the runtime behind the adapter command
+/// `runtime` when one is given (a plan of storage faults is ward's core's alone).
+pub fn explore_on(plan: &Plan, faults: FaultSet, runtime: Option<&str>) -> Exploration {
+    let (reference, crashed) = if plan.drops() || runtime.is_some() {
+        let (reference, _) = execute_dropping(plan, faults, &[], runtime);
+        let (crashed, _) = execute_dropping(plan, faults, &plan.crashes, runtime);
+        (reference, crashed)
+    } else {
+        let reference = explore_once(plan, faults, &[], &mut SimRng::new(plan.seed));
+        let crashed = explore_once(plan, faults, &plan.crashes, &mut SimRng::new(plan.seed));
+        (reference, crashed)
+    };
     let verdict = durable::check(plan, &reference, &crashed);
     Exploration {
         plan: plan.clone(),
@@ -87,24 +101,35 @@ pub fn explore(plan: &Plan, faults: FaultSet) -> Exploration {
 }
 
 /// The plan of `seed` with its crashes, drawn within the storage calls its reference makes
-/// under `faults` (what [`explore_seed`] explores).
-pub fn plan_of_seed(seed: u64, faults: FaultSet) -> Plan {
-    drawn(seed, faults).0
+/// under `faults` (what [`explore_seed`] explores), or within the boundaries it passes
+/// against the runtime behind `runtime`.
+pub fn plan_of_seed(seed: u64, faults: FaultSet, runtime: Option<&str>) -> Plan {
+    drawn(seed, faults, runtime).0
 }
 
 /// The plan of `seed` with its crashes drawn, and its reference: the execution without them.
-fn drawn(seed: u64, faults: FaultSet) -> (Plan, Execution) {
+fn drawn(seed: u64, faults: FaultSet, runtime: Option<&str>) -> (Plan, Execution) {
     let mut plan = generate(seed);
+    if runtime.is_some() {
+        let (reference, boundaries) = execute_dropping(&plan, faults, &[], runtime);
+        plan.draw_drops(boundaries);
+        return (plan, reference);
+    }
     let reference = explore_once(&plan, faults, &[], &mut SimRng::new(plan.seed));
     plan.draw_crashes(reference.storage_calls);
     (plan, reference)
 }
 
 /// Generates the plan of `seed`, with crashes drawn within the storage calls its reference
-/// makes, and explores it.
-pub fn explore_seed(seed: u64, faults: FaultSet) -> Exploration {
-    let (plan, reference) = drawn(seed, faults);
-    let crashed = explore_once(&plan, faults, &plan.crashes, &mut SimRng::new(plan.seed));
+/// makes, and explores it; with `runtime`, drops drawn within the boundaries the runtime
+/// behind that adapter command passes, played against it.
+pub fn explore_seed(seed: u64, faults: FaultSet, runtime: Option<&str>) -> Exploration {
+    let (plan, reference) = drawn(seed, faults, runtime);
+    let crashed = if runtime.is_some() {
+        execute_dropping(&plan, faults, &plan.crashes, runtime).0
+    } else {
+        explore_once(&plan, faults, &plan.crashes, &mut SimRng::new(plan.seed))
+    };
     let verdict = durable::check(&plan, &reference, &crashed);
     Exploration {
         plan,

@@ -44,7 +44,7 @@ fn the_core_keeps_every_durable_invariant_under_crashes() {
         for seed in 0..SEEDS {
             let _running = watchdog
                 .map(|watchdog| watchdog.running(0, seed, ward_sim::stall::Work::CrashPlan));
-            let exploration = explore_seed(seed, FaultSet::EMPTY);
+            let exploration = explore_seed(seed, FaultSet::EMPTY, None);
             assert!(
                 exploration.verdict.breaches.is_empty(),
                 "seed {seed}: {:?}\nplan: {:?}",
@@ -95,7 +95,7 @@ fn every_seeded_bug_of_durable_sessions_is_caught_by_its_invariant_and_shrinks_t
         }
         let faults = FaultSet::only(fault);
         let caught = (0..SEEDS_PER_BUG_MAX).find_map(|seed| {
-            let exploration = explore_seed(seed, faults);
+            let exploration = explore_seed(seed, faults, None);
             let breach = first_of(&exploration.verdict.breaches, invariant)?.clone();
             Some((seed, exploration.plan, breach))
         });
@@ -103,7 +103,14 @@ fn every_seeded_bug_of_durable_sessions_is_caught_by_its_invariant_and_shrinks_t
             panic!("{fault} was not caught by {invariant} within {SEEDS_PER_BUG_MAX} plans");
         };
         // Shrunk, written and read back, the plan fails the same check first.
-        let shrunk = shrink::shrink(&plan, faults, &breach, shrink::EXPLORATIONS_MAX / 2, None);
+        let shrunk = shrink::shrink(
+            &plan,
+            faults,
+            None,
+            &breach,
+            shrink::EXPLORATIONS_MAX / 2,
+            None,
+        );
         let file = PlanFile::new(shrunk.plan, Some(fault), String::new());
         let read = PlanFile::from_json(&file.to_json(), "shrunk.json").unwrap();
         let replayed = explore(&read.crash_plan, faults);
@@ -140,7 +147,7 @@ fn every_seeded_bug_of_durable_sessions_is_caught_by_its_invariant_and_shrinks_t
 fn a_crash_and_a_recovery_are_records_of_the_trace() {
     let mut recovered = 0;
     for seed in 0..100 {
-        let exploration = explore_seed(seed, FaultSet::EMPTY);
+        let exploration = explore_seed(seed, FaultSet::EMPTY, None);
         let records: Vec<&Record> = (exploration.crashed.trace.runs.iter())
             .flat_map(|run| &run.records)
             .collect();
@@ -206,8 +213,8 @@ fn every_crash_plan_of_the_corpus_holds_every_durable_invariant() {
 #[test]
 fn the_same_plan_crashes_the_same_way_byte_for_byte() {
     for seed in [3, 10, 37, 132] {
-        let first = explore_seed(seed, FaultSet::EMPTY);
-        let again = explore_seed(seed, FaultSet::EMPTY);
+        let first = explore_seed(seed, FaultSet::EMPTY, None);
+        let again = explore_seed(seed, FaultSet::EMPTY, None);
         assert_eq!(first.digest(), again.digest(), "seed {seed}");
         assert_eq!(first.crashed.written, again.crashed.written, "seed {seed}");
         assert_eq!(first.crashes(), again.crashes(), "seed {seed}");

@@ -98,7 +98,8 @@ fn write_plan_failure(
     use crate::shrink::plan as shrink;
     let bug = config.bug;
     let faults: ward_core::fault::FaultSet = bug.into_iter().collect();
-    let exploration = crate::explore::explore_seed(seed, faults);
+    let runtime = config.runtime.as_deref();
+    let exploration = crate::explore::explore_seed(seed, faults, runtime);
     let wanted = bug.map(Invariant::catching);
     let Some(target) = exploration.verdict.reported(wanted) else {
         return Ok(None);
@@ -109,7 +110,14 @@ fn write_plan_failure(
     };
     let shrunk = crate::stall::watched(config.stall_after, 1, report, |watchdog| {
         let plan = &exploration.plan;
-        shrink::shrink(plan, faults, target, shrink::EXPLORATIONS_MAX, watchdog)
+        shrink::shrink(
+            plan,
+            faults,
+            runtime,
+            target,
+            shrink::EXPLORATIONS_MAX,
+            watchdog,
+        )
     });
     let size = |plan: &crash::Plan| {
         format!(

@@ -157,7 +157,10 @@ fn plan_of(args: &ReplayArgs) -> Result<Option<(Plan, Option<Fault>)>, String> {
     if let Ok(seed) = args.target.parse::<u64>() {
         return Ok(args.crashes.then(|| {
             let faults = args.bug.into_iter().collect();
-            (crate::explore::plan_of_seed(seed, faults), None)
+            (
+                crate::explore::plan_of_seed(seed, faults, args.runtime.as_deref()),
+                None,
+            )
         }));
     }
     let text = std::fs::read_to_string(&args.target)
@@ -180,9 +183,9 @@ fn plan_of(args: &ReplayArgs) -> Result<Option<(Plan, Option<Fault>)>, String> {
 /// Explores `plan` twice under the file's bug and `--bug`, reports every breach of I15–I19,
 /// and writes the execution's steps with `--trace`.
 fn replay_plan(args: &ReplayArgs, plan: &Plan, bug: Option<Fault>) -> ExitCode {
-    if args.runtime.is_some() {
+    if args.runtime.is_some() && !plan.crashes.is_empty() && !plan.drops() {
         return super::usage_error(
-            "a crash plan explores ward's own core: the protocol does not carry crashes yet",
+            "this crash plan's crashes are storage faults of ward's own core's simulated disk; a runtime behind an adapter is crashed by drops (a plan of `ward run --crashes --runtime CMD`)",
         );
     }
     if args.chrome_trace.is_some() {
@@ -191,8 +194,9 @@ fn replay_plan(args: &ReplayArgs, plan: &Plan, bug: Option<Fault>) -> ExitCode {
         );
     }
     let faults: FaultSet = bug.into_iter().chain(args.bug).collect();
-    let exploration = crate::explore::explore(plan, faults);
-    let again = crate::explore::explore(plan, faults);
+    let runtime = args.runtime.as_deref();
+    let exploration = crate::explore::explore_on(plan, faults, runtime);
+    let again = crate::explore::explore_on(plan, faults, runtime);
     if let Some(path) = &args.trace {
         let written = File::create(path).and_then(|file| {
             let mut output = BufWriter::new(file);

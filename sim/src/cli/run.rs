@@ -104,6 +104,20 @@ pub fn parse_bug(text: &str) -> Result<Fault, String> {
     text.parse::<Fault>().map_err(|error| error.to_string())
 }
 
+/// Whether the runtime behind `command` can be crashed: it answers `ready` with a durable
+/// store (SPEC §17 P7). A runtime without one is never crashed, so `--crashes` is refused.
+fn durable_runtime(command: &str) -> Result<(), String> {
+    use crate::protocol::Runtime;
+    let host = crate::host::process::ProcessHost::spawn(command)
+        .map_err(|violation| format!("--runtime {command}: {}", violation.message))?;
+    match host.ready().and_then(|ready| ready.durable.as_ref()) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "--crashes: `{command}` declares no durable store in ready.durable (SPEC §17 P7), so it is never crashed"
+        )),
+    }
+}
+
 /// Whether `bug` breaks durable sessions (caught by I15–I19, which only crashes arm).
 pub fn durable_bug(bug: Fault) -> bool {
     Invariant::catching(bug).is_durable()
@@ -148,10 +162,10 @@ pub fn run(args: &RunArgs) -> ExitCode {
             bug.invariant()
         ));
     }
-    if args.crashes && args.runtime.is_some() {
-        return super::usage_error(
-            "--crashes explores ward's own core: the protocol does not carry crashes yet",
-        );
+    if let (true, Some(command)) = (args.crashes, &args.runtime)
+        && let Err(why) = durable_runtime(command)
+    {
+        return super::usage_error(why);
     }
     let config = CampaignConfig {
         seeds: args.seeds.clone(),

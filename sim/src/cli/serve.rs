@@ -18,10 +18,8 @@ use std::process::ExitCode;
 use clap::Args;
 use ward_core::fault::{Fault, FaultSet};
 
-use ward_core::durable::{DurableStore, REDB_VERSION};
-
 use crate::host::core::CoreHost;
-use crate::protocol::{Durable, ToAdapter};
+use crate::protocol::ToAdapter;
 
 /// Arguments of `ward serve`.
 #[derive(Args, Debug, Clone, Default)]
@@ -34,8 +32,7 @@ pub struct ServeArgs {
     pub store: Option<PathBuf>,
 }
 
-/// The store file's name in its directory.
-pub const STORE_FILE: &str = "ward.redb";
+pub use crate::host::core::STORE_FILE;
 
 /// The core `ward serve` speaks for: in memory, or durable in a redb file.
 fn host(args: &ServeArgs) -> Result<CoreHost, String> {
@@ -46,18 +43,7 @@ fn host(args: &ServeArgs) -> Result<CoreHost, String> {
         }
         return CoreHost::new(faults).map_err(|error| error.to_string());
     };
-    let opener = Box::new(move |store_dir: Option<&str>| {
-        let folder = store_dir.map_or_else(|| base.clone(), PathBuf::from);
-        std::fs::create_dir_all(&folder)
-            .map_err(|error| format!("{}: {error}", folder.display()))?;
-        DurableStore::open_unlocked(&folder.join(STORE_FILE)).map_err(|error| error.to_string())
-    });
-    let described = Durable {
-        store: format!("a redb file, {STORE_FILE}, in the store directory"),
-        version: format!("redb {REDB_VERSION}"),
-        drop: "leaks the database handle without closing it, as a kill leaves it".to_owned(),
-    };
-    CoreHost::durable(faults, opener, described).map_err(|error| error.to_string())
+    CoreHost::on_files(faults, base).map_err(|error| error.to_string())
 }
 
 /// Serves until standard input ends.

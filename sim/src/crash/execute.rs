@@ -238,7 +238,8 @@ impl Runtimes for OnDisk<'_> {
 
 fn failure_of(crash: Crash) -> Failure {
     match crash.kind {
-        CrashKind::Kill | CrashKind::PowerLoss => Failure::Cut(crash.at),
+        // A drop is made at a boundary, never here; in a plan of the disk it is a kill.
+        CrashKind::Kill | CrashKind::PowerLoss | CrashKind::Drop => Failure::Cut(crash.at),
         CrashKind::WriteError => Failure::Write(crash.at),
         CrashKind::SyncError => Failure::Sync(crash.at),
     }

@@ -21,6 +21,7 @@ use crate::host::process::ProcessHost;
 use crate::protocol::{Runtime, Violation};
 use crate::world::World;
 use crate::world::lockstep::{self, Runtimes};
+use crate::world::store_dir::bytes_under;
 
 /// An adapter process killed at planned boundaries.
 pub struct Killing {
@@ -72,7 +73,7 @@ impl Runtimes for Killing {
         }
         self.killed += 1;
         self.host.kill();
-        self.kept.push(read_all(&self.store_dir));
+        self.kept.push(bytes_under(&self.store_dir));
         Some(format!("SIGKILL after answer {}", self.boundaries))
     }
 
@@ -109,23 +110,6 @@ pub fn execute_killing(
         Err(violation) => execution.failure = Some(violation.message),
     }
     execution.written = std::mem::take(&mut killing.kept);
-    execution.written.push(read_all(store_dir));
+    execution.written.push(bytes_under(store_dir));
     (execution, killing.boundaries())
-}
-
-/// Every file's bytes under `dir`, in name order.
-fn read_all(dir: &Path) -> Vec<u8> {
-    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|entry| Some(entry.ok()?.path()))
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    let mut bytes = Vec::new();
-    for name in names {
-        bytes.extend(std::fs::read(&name).unwrap_or_default());
-    }
-    bytes
 }

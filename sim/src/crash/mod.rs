@@ -40,6 +40,7 @@
 //! after the seed's scenario, drawing the plan's runs, calls and crashes (how many, where, of
 //! which kind) from the seed.
 
+pub mod drop;
 mod execute;
 pub mod file;
 pub mod kill;

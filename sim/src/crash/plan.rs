@@ -32,10 +32,16 @@ pub enum CrashKind {
     WriteError,
     /// The sync at the call fails (the store stops, R35); then the power is lost.
     SyncError,
+    /// Not at a storage call but at a lockstep boundary (SPEC §17 P9): the runtime is
+    /// dropped after the answer numbered `at` (counted from 1 over the whole execution), as
+    /// a kill between two messages leaves it, and started again on the files its store kept.
+    /// The crash of any durable runtime, ward's core on real files or one behind an adapter.
+    Drop,
 }
 
 impl CrashKind {
-    /// Every kind, in the order the summary counts them.
+    /// Every kind at a storage call of the simulated disk, in the order the summary counts
+    /// them ([`CrashKind::Drop`] is counted after them).
     pub const ALL: [CrashKind; 4] = [
         CrashKind::Kill,
         CrashKind::PowerLoss,
@@ -50,6 +56,7 @@ impl CrashKind {
             CrashKind::PowerLoss => "powerLoss",
             CrashKind::WriteError => "writeError",
             CrashKind::SyncError => "syncError",
+            CrashKind::Drop => "drop",
         }
     }
 }
@@ -59,7 +66,7 @@ impl CrashKind {
 /// no call past it dies at its first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Crash {
-    /// The storage call.
+    /// The storage call; for a drop, the answer after which the runtime is dropped.
     pub at: u64,
     /// How the process dies.
     pub kind: CrashKind,
@@ -284,6 +291,29 @@ impl Plan {
             .collect();
         crashes.sort_by_key(|crash| crash.at);
         self.crashes = crashes;
+    }
+
+    /// Draws one to four drops of the runtime ([`CrashKind::Drop`]), each after an answer
+    /// from 1 to `boundaries` (what the reference passed in all), in order.
+    pub fn draw_drops(&mut self, boundaries: u64) {
+        let mut rng = SimRng::new(self.seed ^ 0x0d50_9c1e_77a3_b40f);
+        let count = rng.range(1, 4);
+        let mut crashes: Vec<Crash> = (0..count)
+            .map(|_| Crash {
+                at: 1 + rng.below(boundaries.max(1)),
+                kind: CrashKind::Drop,
+            })
+            .collect();
+        crashes.sort_by_key(|crash| crash.at);
+        self.crashes = crashes;
+    }
+
+    /// Whether the plan's crashes are drops at lockstep boundaries, which any durable runtime
+    /// can be given, rather than faults of the simulated disk.
+    pub fn drops(&self) -> bool {
+        self.crashes
+            .iter()
+            .any(|crash| crash.kind == CrashKind::Drop)
     }
 }
 

@@ -26,6 +26,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -43,6 +44,7 @@ use ward_core::deadline::CancelToken;
 use ward_core::driver::{
     Limits, RunError, RunOptions, RunOutcome, RunReport, Session, StartRunInput,
 };
+use ward_core::durable::{DurableStore, REDB_VERSION};
 use ward_core::envelope::ToolError;
 use ward_core::events::{Event, EventKind, EventSink};
 use ward_core::fault::FaultSet;
@@ -205,6 +207,25 @@ impl CoreHost {
             store: None,
         };
         Ok(host)
+    }
+
+    /// A host durable in a redb file, [`STORE_FILE`], in the directory each `reset` gives
+    /// (P8), or in `base` when a reset gives none: what `ward serve --store DIR` speaks for.
+    /// A crash leaks the database handle unclosed, so the same process opens the file
+    /// again as after a kill.
+    pub fn on_files(faults: FaultSet, base: PathBuf) -> Result<CoreHost, HostError> {
+        let opener = Box::new(move |store_dir: Option<&str>| {
+            let folder = store_dir.map_or_else(|| base.clone(), PathBuf::from);
+            std::fs::create_dir_all(&folder)
+                .map_err(|error| format!("{}: {error}", folder.display()))?;
+            DurableStore::open_unlocked(&folder.join(STORE_FILE)).map_err(|error| error.to_string())
+        });
+        let described = Durable {
+            store: format!("a redb file, {STORE_FILE}, in the store directory"),
+            version: format!("redb {REDB_VERSION}"),
+            drop: "leaks the database handle without closing it, as a kill leaves it".to_owned(),
+        };
+        CoreHost::durable(faults, opener, described)
     }
 
     /// Switches the seeded bugs on for the runs that start from now on.
@@ -795,6 +816,9 @@ impl ToolBody for ProxyBody {
         })
     }
 }
+
+/// The store file's name in its directory, for a host [`on_files`](CoreHost::on_files).
+pub const STORE_FILE: &str = "ward.redb";
 
 /// What a proxy waits on.
 enum Waiting {

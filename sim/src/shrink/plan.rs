@@ -36,19 +36,21 @@ pub fn first_of(breaches: &[DurableBreach], invariant: Invariant) -> Option<&Dur
         .find(|breach| breach.invariant() == invariant)
 }
 
-/// Shrinks `plan` while, under `faults`, the first breach of `target`'s invariant is still of
+/// Shrinks `plan` while, under `faults` (against the runtime behind the adapter command
+/// `runtime`, when one is given), the first breach of `target`'s invariant is still of
 /// `target`'s check. Each candidate is marked in slot 0 of `watchdog`, when one is given
 /// ([`crate::stall`]), as the plan's seed: a candidate the core never finishes is reported.
 pub fn shrink(
     plan: &Plan,
     faults: FaultSet,
+    runtime: Option<&str>,
     target: &DurableBreach,
     explorations_max: usize,
     watchdog: Option<&Watchdog>,
 ) -> ShrunkPlan {
     let mut explorations = 0;
     let fails = |candidate: &Plan| {
-        let exploration = crate::explore::explore(candidate, faults);
+        let exploration = crate::explore::explore_on(candidate, faults, runtime);
         first_of(&exploration.verdict.breaches, target.invariant())
             .is_some_and(|breach| breach.breach == target.breach)
     };
@@ -122,7 +124,10 @@ fn candidates(plan: &Plan) -> Vec<Plan> {
         }
     }
     for (index, crash) in plan.crashes.iter().enumerate() {
-        with(&|candidate| candidate.crashes[index].kind = CrashKind::Kill);
+        // A drop stays a drop: it is the only crash a runtime behind an adapter is given.
+        if crash.kind != CrashKind::Drop {
+            with(&|candidate| candidate.crashes[index].kind = CrashKind::Kill);
+        }
         // Earlier, each crash no earlier than the one before it (a process's crash comes
         // after the processes before it).
         let floor = index

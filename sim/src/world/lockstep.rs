@@ -41,6 +41,7 @@ use crate::protocol::{
 use crate::scenario::{
     Answer, CallScript, Effect, FailureKind, LeakAt, RunScript, Scenario, ToolBehaviour, Turn,
 };
+use crate::world::store_dir::StoreDir;
 
 /// How long ward lets a run go without anything to deliver before it stops moving time:
 /// past every limit a run may be given (R19's longest inactivity timeout, an hour).
@@ -145,12 +146,17 @@ pub trait Runtimes {
     }
 }
 
-/// One runtime that lives through the whole scenario.
-struct Living<'r>(&'r mut dyn Runtime);
+/// One runtime that lives through the whole scenario; a durable one keeps its store in a
+/// directory of the scenario's own (P8), so that nothing of another scenario is in it.
+struct Living<'r>(&'r mut dyn Runtime, Option<StoreDir>);
 
 impl Runtimes for Living<'_> {
     fn current(&mut self) -> &mut dyn Runtime {
         &mut *self.0
+    }
+
+    fn store_dir(&self) -> Option<String> {
+        self.1.as_ref().map(StoreDir::name)
     }
 }
 
@@ -160,7 +166,12 @@ pub fn execute(
     bodies: &Bodies,
     scenario: &Scenario,
 ) -> Result<Trace, Violation> {
-    execute_crashing(&mut Living(runtime), bodies, scenario)
+    let durable = runtime.ready().is_some_and(|ready| ready.durable.is_some());
+    let store_dir = match durable {
+        true => Some(StoreDir::new().map_err(Violation::new)?),
+        false => None,
+    };
+    execute_crashing(&mut Living(runtime, store_dir), bodies, scenario)
 }
 
 /// Runs `scenario` against `runtimes`, crashing and starting the runtime again whenever it

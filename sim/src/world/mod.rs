@@ -26,6 +26,7 @@ pub mod disk;
 pub mod lockstep;
 mod provider;
 mod records;
+pub mod store_dir;
 
 use ward_core::registry::Registry;
 

@@ -1,0 +1,118 @@
+//! Drop mode (SPEC §17 P9, P12): the crash explorer's plans, crashed at lockstep boundaries,
+//! give the same trace, the same bytes on disk and the same durable verdicts in process
+//! (ward's core on real files) and through `ward serve --store DIR`, seed by seed, with the
+//! correct core and with a seeded bug; `ward run --crashes --runtime CMD` reports I15–I19 for
+//! a durable adapter and refuses one that declares no store.
+
+mod common;
+
+use common::{last_line, ward};
+use ward_core::fault::{Fault, FaultSet};
+use ward_sim::crash::CrashKind;
+use ward_sim::explore::{explore_on, explore_seed};
+
+/// Seeds compared seed by seed.
+const SEEDS: u64 = 60;
+
+fn serve(bug: Option<Fault>) -> String {
+    let bug = bug.map_or(String::new(), |bug| format!(" --bug {}", bug.name()));
+    // The directory is the fallback for a reset without one; every reset here gives one.
+    let base = std::env::temp_dir().join("ward-drop-mode-unused");
+    format!(
+        "'{}' serve --store '{}'{bug}",
+        env!("CARGO_BIN_EXE_ward"),
+        base.display()
+    )
+}
+
+/// Plans drawn against `ward serve`, explored there and in process: the same digest and the
+/// same verdict; returns how many drops happened.
+fn same_in_process_and_over_the_wire(seeds: std::ops::Range<u64>, bug: Option<Fault>) -> usize {
+    let faults: FaultSet = bug.into_iter().collect();
+    let command = serve(bug);
+    let mut drops = 0;
+    for seed in seeds {
+        let wire = explore_seed(seed, faults, Some(&command));
+        assert!(
+            wire.plan
+                .crashes
+                .iter()
+                .all(|crash| crash.kind == CrashKind::Drop),
+            "seed {seed}: {:?}",
+            wire.plan.crashes
+        );
+        let here = explore_on(&wire.plan, faults, None);
+        assert_eq!(here.crashed.failure, wire.crashed.failure, "seed {seed}");
+        assert_eq!(
+            here.digest(),
+            wire.digest(),
+            "seed {seed}: in process and through ward serve differ"
+        );
+        assert_eq!(here.verdict.breaches, wire.verdict.breaches, "seed {seed}");
+        drops += wire.crashes()[CrashKind::ALL.len()] as usize;
+    }
+    drops
+}
+
+#[test]
+fn the_core_dropped_at_boundaries_is_the_same_in_process_and_through_ward_serve() {
+    let drops = same_in_process_and_over_the_wire(0..SEEDS, None);
+    println!("{SEEDS} plans, {drops} drops: the same digests and verdicts");
+    assert!(
+        drops > SEEDS as usize,
+        "most plans drop the runtime: {drops}"
+    );
+    for seed in 0..SEEDS {
+        let exploration = explore_seed(seed, FaultSet::EMPTY, Some(&serve(None)));
+        assert_eq!(exploration.verdict.breaches, [], "seed {seed}");
+    }
+}
+
+#[test]
+fn a_seeded_bug_is_caught_the_same_way_in_process_and_through_ward_serve() {
+    let bug = Fault::TurnsResetOnResume;
+    same_in_process_and_over_the_wire(0..20, Some(bug));
+    let caught = (0..200).any(|seed| {
+        let exploration = explore_seed(seed, FaultSet::only(bug), Some(&serve(Some(bug))));
+        (exploration.verdict.breaches.iter()).any(|breach| breach.invariant().id() == "I19")
+    });
+    assert!(
+        caught,
+        "{bug} caught by I19 through ward serve within 200 plans"
+    );
+}
+
+#[test]
+fn a_crash_campaign_against_an_adapter_reports_every_durable_invariant() {
+    let command = serve(None);
+    let output = ward(&[
+        "run",
+        "--crashes",
+        "--runtime",
+        &command,
+        "--seeds",
+        "0..30",
+        "--jobs",
+        "1",
+        "--json",
+    ]);
+    let summary = last_line(&String::from_utf8_lossy(&output.stdout));
+    assert_eq!(output.status.code(), Some(0), "{summary}");
+    assert_eq!(summary["violations"], 0);
+    for invariant in ["I15", "I16", "I17", "I18", "I19"] {
+        assert!(
+            summary["byInvariant"][invariant]["armed"].as_u64().unwrap() > 0,
+            "{invariant}: {summary}"
+        );
+    }
+    assert!(summary["crashes"]["crashes"]["drop"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_crash_campaign_against_a_runtime_without_a_store_is_refused() {
+    let command = format!("'{}' serve", env!("CARGO_BIN_EXE_ward"));
+    let output = ward(&["run", "--crashes", "--runtime", &command, "--seeds", "0..3"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("declares no durable store"), "{stderr}");
+}
