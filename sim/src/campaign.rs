@@ -104,6 +104,8 @@ struct DurableSeed {
     processes: u64,
     outcome_unknown: u64,
     digest: u64,
+    /// Whether the plan was also played in kill mode (I11, [`explore::KILL_RERUN_EVERY`]).
+    killed: bool,
 }
 
 /// The explorer's plan of `seed`, explored under `bug`: its counts and its verdict.
@@ -116,6 +118,7 @@ fn explore(seed: u64, bug: Option<Fault>, runtime: Option<&str>) -> (DurableSeed
         processes: exploration.crashed.processes.len() as u64,
         outcome_unknown: exploration.outcome_unknown() as u64,
         digest: exploration.digest(),
+        killed: exploration.killed,
     };
     (durable, exploration.verdict)
 }
@@ -295,7 +298,7 @@ pub fn run(config: &CampaignConfig, progress: &(dyn Fn(u64) + Sync)) -> Campaign
                 let bug = config.bug.map(|bug| bug.name());
                 summary::replay_command(stall.seed, bug, config.runtime.as_deref())
             }
-            Work::CrashPlan => crash_replay(stall.seed, config.bug),
+            Work::CrashPlan => crash_replay(stall.seed, config.bug, config.runtime.as_deref()),
         };
         eprintln!("ward: {stall}; replay: {replay}");
     };
@@ -410,6 +413,11 @@ impl SeedSummary {
             let violated = (verdict.breaches.iter()).any(|breach| breach.invariant() == *invariant);
             self.violated[invariant.index()] += u32::from(violated);
         }
+        // A plan played in kill mode too is a rerun that must give the same digest (P9, I11).
+        let rerun_differs =
+            (verdict.breaches.iter()).any(|breach| breach.invariant() == Invariant::I11);
+        self.armed[Invariant::I11.index()] += u32::from(durable.killed);
+        self.violated[Invariant::I11.index()] += u32::from(rerun_differs);
         let focus = bug.map(Invariant::catching);
         if let Some(breach) = verdict.reported(focus) {
             let replace = match &self.failure {
@@ -442,9 +450,10 @@ fn runs_of(violations: &[Violation]) -> [u32; Invariant::COUNT] {
     counts
 }
 
-/// The command that replays the crash plan of `seed` with `bug` on.
-pub fn crash_replay(seed: u64, bug: Option<Fault>) -> String {
-    summary::crash_replay_command(seed, bug.map(Fault::name))
+/// The command that replays the crash plan of `seed` with `bug` on, against the runtime
+/// behind `runtime` when one was crashed.
+pub fn crash_replay(seed: u64, bug: Option<Fault>, runtime: Option<&str>) -> String {
+    summary::crash_replay_command(seed, bug.map(Fault::name), runtime)
 }
 
 /// Mixes a seed into its trace digest before the XOR, so that equal traces of different

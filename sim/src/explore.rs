@@ -5,9 +5,13 @@
 use ward_core::fault::FaultSet;
 
 use crate::crash::drop::execute_dropping;
+use crate::crash::kill::execute_killing;
 use crate::crash::{CrashKind, Execution, Plan, explore_once, generate};
-use crate::oracle::durable::{self, DurableVerdict};
+use crate::oracle::Breach;
+use crate::oracle::durable::{self, DurableBreach, DurableVerdict};
 use crate::rng::SimRng;
+use crate::trace;
+use crate::world::store_dir::StoreDir;
 
 /// What one plan came to: the reference, the crashed execution, and every breach found.
 pub struct Exploration {
@@ -17,29 +21,22 @@ pub struct Exploration {
     pub reference: Execution,
     /// The execution with the plan's crashes.
     pub crashed: Execution,
-    /// What the checks of I15–I19 found.
+    /// What the checks of I15–I19 found, and I11's when the plan was also played in kill
+    /// mode.
     pub verdict: DurableVerdict,
+    /// Whether the plan was also played in kill mode ([`KILL_RERUN_EVERY`]).
+    pub killed: bool,
 }
 
+/// One plan in this many (its seed a multiple) played against an adapter in drop mode is
+/// played again in kill mode, `SIGKILL` at the same boundaries, and must give the same digest
+/// (SPEC §17 P9, as I11 asks of a rerun).
+pub const KILL_RERUN_EVERY: u64 = 20;
+
 impl Exploration {
-    /// The digest of the execution with crashes: its trace, as I11's digest reads one (the
-    /// crashes and recoveries among its records), and every byte it wrote, so that the same
-    /// plan gives the same digest (I11's promise, kept by the explorer too).
+    /// The digest of the execution with crashes ([`Execution::digest`]).
     pub fn digest(&self) -> u64 {
-        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-        hasher.update(&crate::trace::digest(&self.crashed.trace).to_le_bytes());
-        hasher.update(
-            self.crashed
-                .failure
-                .as_deref()
-                .unwrap_or_default()
-                .as_bytes(),
-        );
-        for bytes in &self.crashed.written {
-            hasher.update(&(bytes.len() as u64).to_le_bytes());
-            hasher.update(bytes);
-        }
-        hasher.digest()
+        self.crashed.digest()
     }
 
     /// How many results the execution with crashes acknowledged as `OUTCOME_UNKNOWN`.
@@ -91,13 +88,61 @@ pub fn explore_on(plan: &Plan, faults: FaultSet, runtime: Option<&str>) -> Explo
         let crashed = explore_once(plan, faults, &plan.crashes, &mut SimRng::new(plan.seed));
         (reference, crashed)
     };
-    let verdict = durable::check(plan, &reference, &crashed);
+    judged(plan.clone(), reference, crashed, runtime)
+}
+
+/// The exploration of `plan` from its two executions: I15–I19 judged, and against an
+/// adapter, one plan in [`KILL_RERUN_EVERY`] played again in kill mode (I11).
+fn judged(
+    plan: Plan,
+    reference: Execution,
+    crashed: Execution,
+    runtime: Option<&str>,
+) -> Exploration {
+    let mut verdict = durable::check(&plan, &reference, &crashed);
+    let rerun = runtime.filter(|_| plan.seed.is_multiple_of(KILL_RERUN_EVERY) && plan.drops());
+    if let Some(command) = rerun
+        && let Some(breach) = kill_differs(&plan, command, &crashed)
+    {
+        verdict.breaches.push(breach);
+    }
     Exploration {
-        plan: plan.clone(),
+        plan,
         reference,
         crashed,
         verdict,
+        killed: rerun.is_some(),
     }
+}
+
+/// Plays `plan` against `command` in kill mode at the boundaries of its drops: a breach of
+/// I11 when the digest differs from the drop mode's `dropped`.
+fn kill_differs(plan: &Plan, command: &str, dropped: &Execution) -> Option<DurableBreach> {
+    let kills: Vec<u64> = plan.crashes.iter().map(|crash| crash.at).collect();
+    let message = match StoreDir::new() {
+        Ok(store_dir) => {
+            let (killed, _) = execute_killing(plan, command, store_dir.path(), &kills);
+            if killed.digest() == dropped.digest() {
+                return None;
+            }
+            let (a, b) = (trace::digest(&killed.trace), trace::digest(&dropped.trace));
+            format!(
+                "plan {} gave crash digest {:016x} in kill mode and {:016x} in drop mode (traces {a:016x} and {b:016x}{})",
+                plan.seed,
+                killed.digest(),
+                dropped.digest(),
+                match (&killed.failure, &dropped.failure) {
+                    (Some(failure), _) | (None, Some(failure)) => format!("; {failure}"),
+                    (None, None) => String::new(),
+                }
+            )
+        }
+        Err(error) => format!("no store directory for kill mode: {error}"),
+    };
+    Some(DurableBreach {
+        breach: Breach::TraceDiffers,
+        message,
+    })
 }
 
 /// The plan of `seed` with its crashes, drawn within the storage calls its reference makes
@@ -130,11 +175,5 @@ pub fn explore_seed(seed: u64, faults: FaultSet, runtime: Option<&str>) -> Explo
     } else {
         explore_once(&plan, faults, &plan.crashes, &mut SimRng::new(plan.seed))
     };
-    let verdict = durable::check(&plan, &reference, &crashed);
-    Exploration {
-        plan,
-        reference,
-        crashed,
-        verdict,
-    }
+    judged(plan, reference, crashed, runtime)
 }

@@ -352,12 +352,17 @@ pub fn runs_per_sec(runs: u64, elapsed_ms: u64) -> f64 {
     (runs as f64 * 1000.0 / elapsed_ms.max(1) as f64 * 10.0).round() / 10.0
 }
 
-/// The command that replays the crash plan of `seed` with `bug` switched on.
-pub fn crash_replay_command(seed: u64, bug: Option<&str>) -> String {
-    match bug {
+/// The command that replays the crash plan of `seed` with `bug` switched on, against the
+/// runtime behind `runtime` when the campaign crashed one.
+pub fn crash_replay_command(seed: u64, bug: Option<&str>, runtime: Option<&str>) -> String {
+    let mut command = match bug {
         Some(bug) => format!("ward replay --crashes {seed} --bug {bug}"),
         None => format!("ward replay --crashes {seed}"),
+    };
+    if let Some(runtime) = runtime {
+        command.push_str(&format!(" --runtime {}", single_quoted(runtime)));
     }
+    command
 }
 
 /// The command that replays `seed` of a campaign with `bug` switched on, against the
@@ -784,7 +789,7 @@ fn combine(files: &[ShardFile]) -> Merged {
         let durable = Invariant::from_id(&failure.invariant).is_some_and(Invariant::is_durable);
         let runtime = (whole.runtime.as_ref()).map(|runtime| runtime.command.as_str());
         let replay = if durable {
-            crash_replay_command(failure.seed, whole.bug.as_deref())
+            crash_replay_command(failure.seed, whole.bug.as_deref(), runtime)
         } else {
             replay_command(failure.seed, whole.bug.as_deref(), runtime)
         };

@@ -1,8 +1,10 @@
 //! Drop mode (SPEC §17 P9, P12): the crash explorer's plans, crashed at lockstep boundaries,
 //! give the same trace, the same bytes on disk and the same durable verdicts in process
 //! (ward's core on real files) and through `ward serve --store DIR`, seed by seed, with the
-//! correct core and with a seeded bug; `ward run --crashes --runtime CMD` reports I15–I19 for
-//! a durable adapter and refuses one that declares no store.
+//! correct core and with a seeded bug; played in kill mode (`SIGKILL` to the adapter's whole
+//! process group) at the same boundaries they give the same digests again; `ward run
+//! --crashes --runtime CMD` reports I15–I19 for a durable adapter and refuses one that
+//! declares no store.
 
 mod common;
 
@@ -106,6 +108,9 @@ fn a_crash_campaign_against_an_adapter_reports_every_durable_invariant() {
         );
     }
     assert!(summary["crashes"]["crashes"]["drop"].as_u64().unwrap() > 0);
+    // Plans 0 and 20 were played in kill mode too, and gave the same digests (P9).
+    assert!(summary["byInvariant"]["I11"]["armed"].as_u64().unwrap() >= 2);
+    assert_eq!(summary["byInvariant"]["I11"]["violated"], 0);
 }
 
 #[test]

@@ -42,16 +42,7 @@ pub fn shrink_and_write(
                 shrunk.executions,
                 path.display()
             );
-            let command = match &config.runtime {
-                Some(runtime) => format!(
-                    "ward replay --runtime {} {}",
-                    single_quoted(runtime),
-                    quoted(&path)
-                ),
-                None => format!("ward replay {}", quoted(&path)),
-            };
-            tell!("replay: {command}");
-            Some(command)
+            Some(replay_file(config, &path))
         }
         Failure::CrashPlan(_) => match write_plan_failure(directory, first.seed, config) {
             Ok(Some(written)) => {
@@ -64,17 +55,34 @@ pub fn shrink_and_write(
                     written.explorations,
                     written.path.display()
                 );
-                let command = format!("ward replay {}", quoted(&written.path));
-                tell!("replay: {command}");
-                Some(command)
+                Some(replay_file(config, &written.path))
             }
-            Ok(None) => Some(crate::campaign::crash_replay(first.seed, config.bug)),
+            Ok(None) => Some(crate::campaign::crash_replay(
+                first.seed,
+                config.bug,
+                config.runtime.as_deref(),
+            )),
             Err(error) => {
                 tell!("ward: cannot write the shrunk crash plan: {error}");
                 None
             }
         },
     }
+}
+
+/// Prints and returns the command that replays the file at `path`, through the campaign's
+/// runtime when it checked one.
+fn replay_file(config: &CampaignConfig, path: &Path) -> String {
+    let command = match &config.runtime {
+        Some(runtime) => format!(
+            "ward replay --runtime {} {}",
+            single_quoted(runtime),
+            quoted(path)
+        ),
+        None => format!("ward replay {}", quoted(path)),
+    };
+    tell!("replay: {command}");
+    command
 }
 
 /// A shrunk crash plan, written.
@@ -105,7 +113,7 @@ fn write_plan_failure(
         return Ok(None);
     };
     let report = |stall: &crate::stall::Stall| {
-        let replay = crate::campaign::crash_replay(seed, bug);
+        let replay = crate::campaign::crash_replay(seed, bug, config.runtime.as_deref());
         tell!("ward: shrinking: {stall}; replay: {replay}");
     };
     let shrunk = crate::stall::watched(config.stall_after, 1, report, |watchdog| {

@@ -61,7 +61,9 @@ impl Runtimes for Dropping<'_> {
         self.boundaries += 1;
         let process = self.processes.last_mut()?;
         let crash = process.crash?;
-        if process.crashed || crash.at != self.boundaries {
+        // A process started past its boundary (a plan may repeat one) is dropped at its
+        // first, as the simulated disk kills a process at its first call past its crash.
+        if process.crashed || crash.at > self.boundaries {
             return None;
         }
         process.crashed = true;
@@ -72,7 +74,7 @@ impl Runtimes for Dropping<'_> {
             )));
         }
         self.kept.push(self.store_dir.bytes());
-        Some(format!("dropped after answer {}", self.boundaries))
+        Some(super::after_answer(self.boundaries))
     }
 
     fn restart(&mut self) -> Result<(), Violation> {

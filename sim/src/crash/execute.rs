@@ -49,6 +49,22 @@ pub struct Execution {
     pub written: Vec<Vec<u8>>,
 }
 
+impl Execution {
+    /// Its digest: the trace, as I11's digest reads one (the crashes and recoveries among
+    /// its records), why it stopped short if it did, and every byte it wrote, so that the
+    /// same plan gives the same digest (I11's promise, kept by the explorer too).
+    pub fn digest(&self) -> u64 {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        hasher.update(&crate::trace::digest(&self.trace).to_le_bytes());
+        hasher.update(self.failure.as_deref().unwrap_or_default().as_bytes());
+        for bytes in &self.written {
+            hasher.update(&(bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        }
+        hasher.digest()
+    }
+}
+
 /// What one thread keeps from one execution to the next: compiling the catalogue's schemas
 /// takes longer than a whole execution, so each thread builds ward's bodies and ward's core
 /// once (`ward run --crashes --seeds 0..200 --jobs 1`: 7.1 s when each process of each

@@ -28,7 +28,8 @@ pub struct Killing {
     command: String,
     store_dir: PathBuf,
     host: ProcessHost,
-    /// The boundaries to kill at, ascending.
+    /// The boundary each process is killed at, ascending: the first process at the first,
+    /// and so on; a process started past its boundary is killed at its first.
     kills: Vec<u64>,
     /// Boundaries passed so far.
     boundaries: u64,
@@ -39,11 +40,11 @@ pub struct Killing {
 
 impl Killing {
     /// Starts `command`, whose store lives in `store_dir` (empty at the start), to be killed
-    /// at each of `kills` (boundaries counted from 1).
+    /// at each of `kills` (boundaries counted from 1), as drop mode drops a runtime
+    /// ([`super::drop`]).
     pub fn start(command: &str, store_dir: &Path, kills: &[u64]) -> Result<Killing, Violation> {
         let mut kills = kills.to_vec();
         kills.sort_unstable();
-        kills.dedup();
         Ok(Killing {
             command: command.to_owned(),
             store_dir: store_dir.to_owned(),
@@ -68,13 +69,17 @@ impl Runtimes for Killing {
 
     fn died(&mut self) -> Option<String> {
         self.boundaries += 1;
-        if self.kills.get(self.killed) != Some(&self.boundaries) {
+        if self
+            .kills
+            .get(self.killed)
+            .is_none_or(|&at| at > self.boundaries)
+        {
             return None;
         }
         self.killed += 1;
         self.host.kill();
         self.kept.push(bytes_under(&self.store_dir));
-        Some(format!("SIGKILL after answer {}", self.boundaries))
+        Some(super::after_answer(self.boundaries))
     }
 
     fn restart(&mut self) -> Result<(), Violation> {

@@ -47,4 +47,10 @@ pub mod kill;
 mod plan;
 
 pub use execute::{Execution, Process, explore_once};
+
+/// How the trace names a crash at a lockstep boundary: the same in kill and in drop mode, so
+/// that the two modes leave the same trace (P9).
+fn after_answer(boundary: u64) -> String {
+    format!("crashed after answer {boundary}")
+}
 pub use plan::{CLOSING_PROMPT, Crash, CrashKind, Plan, RunPlan, generate};

@@ -13,6 +13,7 @@
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -56,6 +57,9 @@ impl ProcessHost {
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(command)
+            // Its own process group, so that a kill reaches the runtime `sh` started, not
+            // only `sh` (which does not exec a command's last process).
+            .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -207,8 +211,11 @@ impl ProcessHost {
 }
 
 impl ProcessHost {
-    /// Kills the adapter with `SIGKILL` (SPEC §17 P9, kill mode) and waits for it.
+    /// Kills the adapter with `SIGKILL` (SPEC §17 P9, kill mode), every process of its
+    /// group, and waits for it.
     pub fn kill(&mut self) {
+        let group = rustix::process::Pid::from_child(&self.child);
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -234,8 +241,7 @@ impl Runtime for ProcessHost {
 
 impl Drop for ProcessHost {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill();
     }
 }
 
