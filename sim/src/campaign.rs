@@ -25,6 +25,7 @@ use ward_core::fault::Fault;
 use crate::crash::CrashKind;
 use crate::explore;
 use crate::generate::Misbehaviour;
+use crate::oracle::durable::profile::{self, Profile};
 use crate::oracle::durable::{DurableBreach, DurableVerdict, INVARIANTS};
 use crate::oracle::{Exactness, Invariant, Violation};
 use crate::protocol::Ready;
@@ -106,6 +107,8 @@ struct DurableSeed {
     digest: u64,
     /// Whether the plan was also played in kill mode (I11, [`explore::KILL_RERUN_EVERY`]).
     killed: bool,
+    /// Its durability profile (P11).
+    profile: Profile,
 }
 
 /// The explorer's plan of `seed`, explored under `bug`: its counts and its verdict.
@@ -119,6 +122,7 @@ fn explore(seed: u64, bug: Option<Fault>, runtime: Option<&str>) -> (DurableSeed
         outcome_unknown: exploration.outcome_unknown() as u64,
         digest: exploration.digest(),
         killed: exploration.killed,
+        profile: profile::profile(&exploration.crashed.trace),
     };
     (durable, exploration.verdict)
 }
@@ -519,6 +523,7 @@ impl CampaignReport {
                 .map(|(kind, count)| (kind.name().to_owned(), count))
                 .collect(),
             outcome_unknown: durable.outcome_unknown,
+            profile: durable.profile.clone(),
             digest: mixed_digest(seed, durable.digest),
         });
     }

@@ -279,6 +279,10 @@ pub struct CrashSummary {
     pub crashes: BTreeMap<String, u64>,
     /// Results of R32's calls cut by a crash (`OUTCOME_UNKNOWN`).
     pub outcome_unknown: u64,
+    /// The durability profile (SPEC §17 P11): per crash point, what recovery did, counted
+    /// over the crashes that happened ([`crate::oracle::durable::profile`]).
+    #[serde(default)]
+    pub profile: BTreeMap<String, BTreeMap<String, u64>>,
     /// XOR of every plan's mixed digest, as 16 hex digits.
     #[serde(with = "hex_digest")]
     pub digest: u64,
@@ -295,6 +299,13 @@ impl CrashSummary {
             *slot = slot.saturating_add(*count);
         }
         self.outcome_unknown = self.outcome_unknown.saturating_add(other.outcome_unknown);
+        for (point, recoveries) in &other.profile {
+            let row = self.profile.entry(point.clone()).or_default();
+            for (recovery, count) in recoveries {
+                let slot = row.entry(recovery.clone()).or_default();
+                *slot = slot.saturating_add(*count);
+            }
+        }
         self.digest ^= other.digest;
     }
 }

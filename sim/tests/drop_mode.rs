@@ -111,6 +111,22 @@ fn a_crash_campaign_against_an_adapter_reports_every_durable_invariant() {
     // Plans 0 and 20 were played in kill mode too, and gave the same digests (P9).
     assert!(summary["byInvariant"]["I11"]["armed"].as_u64().unwrap() >= 2);
     assert_eq!(summary["byInvariant"]["I11"]["violated"], 0);
+    // The durability profile (P11): a model request cut by a drop is asked again, and a
+    // body of R32 cut by one gets OUTCOME_UNKNOWN, never a rerun.
+    let profile = &summary["crashes"]["profile"];
+    assert!(
+        profile["in a model request"]["asked again"]
+            .as_u64()
+            .unwrap()
+            > 0,
+        "{profile}"
+    );
+    assert!(
+        profile["in an outside-effect body"]
+            .get("ran again")
+            .is_none(),
+        "{profile}"
+    );
 }
 
 #[test]

@@ -108,6 +108,7 @@ fn print_row(summary: &Summary, invariant: Invariant, counts: &crate::summary::I
 /// The crash explorer's counts (`--crashes`).
 fn print_crashes(crashes: &CrashSummary) {
     let kinds: Vec<String> = (crashes.crashes.iter())
+        .filter(|(_, count)| **count > 0)
         .map(|(kind, count)| format!("{count} {kind}"))
         .collect();
     tell!(
@@ -118,4 +119,13 @@ fn print_crashes(crashes: &CrashSummary) {
         kinds.join(", "),
         crashes.outcome_unknown
     );
+    if !crashes.profile.is_empty() {
+        tell!("durability profile (crash point: what recovery did):");
+    }
+    for (point, recoveries) in &crashes.profile {
+        let said: Vec<String> = (recoveries.iter())
+            .map(|(recovery, count)| format!("{recovery} {count}"))
+            .collect();
+        tell!("  {point}: {}", said.join(", "));
+    }
 }

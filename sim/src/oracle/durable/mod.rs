@@ -32,6 +32,7 @@ pub mod i16_nothing_acknowledged_is_lost;
 pub mod i17_one_result_per_call_after_resumes;
 pub mod i18_nothing_secret_at_rest;
 pub mod i19_a_resumed_run_keeps_every_promise;
+pub mod profile;
 pub mod story;
 
 use self::story::{Crashed, Replied, Story};

@@ -118,6 +118,8 @@ pub struct Story {
     pub recoveries: usize,
     /// What each run's entry point reported at its end, as JSON, by run.
     pub reports: BTreeMap<usize, String>,
+    /// When each run's report came, by run.
+    pub reported: BTreeMap<usize, usize>,
     /// The chart ward's bodies left, as the last snapshot shows it.
     pub chart: Option<Arc<ChartState>>,
     /// Each state undo walked back through at the session's end: the chart's history.
@@ -216,6 +218,7 @@ impl Story {
             Record::Report { .. } => {
                 let report = serde_json::to_string(record).unwrap_or_default();
                 self.reports.insert(run, report);
+                self.reported.insert(run, tick);
             }
             _ => {}
         }
