@@ -68,6 +68,8 @@ const CHARTS: TableDefinition<&str, &[u8]> = TableDefinition::new("charts");
 /// The journal and the charts of every session, in one redb database.
 pub struct DurableStore {
     database: Database,
+    /// The file of a store opened without its lock, which [`DurableStore::sever`] closes.
+    unlocked: Option<Arc<std::sync::Mutex<Option<std::fs::File>>>>,
     /// The first failure, after which nothing is acknowledged.
     stopped: Option<String>,
     /// The seeded bugs on for this store (SPEC §11); empty outside the simulator.
@@ -142,7 +144,23 @@ impl DurableStore {
             .write(true)
             .open(path)
             .map_err(|error| StoreError::Open(format!("{}: {error}", path.display())))?;
-        DurableStore::open_on(UnlockedFile(std::sync::Mutex::new(file)))
+        let file = Arc::new(std::sync::Mutex::new(Some(file)));
+        let mut store = DurableStore::open_on(UnlockedFile(Arc::clone(&file)))?;
+        store.unlocked = Some(file);
+        Ok(store)
+    }
+
+    /// Closes the file of a store opened by [`DurableStore::open_unlocked`] under it, as a
+    /// kill closes a process's files: every later read, write or sync fails, so that dropping
+    /// the store afterwards (redb's close) changes nothing on disk. A store on any other
+    /// backend is left as it is.
+    pub fn sever(&self) {
+        if let Some(file) = &self.unlocked {
+            let mut file = file
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            *file = None;
+        }
     }
 
     /// Opens the database on `backend`, creating it when the backend is empty; after a crash,
@@ -160,6 +178,7 @@ impl DurableStore {
     fn with(database: Database) -> DurableStore {
         DurableStore {
             database,
+            unlocked: None,
             stopped: None,
             faults: FaultSet::EMPTY,
         }
@@ -309,45 +328,54 @@ impl DurableStore {
 /// The error of a damaged part of `session`'s data (R35).
 /// A file as redb's storage, without a lock ([`DurableStore::open_unlocked`]).
 #[derive(Debug)]
-struct UnlockedFile(std::sync::Mutex<std::fs::File>);
+struct UnlockedFile(Arc<std::sync::Mutex<Option<std::fs::File>>>);
 
 impl UnlockedFile {
-    fn file(&self) -> std::sync::MutexGuard<'_, std::fs::File> {
-        self.0
+    /// The file, unless the store was severed ([`DurableStore::sever`]).
+    fn with<T>(
+        &self,
+        act: impl FnOnce(&mut std::fs::File) -> std::io::Result<T>,
+    ) -> Result<T, BackendError> {
+        let mut file = self
+            .0
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match file.as_mut() {
+            Some(file) => Ok(act(file)?),
+            None => Err(BackendError::Io(std::io::Error::other(
+                "the store was severed",
+            ))),
+        }
     }
 }
 
 impl StorageBackend for UnlockedFile {
     fn len(&self) -> Result<u64, BackendError> {
-        Ok(self.file().metadata()?.len())
+        self.with(|file| Ok(file.metadata()?.len()))
     }
 
     fn read(&self, offset: u64, out: &mut [u8]) -> Result<(), BackendError> {
         use std::io::{Read, Seek, SeekFrom};
-        let mut file = self.file();
-        file.seek(SeekFrom::Start(offset))?;
-        file.read_exact(out)?;
-        Ok(())
+        self.with(|file| {
+            file.seek(SeekFrom::Start(offset))?;
+            file.read_exact(out)
+        })
     }
 
     fn set_len(&self, len: u64) -> Result<(), BackendError> {
-        self.file().set_len(len)?;
-        Ok(())
+        self.with(|file| file.set_len(len))
     }
 
     fn sync_data(&self) -> Result<(), BackendError> {
-        self.file().sync_data()?;
-        Ok(())
+        self.with(|file| file.sync_data())
     }
 
     fn write(&self, offset: u64, data: &[u8]) -> Result<(), BackendError> {
         use std::io::{Seek, SeekFrom, Write};
-        let mut file = self.file();
-        file.seek(SeekFrom::Start(offset))?;
-        file.write_all(data)?;
-        Ok(())
+        self.with(|file| {
+            file.seek(SeekFrom::Start(offset))?;
+            file.write_all(data)
+        })
     }
 }
 

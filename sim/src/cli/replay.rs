@@ -243,6 +243,9 @@ fn say_processes(plan: &Plan, crashed: &crate::crash::Execution) {
     );
     for (number, process) in crashed.processes.iter().enumerate() {
         let end = match (process.crashed, process.crash) {
+            (true, Some(crash)) if crash.kind == crate::crash::CrashKind::Drop => {
+                format!("dropped after answer {} or the first past it", crash.at)
+            }
             (true, Some(crash)) => {
                 format!("died at storage call {} ({})", crash.at, crash.kind.name())
             }

@@ -5,8 +5,8 @@
 //! With `--store DIR` its sessions live in a redb file, `ward.redb`, in the directory each
 //! `reset` gives (`storeDir`, P8), or in `DIR` when a reset gives none: it announces the
 //! store in `ready.durable`, claims R30–R35, and after a crash takes up the run the crash cut
-//! on `recover` (SPEC §16, §17, P12). At `crash` it leaks its database handle unclosed, as a
-//! kill leaves it.
+//! on `recover` (SPEC §16, §17, P12). At `crash` it closes its database file under redb and
+//! drops everything: nothing reaches the file after the crash, as after a kill.
 //!
 //! A line that is not a message of the protocol, or a message out of turn, ends the process
 //! with exit code 2 and the reason on standard error: ward's side reports it as a violation.

@@ -57,7 +57,10 @@ impl Runtimes for Dropping<'_> {
         &mut *self.runtime
     }
 
-    fn died(&mut self) -> Option<String> {
+    fn died(&mut self, answered: bool) -> Option<String> {
+        if !answered {
+            return None;
+        }
         self.boundaries += 1;
         let process = self.processes.last_mut()?;
         let crash = process.crash?;

@@ -220,7 +220,7 @@ impl Runtimes for OnDisk<'_> {
         &mut *self.host
     }
 
-    fn died(&mut self) -> Option<String> {
+    fn died(&mut self, _answered: bool) -> Option<String> {
         if !self.disk.has_failed() {
             return None;
         }

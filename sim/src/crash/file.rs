@@ -26,7 +26,7 @@ use ward_core::fault::Fault;
 use ward_core::guard::SecretGuard;
 use ward_core::redact::Redactor;
 
-use super::plan::Plan;
+use super::plan::{CrashKind, Plan};
 use crate::catalogue::SECRET_RUN_CHARS_MIN;
 use crate::scenario::{self, ScenarioError};
 
@@ -83,6 +83,25 @@ impl PlanFile {
             scenario::read_checked(value, path, (&VALIDATOR, CRASH_PLAN_SCHEMA, "crash plan"))?;
         if let Err(reason) = file.fault() {
             return Err(invalid("/bug".to_owned(), reason));
+        }
+        // Crash `n` is process `n`'s, so they come in order; and a plan crashes at storage
+        // calls of ward's core or at lockstep boundaries of any runtime, never both.
+        let crashes = &file.crash_plan.crashes;
+        if let Some(index) = (1..crashes.len()).find(|&i| crashes[i].at < crashes[i - 1].at) {
+            return Err(invalid(
+                format!("/crashPlan/crashes/{index}/at"),
+                "the crashes are not in order of `at`".to_owned(),
+            ));
+        }
+        let drops = crashes
+            .iter()
+            .filter(|crash| crash.kind == CrashKind::Drop)
+            .count();
+        if drops > 0 && drops < crashes.len() {
+            return Err(invalid(
+                "/crashPlan/crashes".to_owned(),
+                "drops (at lockstep boundaries) are mixed with crashes at storage calls".to_owned(),
+            ));
         }
         // The secrets as a run takes them (R14, R24): a value the core refuses would stop every
         // run at its start, which is a bad file, not a finding.

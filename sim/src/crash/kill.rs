@@ -67,7 +67,10 @@ impl Runtimes for Killing {
         &mut self.host
     }
 
-    fn died(&mut self) -> Option<String> {
+    fn died(&mut self, answered: bool) -> Option<String> {
+        if !answered {
+            return None;
+        }
         self.boundaries += 1;
         if self
             .kills

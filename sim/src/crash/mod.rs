@@ -29,6 +29,11 @@
 //! crash plan file ([`file`]) that `ward replay FILE` explores again; `ward replay --crashes
 //! SEED --trace F.jsonl` writes the crashed execution's trace.
 //!
+//! Any durable runtime, ward's core on real files or one behind its adapter (`ward run
+//! --crashes --runtime CMD`), is crashed at lockstep boundaries instead ([`drop`]: a plan's
+//! [`CrashKind::Drop`]s, drawn within the boundaries its reference passed), one plan in
+//! twenty again in kill mode ([`kill`]), and judged by the same checks.
+//!
 //! What the seam cannot show is not judged: ward's chart is the world's (P10), so the chart
 //! the core keeps in its store is a mirror, and a body the resumed core runs again carries
 //! its idempotency key and changes nothing. A chart committed apart from its result

@@ -211,8 +211,8 @@ impl CoreHost {
 
     /// A host durable in a redb file, [`STORE_FILE`], in the directory each `reset` gives
     /// (P8), or in `base` when a reset gives none: what `ward serve --store DIR` speaks for.
-    /// A crash leaks the database handle unclosed, so the same process opens the file
-    /// again as after a kill.
+    /// A crash closes the database file under redb before dropping it, so nothing reaches
+    /// the file after the crash and the same process opens it again as after a kill.
     pub fn on_files(faults: FaultSet, base: PathBuf) -> Result<CoreHost, HostError> {
         let opener = Box::new(move |store_dir: Option<&str>| {
             let folder = store_dir.map_or_else(|| base.clone(), PathBuf::from);
@@ -223,7 +223,7 @@ impl CoreHost {
         let described = Durable {
             store: format!("a redb file, {STORE_FILE}, in the store directory"),
             version: format!("redb {REDB_VERSION}"),
-            drop: "leaks the database handle without closing it, as a kill leaves it".to_owned(),
+            drop: "closes the database file under redb, then drops every object: nothing is written after the crash, as after a kill".to_owned(),
         };
         CoreHost::durable(faults, opener, described)
     }
@@ -436,18 +436,23 @@ impl CoreHost {
         lock(&self.shared).key_prefix = Some(format!("{session}/{run}"));
     }
 
-    /// `crash` in drop mode (P9): every session, the run and the store handle are dropped
-    /// without closing or flushing anything, as a kill leaves them: the store is leaked, not
-    /// closed.
+    /// `crash` in drop mode (P9): the store's file is closed under it
+    /// ([`DurableStore::sever`](ward_core::durable::DurableStore::sever)), then every session,
+    /// the run and the store are dropped; nothing reaches the file after the crash, as after a
+    /// kill, and no handle is left open.
     fn drop_everything(&mut self) -> Result<(), HostError> {
         let Keeping::Durable { store, .. } = &mut self.keeping else {
             return Err(HostError(
                 "crash is for a durable runtime; this one keeps its sessions in memory".to_owned(),
             ));
         };
-        std::mem::forget(store.take());
-        std::mem::forget(std::mem::take(&mut self.sessions));
-        std::mem::forget(self.run.take());
+        // The store's file is closed under it first, as a kill closes it: dropping the store,
+        // its sessions and the run afterwards writes nothing more, and leaks nothing.
+        if let Some(store) = store.take() {
+            store::locked(&store).sever();
+        }
+        self.sessions.clear();
+        self.run = None;
         self.cancel = None;
         *lock(&self.shared) = Shared::default();
         Ok(())

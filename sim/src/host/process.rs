@@ -36,6 +36,8 @@ const STDERR_LINES_KEPT: usize = 8;
 pub struct ProcessHost {
     command: String,
     child: Child,
+    /// Whether `child` was killed and waited for: its group id may name another group since.
+    reaped: bool,
     input: BufWriter<ChildStdin>,
     answers: Receiver<Result<Vec<FromAdapter>, Broken>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
@@ -79,6 +81,7 @@ impl ProcessHost {
         let mut host = ProcessHost {
             command: command.to_owned(),
             child,
+            reaped: false,
             input: BufWriter::new(stdin),
             answers,
             stderr: kept,
@@ -214,6 +217,9 @@ impl ProcessHost {
     /// Kills the adapter with `SIGKILL` (SPEC §17 P9, kill mode), every process of its
     /// group, and waits for it.
     pub fn kill(&mut self) {
+        if std::mem::replace(&mut self.reaped, true) {
+            return;
+        }
         let group = rustix::process::Pid::from_child(&self.child);
         let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
         let _ = self.child.kill();

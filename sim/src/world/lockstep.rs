@@ -128,9 +128,11 @@ pub trait Runtimes {
     fn current(&mut self) -> &mut dyn Runtime;
 
     /// Whether the runtime died during the last exchange, and how: a storage fault the world
-    /// planned on its disk fired (R35: a failed write or sync is a crash). `None` for a
-    /// runtime that lives on.
-    fn died(&mut self) -> Option<String> {
+    /// planned on its disk fired (R35: a failed write or sync is a crash), or the world
+    /// crashes it at this boundary. `answered`: the exchange ended with `idle` (a crash at a
+    /// boundary comes only after an answer; an exchange that failed is the runtime's
+    /// violation unless its own store killed it). `None` for a runtime that lives on.
+    fn died(&mut self, _answered: bool) -> Option<String> {
         None
     }
 
@@ -271,10 +273,12 @@ fn reset_living(
 ) -> Result<u64, Violation> {
     loop {
         match reset(runtimes, catalogue, scenario) {
-            Ok(at) if runtimes.died().is_none() => return Ok(at),
-            Ok(_) => {}
+            Ok(at) => match runtimes.died(true) {
+                None => return Ok(at),
+                Some(how) => crashes.push(how),
+            },
             Err(violation) => {
-                let Some(how) = runtimes.died() else {
+                let Some(how) = runtimes.died(false) else {
                     return Err(violation);
                 };
                 crashes.push(how);
@@ -504,7 +508,7 @@ impl RunDriver<'_, '_> {
             Ok(answer) => answer,
             // A runtime that died in the exchange (its store failed, R35) is crashed.
             Err(violation) => {
-                return match self.runtimes.died() {
+                return match self.runtimes.died(false) {
                     Some(how) => self.crashed(how),
                     None => Err(refused(violation)),
                 };
@@ -521,7 +525,7 @@ impl RunDriver<'_, '_> {
         for message in answer {
             self.observe(message)?;
         }
-        match self.runtimes.died() {
+        match self.runtimes.died(true) {
             Some(how) => self.crashed(how),
             None => Ok(()),
         }

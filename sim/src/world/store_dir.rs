@@ -39,29 +39,36 @@ impl StoreDir {
         self.path.to_string_lossy().into_owned()
     }
 
-    /// Every file's bytes in it, in name order (what I18 scans).
+    /// Every file's bytes in it and its folders, in path order (what I18 scans).
     pub fn bytes(&self) -> Vec<u8> {
         bytes_under(&self.path)
     }
 }
 
-/// Every file's bytes under `dir`, in name order.
+/// Every file's bytes under `dir` and its folders, in path order.
 pub fn bytes_under(dir: &Path) -> Vec<u8> {
-    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+    let mut bytes = Vec::new();
+    append_under(dir, &mut bytes);
+    bytes
+}
+
+fn append_under(dir: &Path, bytes: &mut Vec<u8>) {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|entries| {
             entries
                 .filter_map(|entry| Some(entry.ok()?.path()))
                 .collect()
         })
         .unwrap_or_default();
-    names.sort();
-    let mut bytes = Vec::new();
-    for name in names {
-        if let Ok(read) = std::fs::read(&name) {
+    paths.sort();
+    for path in paths {
+        let folder = std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir());
+        if folder {
+            append_under(&path, bytes);
+        } else if let Ok(read) = std::fs::read(&path) {
             bytes.extend_from_slice(&read);
         }
     }
-    bytes
 }
 
 impl Drop for StoreDir {

@@ -1,8 +1,10 @@
 //! I18. Nothing secret at rest: no planted secret part and no 8 characters of a configured
 //! secret in any byte written to the storage backend, synced or not.
 //!
-//! Every write to every simulated disk of both executions (the one without crashes too) is
-//! scanned, as bytes, for every run of 8 consecutive characters of each planted credential
+//! Every write to every simulated disk of both executions (the one without crashes too), or,
+//! for a runtime crashed at lockstep boundaries (drop or kill mode), every file of its store
+//! directory as it stands after each crash and at the end (what a real file shows: bytes a
+//! runtime wrote and overwrote between two snapshots are not seen), is scanned, as bytes, for every run of 8 consecutive characters of each planted credential
 //! and of each configured value (the plan's secrets are ASCII, so a JSON string holds them
 //! as they are), with the guard's own reading of a text (`crate::oracle::guarded`): a run of 8
 //! bytes or more shares a 4-byte gram with a secret at one of every 5 positions.

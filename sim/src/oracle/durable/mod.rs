@@ -194,7 +194,7 @@ fn armed(check: &DurableCheck<'_>) -> [bool; 5] {
         crashed && changing,
         after.asked.iter().any(|asked| asked.process > 0),
         crashed && results,
-        !check.crashed.written.is_empty(),
+        check.crashed.written.iter().any(|bytes| !bytes.is_empty()),
         after.recoveries > 0,
     ]
 }
