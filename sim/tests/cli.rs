@@ -395,6 +395,27 @@ fn a_bad_crash_plan_file_is_refused_naming_its_fault() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("at /crashPlan/runs"), "{stderr}");
+    // Crashes out of order, and drops mixed with crashes at storage calls.
+    let run = r#"{"prompt": "Mark it.", "readOnly": false, "disabled": [], "turnsMax": 1, "replies": []}"#;
+    for (crashes, pointer) in [
+        (
+            r#"[{"at": 9, "kind": "kill"}, {"at": 3, "kind": "kill"}]"#,
+            "at /crashPlan/crashes/1/at",
+        ),
+        (
+            r#"[{"at": 3, "kind": "drop"}, {"at": 9, "kind": "kill"}]"#,
+            "at /crashPlan/crashes",
+        ),
+    ] {
+        let text = format!(
+            r#"{{"version": 1, "crashPlan": {{"seed": 1, "secrets": [], "planted": [], "runs": [{run}], "crashes": {crashes}}}}}"#
+        );
+        std::fs::write(&file, text).unwrap();
+        let output = ward(&["replay", file.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(pointer), "{stderr}");
+    }
 }
 
 #[test]
