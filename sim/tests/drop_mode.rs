@@ -137,3 +137,44 @@ fn a_crash_campaign_against_a_runtime_without_a_store_is_refused() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("declares no durable store"), "{stderr}");
 }
+
+#[test]
+fn an_adapter_that_dies_in_recover_is_a_durability_violation_naming_the_crash() {
+    // `ward serve` behind a filter that ends the adapter when `recover` comes.
+    let folder = common::folder("dies-in-recover");
+    let script = folder.join("adapter.sh");
+    let filter = r#"while IFS= read -r line; do case "$line" in *'"type":"recover"'*) exit 3;; esac; printf '%s\n' "$line"; done"#;
+    let text = format!("#!/bin/sh\n{filter} | {}\n", serve(None));
+    std::fs::write(&script, text).unwrap();
+    let command = format!("sh '{}'", script.display());
+    let output = ward(&[
+        "run",
+        "--crashes",
+        "--runtime",
+        &command,
+        "--seeds",
+        "0..2",
+        "--jobs",
+        "1",
+        "--json",
+        "--out",
+        folder.to_str().unwrap(),
+    ]);
+    let summary = last_line(&String::from_utf8_lossy(&output.stdout));
+    assert_eq!(output.status.code(), Some(1), "{summary}");
+    let failure = &summary["firstFailure"];
+    assert_eq!(failure["invariant"], "I16", "{summary}");
+    let explanation = failure["explanation"].as_str().unwrap();
+    assert!(
+        explanation.contains("in answer to recover"),
+        "{explanation}"
+    );
+    assert!(
+        explanation.contains("(the crash: crashed after answer "),
+        "{explanation}"
+    );
+    assert!(
+        failure["replay"].as_str().unwrap().contains("--runtime"),
+        "{summary}"
+    );
+}

@@ -538,6 +538,19 @@ impl RunDriver<'_, '_> {
     /// the run), the run is started again, as a user whose request was lost sends it again (a
     /// run a runtime showed it held is never started twice: losing it is the runtime's, I16).
     fn crashed(&mut self, how: String) -> Result<(), Violation> {
+        let said = how.clone();
+        self.take_up_after(how).map_err(|violation| {
+            // A runtime that did not start again is named with the crash it did not survive.
+            let named = violation.message.contains("(the crash: ");
+            match violation.message.starts_with(NOT_STARTED_AGAIN) && !named {
+                true => Violation::new(format!("{} (the crash: {said})", violation.message)),
+                false => violation,
+            }
+        })
+    }
+
+    /// Records the crash `how` and starts the runtime again (what [`RunDriver::crashed`] does).
+    fn take_up_after(&mut self, how: String) -> Result<(), Violation> {
         let at_ms = self.at_ms();
         self.record(Record::Crash { at_ms, how });
         self.agenda.clear();
