@@ -178,6 +178,27 @@ pub trait SessionStore: Send {
     }
 }
 
+/// How many runs a journal records the start of: the next run's number.
+pub fn runs_started(journal: &[Record]) -> u32 {
+    let started = journal
+        .iter()
+        .filter(|record| matches!(record, Record::RunStarted { .. }))
+        .count();
+    u32::try_from(started).unwrap_or(u32::MAX)
+}
+
+/// The run a journal's last start began and no end closed, by its number from 0: the run a
+/// crash cut, if any.
+pub fn cut_run(journal: &[Record]) -> Option<u32> {
+    let last = journal
+        .iter()
+        .rposition(|record| matches!(record, Record::RunStarted { .. }))?;
+    let ended = journal[last..]
+        .iter()
+        .any(|record| matches!(record, Record::RunEnded { .. }));
+    (!ended).then(|| runs_started(journal).saturating_sub(1))
+}
+
 /// The messages of a journal, in order: the transcript.
 pub fn transcript(records: &[Record]) -> Vec<Arc<Message>> {
     records

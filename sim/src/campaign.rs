@@ -25,7 +25,7 @@ use ward_core::fault::Fault;
 use crate::crash::CrashKind;
 use crate::explore;
 use crate::generate::Misbehaviour;
-use crate::oracle::durable::profile::{self, Profile};
+use crate::oracle::durable::profile::Profile;
 use crate::oracle::durable::{DurableBreach, DurableVerdict, INVARIANTS};
 use crate::oracle::{Exactness, Invariant, Violation};
 use crate::protocol::Ready;
@@ -122,7 +122,7 @@ fn explore(seed: u64, bug: Option<Fault>, runtime: Option<&str>) -> (DurableSeed
         outcome_unknown: exploration.outcome_unknown() as u64,
         digest: exploration.digest(),
         killed: exploration.killed,
-        profile: profile::profile(&exploration.crashed.trace),
+        profile: exploration.verdict.profile.clone(),
     };
     (durable, exploration.verdict)
 }

@@ -56,6 +56,33 @@ fn same_in_process_and_over_the_wire(seeds: std::ops::Range<u64>, bug: Option<Fa
     drops
 }
 
+/// `ward run --crashes --runtime command --seeds seeds --jobs 1 --json` (failures under
+/// `out`): its exit status and summary.
+fn crash_campaign(
+    command: &str,
+    seeds: &str,
+    out: Option<&std::path::Path>,
+) -> (Option<i32>, serde_json::Value) {
+    let mut arguments = vec![
+        "run",
+        "--crashes",
+        "--runtime",
+        command,
+        "--seeds",
+        seeds,
+        "--jobs",
+        "1",
+        "--json",
+    ];
+    let out = out.map(|out| out.to_string_lossy().into_owned());
+    if let Some(out) = &out {
+        arguments.extend(["--out", out.as_str()]);
+    }
+    let output = ward(&arguments);
+    let summary = last_line(&String::from_utf8_lossy(&output.stdout));
+    (output.status.code(), summary)
+}
+
 #[test]
 fn the_core_dropped_at_boundaries_is_the_same_in_process_and_through_ward_serve() {
     let drops = same_in_process_and_over_the_wire(0..SEEDS, None);
@@ -87,19 +114,8 @@ fn a_seeded_bug_is_caught_the_same_way_in_process_and_through_ward_serve() {
 #[test]
 fn a_crash_campaign_against_an_adapter_reports_every_durable_invariant() {
     let command = serve(None);
-    let output = ward(&[
-        "run",
-        "--crashes",
-        "--runtime",
-        &command,
-        "--seeds",
-        "0..30",
-        "--jobs",
-        "1",
-        "--json",
-    ]);
-    let summary = last_line(&String::from_utf8_lossy(&output.stdout));
-    assert_eq!(output.status.code(), Some(0), "{summary}");
+    let (status, summary) = crash_campaign(&command, "0..30", None);
+    assert_eq!(status, Some(0), "{summary}");
     assert_eq!(summary["violations"], 0);
     for invariant in ["I15", "I16", "I17", "I18", "I19"] {
         assert!(
@@ -147,21 +163,8 @@ fn an_adapter_that_dies_in_recover_is_a_durability_violation_naming_the_crash() 
     let text = format!("#!/bin/sh\n{filter} | {}\n", serve(None));
     std::fs::write(&script, text).unwrap();
     let command = format!("sh '{}'", script.display());
-    let output = ward(&[
-        "run",
-        "--crashes",
-        "--runtime",
-        &command,
-        "--seeds",
-        "0..2",
-        "--jobs",
-        "1",
-        "--json",
-        "--out",
-        folder.to_str().unwrap(),
-    ]);
-    let summary = last_line(&String::from_utf8_lossy(&output.stdout));
-    assert_eq!(output.status.code(), Some(1), "{summary}");
+    let (status, summary) = crash_campaign(&command, "0..2", Some(&folder));
+    assert_eq!(status, Some(1), "{summary}");
     let failure = &summary["firstFailure"];
     assert_eq!(failure["invariant"], "I16", "{summary}");
     let explanation = failure["explanation"].as_str().unwrap();

@@ -6,15 +6,6 @@
 #[allow(clippy::wildcard_imports)]
 use super::*;
 
-/// How many runs the journal records the start of: the next run's number.
-pub(super) fn runs_started(journal: &[Record]) -> u32 {
-    let started = journal
-        .iter()
-        .filter(|record| matches!(record, Record::RunStarted { .. }))
-        .count();
-    u32::try_from(started).unwrap_or(u32::MAX)
-}
-
 /// What [`Session::drive`] runs: a new run, or the rest of one a crash cut.
 pub(super) struct Plan<'a> {
     pub(super) run_number: u32,

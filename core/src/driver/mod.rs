@@ -79,7 +79,8 @@ use crate::schedule::{self, BatchRun, CallResult};
 use crate::session::{self, Message, Record, SessionStore, StoreError, StoredLimits};
 use crate::tool::{NoUser, ToolCall, ToolMeta, UserResponder};
 
-use journal::{Cut, CutRun, Plan, Resume, runs_started};
+use crate::session::runs_started;
+use journal::{Cut, CutRun, Plan, Resume};
 use run::Run;
 use turns::{Setup, Turns, Watch, listed_names};
 

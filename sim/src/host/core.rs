@@ -491,7 +491,7 @@ impl CoreHost {
         for name in names {
             let session = self.open_session(&name, registry.clone())?;
             let journal = session.store().journal(&name).map_err(store_error)?;
-            if let Some(run) = store::cut_run(&journal) {
+            if let Some(run) = ward_core::session::cut_run(&journal) {
                 self.number_bodies(&name, run);
                 return self.resume(name, session, secrets);
             }
@@ -515,7 +515,7 @@ impl CoreHost {
         };
         if matches!(self.keeping, Keeping::Durable { .. }) {
             let journal = session.store().journal(&name).map_err(store_error)?;
-            self.number_bodies(&name, store::runs_started(&journal));
+            self.number_bodies(&name, ward_core::session::runs_started(&journal));
         }
         self.launch(name, session, Launch::Start(start_input(start)));
         Ok(())

@@ -110,27 +110,3 @@ impl SessionStore for HostStore {
         }
     }
 }
-
-/// The run a journal's last start began and no end closed: its number, from 0.
-pub(super) fn cut_run(journal: &[Record]) -> Option<u32> {
-    let started = journal
-        .iter()
-        .filter(|record| matches!(record, Record::RunStarted { .. }))
-        .count();
-    let last = journal
-        .iter()
-        .rposition(|record| matches!(record, Record::RunStarted { .. }))?;
-    let ended = journal[last..]
-        .iter()
-        .any(|record| matches!(record, Record::RunEnded { .. }));
-    (!ended).then(|| u32::try_from(started - 1).unwrap_or(u32::MAX))
-}
-
-/// How many runs a journal records the start of: the number of the next.
-pub(super) fn runs_started(journal: &[Record]) -> u32 {
-    let started = journal
-        .iter()
-        .filter(|record| matches!(record, Record::RunStarted { .. }))
-        .count();
-    u32::try_from(started).unwrap_or(u32::MAX)
-}

@@ -154,6 +154,8 @@ pub struct DurableVerdict {
     pub armed: [bool; 5],
     /// Every breach, in the order the checks ran.
     pub breaches: Vec<DurableBreach>,
+    /// The execution's durability profile (P11), read from the story the checks read.
+    pub profile: profile::Profile,
 }
 
 impl DurableVerdict {
@@ -181,6 +183,7 @@ pub fn check(plan: &Plan, reference: &Execution, crashed: &Execution) -> Durable
     DurableVerdict {
         armed: armed(&check),
         breaches: breaches(&check),
+        profile: profile::of(&check.after),
     }
 }
 

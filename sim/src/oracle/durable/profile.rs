@@ -21,17 +21,15 @@ use std::collections::BTreeMap;
 
 use super::story::{Crashed, Story};
 use crate::catalogue;
-use crate::world::Trace;
 
 /// Counts by crash point, then by what recovery did.
 pub type Profile = BTreeMap<String, BTreeMap<String, u64>>;
 
-/// The profile of one execution's `trace`.
-pub fn profile(trace: &Trace) -> Profile {
-    let story = Story::of(trace);
+/// The profile of one execution, read as its `story`.
+pub fn of(story: &Story) -> Profile {
     let mut profile = Profile::new();
     for (process, crash) in story.crashes.iter().enumerate() {
-        let (point, recovery) = classify(&story, process, crash);
+        let (point, recovery) = classify(story, process, crash);
         *profile
             .entry(point.to_owned())
             .or_default()
