@@ -79,6 +79,36 @@ syncBuiltinESMExports();
 
 export function seedRandom(seed) {
   randomState = (Number(BigInt.asUintN(32, BigInt(seed))) ^ 0x9e3779b9) >>> 0;
+  bytesState = (Number(BigInt.asUintN(32, BigInt(seed))) ^ 0x85ebca6b) >>> 0;
+}
+
+/**
+ * `crypto.getRandomValues` from the seed too, for an SDK whose ids take random bytes (the
+ * `uuid` code of `@langchain/core` does): a stream of its own, so that turning it on changes
+ * no draw of `Math.random`. Off unless an adapter asks for it, so that the adapters written
+ * before it draw exactly what they drew.
+ */
+let bytesState = 0;
+function randomByte() {
+  bytesState = (bytesState + 0x6d2b79f5) >>> 0;
+  let t = bytesState;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) & 0xff;
+}
+export function seedRandomValues() {
+  const getRandomValues = (array) => {
+    const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+    for (let i = 0; i < bytes.length; i += 1) bytes[i] = randomByte();
+    return array;
+  };
+  // `globalThis.crypto` is `node:crypto`'s `webcrypto`: one object to seed.
+  Object.defineProperty(globalThis.crypto, "getRandomValues", { value: getRandomValues, configurable: true, writable: true });
+}
+
+/** Clears every timer without moving the clock: what a dropped runtime had set never fires. */
+function clearTimers() {
+  for (const timer of [...(clock.timers?.values() ?? [])]) clock.clearTimeout(timer.id);
 }
 
 /**
@@ -92,16 +122,34 @@ export function resetClock() {
 
 /**
  * Serves the protocol on standard input and output. `runtime` is the adapter:
- * `{ ready(): {runtime, claims, notes}, reset(message, out), handle(message, out) }`, where
- * `out(record)` queues a message for the current answer. A thrown error ends the adapter with
- * its stack on standard error, which ward reports as a protocol violation with that tail.
+ * `{ ready(): {runtime, claims, notes, durable?}, reset(message, out), handle(message, out),
+ * crash?() }`, where `out(record)` queues a message for the current answer. A thrown error
+ * ends the adapter with its stack on standard error, which ward reports as a protocol
+ * violation with that tail.
+ *
+ * Version 2 (PROTOCOL.md, "Durable runtimes and crashes"): a runtime whose `ready()` names
+ * `durable` answers `hello` with protocol 2, gets `reset.storeDir`, `crash` and `recover`;
+ * any other answers protocol 1, as before. At `crash` the runtime drops what it holds
+ * (`crash()`), every timer is cleared and the `out` it was given stops writing: each `out`
+ * handed to a runtime belongs to one epoch, which the next `crash` or `reset` ends, so that
+ * no promise or timer of a dropped runtime can reach ward's output.
  */
 export function serve(runtime) {
   const queued = [];
   let answer = [];
   let busy = false;
-  const out = (message) => {
+  let epoch = 0;
+  let version = 1;
+  const write = (message) => {
     answer.push(JSON.stringify(message));
+  };
+  let out = write;
+  const newEpoch = () => {
+    epoch += 1;
+    const mine = epoch;
+    out = (message) => {
+      if (epoch === mine) write(message);
+    };
   };
 
   async function settle() {
@@ -136,18 +184,35 @@ export function serve(runtime) {
 
   async function take(message) {
     switch (message.type) {
-      case "hello":
-        out({ type: "ready", protocol: 1, ...runtime.ready() });
+      case "hello": {
+        const ready = runtime.ready();
+        version = ready.durable === undefined ? 1 : 2;
+        write({ type: "ready", protocol: version, ...ready });
         return false;
+      }
       case "reset":
+        newEpoch();
         resetClock();
         seedRandom(message.seed);
         runtime.reset(message, out);
+        break;
+      case "crash":
+        // Drop mode (P9): nothing runs, nothing settles; the clock stays where it is.
+        newEpoch();
+        clearTimers();
+        runtime.crash?.();
         break;
       case "advance":
         await advance(message.toMs);
         break;
       default:
+        // Version 2: a delivery due after the clock carries its instant; the clock moves there
+        // as an `advance` with no timer due before it would, and the timers due there fire
+        // after the delivery has been handed over.
+        if (message.atMs !== undefined) {
+          clock.now = Math.max(clock.now, message.atMs);
+          delete message.atMs;
+        }
         runtime.handle(message, out);
         await settle();
     }
@@ -162,9 +227,10 @@ export function serve(runtime) {
       const idle = await take(message);
       if (idle) {
         const next = nextTimerAt();
-        out(next !== undefined && next > clock.now
-          ? { type: "idle", atMs: clock.now, nextTimerMs: next }
-          : { type: "idle", atMs: clock.now });
+        if (next !== undefined && next > clock.now) write({ type: "idle", atMs: clock.now, nextTimerMs: next });
+        // Version 2: `null` says no timer is set, so that ward may skip the `advance`s.
+        else if (next === undefined && version === 2) write({ type: "idle", atMs: clock.now, nextTimerMs: null });
+        else write({ type: "idle", atMs: clock.now });
       }
       answer.push("");
       const text = answer.join("\n");
