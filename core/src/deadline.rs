@@ -217,7 +217,7 @@ impl Activity {
             match idle {
                 None => changed.await,
                 Some(idle) if idle >= self.inner.timeout => return,
-                Some(idle) => tokio::time::sleep(self.inner.timeout - idle).await,
+                Some(idle) => crate::timers::sleep(self.inner.timeout - idle).await,
             }
         }
     }

@@ -10,7 +10,7 @@
 //! | [`envelope`] | SPEC §4: the result envelope and every runtime error code |
 //! | [`policy`] | R11–R13: read-only runs and switched-off tools, checked twice |
 //! | [`schedule`] | R17: sequential or parallel batches, results in call order |
-//! | [`driver`], [`provider`], [`session`], [`events`], [`deadline`] | R14–R23: the run loop, limits, cancellation, events |
+//! | [`driver`], [`provider`], [`session`], [`events`], [`deadline`], [`timers`] | R14–R23: the run loop, limits, cancellation, events, the timers a host sees |
 //! | [`guard`], [`redact`] | R15, R22, R24–R29: redaction and the exact-value guard |
 //! | [`chart`] | SPEC §8: the chart domain and its tools |
 //! | [`fault`](mod@fault) | SPEC §11: the seeded bugs, compiled in only with `fault-injection` |
@@ -34,5 +34,6 @@ pub mod redact;
 pub mod registry;
 pub mod schedule;
 pub mod session;
+pub mod timers;
 pub mod tool;
 pub mod validation;

@@ -325,7 +325,7 @@ pub(super) async fn ask<P: Provider + ?Sized>(
             turn,
             attempt,
         };
-        let outcome = match tokio::time::timeout(timeout, provider.complete(request)).await {
+        let outcome = match crate::timers::timeout(timeout, provider.complete(request)).await {
             Ok(outcome) => outcome,
             Err(_elapsed) => Err(ProviderError::new(
                 ProviderErrorKind::Timeout,
@@ -344,7 +344,7 @@ pub(super) async fn ask<P: Provider + ?Sized>(
         }
         let backoff = BACKOFF_MS_FIRST << attempt.min(16);
         let wait = error.retry_after_ms.unwrap_or(backoff).min(BACKOFF_MS_MAX);
-        tokio::time::sleep(Duration::from_millis(wait)).await;
+        crate::timers::sleep(Duration::from_millis(wait)).await;
         attempt += 1;
     }
 }

@@ -19,7 +19,7 @@ use clap::Args;
 use ward_core::fault::{Fault, FaultSet};
 
 use crate::host::core::CoreHost;
-use crate::protocol::ToAdapter;
+use crate::protocol::at;
 
 /// Arguments of `ward serve`.
 #[derive(Args, Debug, Clone, Default)]
@@ -65,8 +65,8 @@ pub fn run(args: &ServeArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        let message: ToAdapter = match serde_json::from_str(&line) {
-            Ok(message) => message,
+        let (message, at_ms) = match at::decode(&line) {
+            Ok(decoded) => decoded,
             Err(error) => {
                 eprintln!(
                     "ward serve: line {}: not a message of the protocol: {error}",
@@ -75,7 +75,7 @@ pub fn run(args: &ServeArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        let answer = match host.handle(message) {
+        let answer = match host.handle_at(message, at_ms) {
             Ok(answer) => answer,
             Err(error) => {
                 eprintln!("ward serve: line {}: {error}", number + 1);

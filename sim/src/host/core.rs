@@ -53,11 +53,12 @@ use ward_core::provider::{
 };
 use ward_core::registry::{Registry, RegistryBuilder};
 use ward_core::session::{SessionStore, StoreError};
+use ward_core::timers::Timers;
 use ward_core::tool::{ToolBody, ToolContext, ToolMeta, UserResponder};
 
 use crate::protocol::{
-    BodyOutcome, Durable, FromAdapter, ProviderFailure, RunEndOutcome, Runtime, RuntimeId,
-    StartRun, ToAdapter, ToolDescription, VERSION, Violation, WireLimits,
+    BodyOutcome, Durable, FromAdapter, NextTimer, ProviderFailure, RunEndOutcome, Runtime,
+    RuntimeId, StartRun, ToAdapter, ToolDescription, VERSION, Violation, WireLimits,
 };
 
 /// The rules ward's core claims (P2) when it keeps its sessions in memory: every rule of the
@@ -92,6 +93,8 @@ pub struct CoreHost {
     cancel: Option<CancelToken>,
     origin: Instant,
     wake: Arc<WakeFlag>,
+    /// The deadlines of the core's pending timers, for `idle`'s `nextTimerMs`.
+    timers: Timers,
     /// The proxied catalogue without and with `code_interpreter`, and how `reset` describes
     /// each, built on first use.
     registries: [Option<(Registry, Vec<ToolDescription>)>; 2],
@@ -162,6 +165,15 @@ impl Runtime for CoreHost {
         self.handle(message)
             .map_err(|error| Violation::new(error.0))
     }
+
+    fn exchange_at(
+        &mut self,
+        message: ToAdapter,
+        at_ms: u64,
+    ) -> Result<Vec<FromAdapter>, Violation> {
+        self.handle_at(message, Some(at_ms))
+            .map_err(|error| Violation::new(error.0))
+    }
 }
 
 impl CoreHost {
@@ -184,6 +196,7 @@ impl CoreHost {
             cancel: None,
             origin,
             wake: Arc::new(WakeFlag::default()),
+            timers: Timers::new(),
             registries: [None, None],
             accepted: [None, None],
             keeping: Keeping::Memory,
@@ -235,6 +248,17 @@ impl CoreHost {
 
     /// Handles one message from ward: everything the core did in answer, ending with `idle`.
     pub fn handle(&mut self, message: ToAdapter) -> Result<Vec<FromAdapter>, HostError> {
+        self.handle_at(message, None)
+    }
+
+    /// Handles one message from ward, a delivery due at `at_ms` when it carries its instant
+    /// (version 2): the clock moves there first, as `advance` does when no timer of the core
+    /// is due before it; one that is due before is ward's misuse.
+    pub fn handle_at(
+        &mut self,
+        message: ToAdapter,
+        at_ms: Option<u64>,
+    ) -> Result<Vec<FromAdapter>, HostError> {
         if let Some(failure) = &self.store_failed
             && !matches!(message, ToAdapter::Crash | ToAdapter::Reset { .. })
         {
@@ -242,6 +266,29 @@ impl CoreHost {
                 "the store failed, so the runtime died: {failure}"
             )));
         }
+        if let Some(at_ms) = at_ms {
+            self.move_to(&message, at_ms)?;
+        }
+        self.answer(message)
+    }
+
+    /// Moves the clock to the instant `at_ms` a delivery carries, the core having settled.
+    fn move_to(&mut self, message: &ToAdapter, at_ms: u64) -> Result<(), HostError> {
+        if !message.is_delivery() {
+            return Err(HostError(format!("an instant on {message:?}")));
+        }
+        self.settle();
+        if !self.advance(at_ms)? {
+            return Err(HostError(format!(
+                "a delivery at {at_ms} ms, after a timer of the core due at {} ms",
+                self.now_ms()
+            )));
+        }
+        Ok(())
+    }
+
+    /// What the core did in answer to `message`, ending with `idle`.
+    fn answer(&mut self, message: ToAdapter) -> Result<Vec<FromAdapter>, HostError> {
         match message {
             ToAdapter::Hello { protocol } => {
                 if protocol < VERSION {
@@ -320,9 +367,16 @@ impl CoreHost {
     /// What the core did since the last report, ending with `idle`.
     fn report(&mut self) -> Vec<FromAdapter> {
         let mut out = std::mem::take(&mut lock(&self.shared).outbox);
+        let next_timer_ms = match self.timers.earliest() {
+            Some(due) => NextTimer::At(
+                u64::try_from(due.saturating_duration_since(self.origin).as_millis())
+                    .unwrap_or(u64::MAX),
+            ),
+            None => NextTimer::None,
+        };
         out.push(FromAdapter::Idle {
             at_ms: self.now_ms(),
-            next_timer_ms: None,
+            next_timer_ms,
         });
         out
     }
@@ -545,7 +599,7 @@ impl CoreHost {
             extension: None,
         };
         let shared = Arc::clone(&self.shared);
-        self.run = Some(Box::pin(async move {
+        self.run = Some(Box::pin(self.timers.scope(async move {
             let mut provider = HostProvider {
                 shared: Arc::clone(&shared),
             };
@@ -566,7 +620,7 @@ impl CoreHost {
                 }
             };
             (name, session, result)
-        }));
+        })));
     }
 
     fn answer_request(

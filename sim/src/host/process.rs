@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::protocol::{
     FromAdapter, LINE_BYTES_MAX, Ready, Runtime, RuntimeId, ToAdapter, VERSION, VERSION_MIN,
-    Violation, schema,
+    Violation, at, schema,
 };
 
 /// How long ward waits for the adapter's next line before it calls the adapter hung.
@@ -104,7 +104,7 @@ impl ProcessHost {
 
     /// `hello`, answered by a `ready` of a protocol ward speaks, and nothing else.
     fn shake_hands(&mut self) -> Result<(), Violation> {
-        self.write(&ToAdapter::Hello { protocol: VERSION })?;
+        self.write(&ToAdapter::Hello { protocol: VERSION }, None)?;
         let mut answer = self.read_answer()?;
         match (answer.pop(), answer.is_empty()) {
             (
@@ -141,10 +141,9 @@ impl ProcessHost {
         }
     }
 
-    fn write(&mut self, message: &ToAdapter) -> Result<(), Violation> {
+    fn write(&mut self, message: &ToAdapter, at_ms: Option<u64>) -> Result<(), Violation> {
         self.sent = message_type(message);
-        let line =
-            serde_json::to_string(message).map_err(|error| Violation::new(error.to_string()))?;
+        let line = at::encode(message, at_ms).map_err(Violation::new)?;
         let written = writeln!(self.input, "{line}").and_then(|()| self.input.flush());
         written.map_err(|error| {
             // A closed input is, most often, an adapter that went away. What it wrote before
@@ -229,7 +228,30 @@ impl ProcessHost {
 
 impl Runtime for ProcessHost {
     fn exchange(&mut self, message: ToAdapter) -> Result<Vec<FromAdapter>, Violation> {
-        self.write(&message)?;
+        self.answer(&message, None)
+    }
+
+    fn exchange_at(
+        &mut self,
+        message: ToAdapter,
+        at_ms: u64,
+    ) -> Result<Vec<FromAdapter>, Violation> {
+        self.answer(&message, Some(at_ms))
+    }
+
+    fn ready(&self) -> Option<&Ready> {
+        Some(&self.ready)
+    }
+}
+
+impl ProcessHost {
+    /// Writes `message` (with its instant) and reads the answer to it.
+    fn answer(
+        &mut self,
+        message: &ToAdapter,
+        at_ms: Option<u64>,
+    ) -> Result<Vec<FromAdapter>, Violation> {
+        self.write(message, at_ms)?;
         let answer = self.read_answer()?;
         if answer
             .iter()
@@ -238,10 +260,6 @@ impl Runtime for ProcessHost {
             return Err(self.violation("ready out of turn".to_owned(), None));
         }
         Ok(answer)
-    }
-
-    fn ready(&self) -> Option<&Ready> {
-        Some(&self.ready)
     }
 }
 

@@ -22,6 +22,7 @@ use ward_core::events::Event;
 use ward_core::session::Message;
 use ward_core::tool::{ExecutionMode, Safety, ToolCall, ToolMeta};
 
+pub mod at;
 mod runtime;
 
 pub use runtime::{Ready, Runtime, Violation};
@@ -337,10 +338,66 @@ pub enum FromAdapter {
     Idle {
         /// The instant reached.
         at_ms: u64,
-        /// The runtime's next timer, when the adapter knows it.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        next_timer_ms: Option<u64>,
+        /// The runtime's next timer: its instant, none at all (`null`), or unknown (absent).
+        #[serde(
+            default,
+            skip_serializing_if = "NextTimer::is_unknown",
+            with = "next_timer"
+        )]
+        next_timer_ms: NextTimer,
     },
+}
+
+/// What `idle` says of the runtime's next timer (P3). When it names one, or says there is
+/// none, ward hands over a delivery due before that timer with its instant (`atMs`) rather
+/// than sending `advance` first (version 2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NextTimer {
+    /// The adapter does not say (`nextTimerMs` absent).
+    #[default]
+    Unknown,
+    /// No timer of the runtime is set (`nextTimerMs: null`).
+    None,
+    /// The earliest timer of the runtime is due at this instant, in ms.
+    At(u64),
+}
+
+impl NextTimer {
+    /// Whether the adapter left it unsaid.
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, NextTimer::Unknown)
+    }
+
+    /// Whether a delivery due at `at_ms` may carry its instant: no timer of the runtime is
+    /// due before it (one due at that very instant fires after the delivery, P3).
+    pub fn allows(self, at_ms: u64) -> bool {
+        match self {
+            NextTimer::Unknown => false,
+            NextTimer::None => true,
+            NextTimer::At(due) => due >= at_ms,
+        }
+    }
+}
+
+/// `nextTimerMs` on the wire: a number, `null` for no timer, absent when unknown.
+mod next_timer {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::NextTimer;
+
+    pub fn serialize<S: Serializer>(timer: &NextTimer, serializer: S) -> Result<S::Ok, S::Error> {
+        match timer {
+            NextTimer::At(at_ms) => serializer.serialize_u64(*at_ms),
+            NextTimer::None | NextTimer::Unknown => serializer.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<NextTimer, D::Error> {
+        Ok(match Option::<u64>::deserialize(deserializer)? {
+            Some(at_ms) => NextTimer::At(at_ms),
+            None => NextTimer::None,
+        })
+    }
 }
 
 /// Where a durable runtime keeps its sessions (P7).

@@ -13,6 +13,15 @@ pub trait Runtime {
     /// Sends `message` and returns the runtime's answer, ending with `idle`.
     fn exchange(&mut self, message: ToAdapter) -> Result<Vec<FromAdapter>, Violation>;
 
+    /// Sends the delivery `message` due at `at_ms`, after the runtime's clock (version 2,
+    /// `super::at`): the runtime moves its clock there first, no timer of its being due
+    /// before; returns its answer, ending with `idle`.
+    fn exchange_at(
+        &mut self,
+        message: ToAdapter,
+        at_ms: u64,
+    ) -> Result<Vec<FromAdapter>, Violation>;
+
     /// What the runtime said of itself in `ready` (P2); `None` for ward's own core in process,
     /// which is not asked and claims every rule it keeps.
     fn ready(&self) -> Option<&Ready> {

@@ -269,11 +269,15 @@ fn from_adapter() -> Vec<FromAdapter> {
         },
         FromAdapter::Idle {
             at_ms: 40,
-            next_timer_ms: Some(60_040),
+            next_timer_ms: NextTimer::At(60_040),
         },
         FromAdapter::Idle {
             at_ms: 40,
-            next_timer_ms: None,
+            next_timer_ms: NextTimer::None,
+        },
+        FromAdapter::Idle {
+            at_ms: 40,
+            next_timer_ms: NextTimer::Unknown,
         },
     ]
 }

@@ -35,8 +35,8 @@ use super::provider::{DONE, Sent, react};
 use super::records::{Record, RunTrace, Trace};
 use crate::catalogue;
 use crate::protocol::{
-    BodyOutcome, FromAdapter, ProviderFailure, RunEndOutcome, Runtime, StartRun, ToAdapter,
-    ToolDescription, Violation, WireLimits,
+    BodyOutcome, FromAdapter, NextTimer, ProviderFailure, RunEndOutcome, Runtime, StartRun,
+    ToAdapter, ToolDescription, VERSION, Violation, WireLimits, at,
 };
 use crate::scenario::{
     Answer, CallScript, Effect, FailureKind, LeakAt, RunScript, Scenario, ToolBehaviour, Turn,
@@ -218,6 +218,8 @@ pub fn execute_crashing(
                 base_ms: 0,
                 start_ms: now,
                 now_ms: now,
+                clock_ms: now,
+                next_timer: NextTimer::Unknown,
                 agenda: BTreeMap::new(),
                 scheduled: 0,
                 steps: script.turns.iter(),
@@ -300,7 +302,7 @@ fn reset(
         tools: Arc::clone(&catalogue.tools),
         store_dir,
     })?;
-    idle(&answer)
+    idle(&answer).map(|(at_ms, _)| at_ms)
 }
 
 /// The trace of a scenario whose runtime broke the protocol: one run that did not start,
@@ -315,9 +317,12 @@ pub fn violated(message: &str) -> Trace {
     }
 }
 
-fn idle(messages: &[FromAdapter]) -> Result<u64, Violation> {
+fn idle(messages: &[FromAdapter]) -> Result<(u64, NextTimer), Violation> {
     match messages.last() {
-        Some(FromAdapter::Idle { at_ms, .. }) => Ok(*at_ms),
+        Some(FromAdapter::Idle {
+            at_ms,
+            next_timer_ms,
+        }) => Ok((*at_ms, *next_timer_ms)),
         _ => Err(Violation::new("an answer that does not end with idle")),
     }
 }
@@ -391,6 +396,11 @@ struct RunDriver<'r, 'w> {
     base_ms: u64,
     start_ms: u64,
     now_ms: u64,
+    /// The runtime's clock as its last `idle` named it: behind `now_ms` only while a
+    /// delivery that carries its instant is on its way (`protocol::at`).
+    clock_ms: u64,
+    /// The runtime's next timer as its last `idle` named it.
+    next_timer: NextTimer,
     agenda: BTreeMap<(u64, u64), Delivery>,
     scheduled: u64,
     steps: std::slice::Iter<'w, Turn>,
@@ -470,6 +480,16 @@ impl RunDriver<'_, '_> {
                     let (_, delivery) = self.agenda.pop_first().expect("a first entry");
                     self.deliver(delivery)?;
                 }
+                Some(at) if self.carries(at) => {
+                    // No timer of the runtime is due before: the delivery carries its instant.
+                    let (_, delivery) = self.agenda.pop_first().expect("a first entry");
+                    self.now_ms = at;
+                    self.deliver(delivery)?;
+                    // One with nothing left to send leaves the runtime's clock where it was.
+                    if self.clock_ms < self.now_ms {
+                        self.now_ms = self.clock_ms;
+                    }
+                }
                 _ => {
                     let to_ms = next.unwrap_or(self.now_ms.saturating_add(IDLE_HORIZON_MS));
                     let before = (self.now_ms, self.trace.records.len());
@@ -493,6 +513,17 @@ impl RunDriver<'_, '_> {
         Ok(())
     }
 
+    /// Whether a delivery due at `at_ms` may carry its instant instead of an `advance` going
+    /// first: the runtime speaks version 2 and said no timer of its is due before then.
+    fn carries(&mut self, at_ms: u64) -> bool {
+        let protocol = self
+            .runtimes
+            .current()
+            .ready()
+            .map_or(VERSION, |ready| ready.protocol);
+        at::may_carry(protocol, self.next_timer, at_ms)
+    }
+
     fn send(&mut self, message: ToAdapter) -> Result<(), Violation> {
         self.send_or(message, |violation| violation)
     }
@@ -504,7 +535,13 @@ impl RunDriver<'_, '_> {
         message: ToAdapter,
         refused: fn(Violation) -> Violation,
     ) -> Result<(), Violation> {
-        let answer = match self.runtimes.current().exchange(message) {
+        let ahead = (self.now_ms > self.clock_ms).then_some(self.now_ms);
+        let runtime = self.runtimes.current();
+        let answer = match ahead {
+            Some(at_ms) => runtime.exchange_at(message, at_ms),
+            None => runtime.exchange(message),
+        };
+        let answer = match answer {
             Ok(answer) => answer,
             // A runtime that died in the exchange (its store failed, R35) is crashed.
             Err(violation) => {
@@ -514,14 +551,14 @@ impl RunDriver<'_, '_> {
                 };
             }
         };
-        let at = idle(&answer)?;
+        let (at, next_timer) = idle(&answer)?;
         if at < self.now_ms {
             return Err(Violation::new(format!(
                 "idle at {at} ms, before {} ms",
                 self.now_ms
             )));
         }
-        self.now_ms = at;
+        (self.now_ms, self.clock_ms, self.next_timer) = (at, at, next_timer);
         for message in answer {
             self.observe(message)?;
         }
@@ -570,7 +607,8 @@ impl RunDriver<'_, '_> {
             self.record(Record::Crash { at_ms, how });
         }
         self.base_ms = at_ms;
-        (self.start_ms, self.now_ms) = (started, started);
+        (self.start_ms, self.now_ms, self.clock_ms) = (started, started, started);
+        self.next_timer = NextTimer::Unknown;
         self.realign = true;
         self.restarted = true;
         // The runtime showed it holds the run's start: it acknowledged the prompt, or asked

@@ -38,7 +38,7 @@ fn started(host: &mut CoreHost, prompt: &str) -> Vec<FromAdapter> {
         reset,
         [FromAdapter::Idle {
             at_ms: 0,
-            next_timer_ms: None
+            next_timer_ms: NextTimer::None
         }]
     );
     host.handle(ToAdapter::StartRun(StartRun {
@@ -168,6 +168,39 @@ fn advance_stops_at_the_cores_own_timers() {
     let retry = host.handle(ToAdapter::Advance { to_ms: 500_000 }).unwrap();
     assert_eq!(idle_at(&retry), 61_000, "{retry:?}");
     assert_eq!(kinds(&retry), ["modelRequest", "idle"]);
+}
+
+/// The timer `idle` names.
+fn next_timer(messages: &[FromAdapter]) -> NextTimer {
+    match messages.last() {
+        Some(FromAdapter::Idle { next_timer_ms, .. }) => *next_timer_ms,
+        other => panic!("no idle: {other:?}"),
+    }
+}
+
+#[test]
+fn idle_names_the_cores_next_timer_and_a_delivery_before_it_carries_its_instant() {
+    let mut host = CoreHost::new(FaultSet::EMPTY).unwrap();
+    let asked = started(&mut host, "Hello.");
+    // The provider's timeout (60 s) is the earliest timer; R19's deadline (120 s) is later.
+    assert_eq!(next_timer(&asked), NextTimer::At(60_000), "{asked:?}");
+    let reply = ToAdapter::ModelReply {
+        request_id: "r0".to_owned(),
+        text: "Hi.".to_owned(),
+        calls: Vec::new(),
+    };
+    // After the timeout, the delivery is ward's misuse: the core's timer fires first.
+    let mut late = CoreHost::new(FaultSet::EMPTY).unwrap();
+    started(&mut late, "Hello.");
+    let refused = late.handle_at(reply.clone(), Some(60_001)).unwrap_err();
+    assert!(refused.0.contains("due at 60000 ms"), "{refused}");
+    // At the timeout's very instant, the reply is taken: the delivery wins the tie (P3).
+    let done = host.handle_at(reply, Some(60_000)).unwrap();
+    assert_eq!(idle_at(&done), 60_000, "{done:?}");
+    assert!(kinds(&done).contains(&"runEnd".to_owned()), "{done:?}");
+    assert_eq!(next_timer(&done), NextTimer::None, "{done:?}");
+    let instant_on_advance = host.handle_at(ToAdapter::Advance { to_ms: 70_000 }, Some(70_000));
+    assert!(instant_on_advance.is_err());
 }
 
 #[test]
