@@ -60,8 +60,9 @@ import {
   interrupt,
 } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
+import { uuid6 } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import { clock, seedRandomValues, serve } from "./lib/wire.js";
+import { clock, seedRandom, seedRandomValues, serve } from "./lib/wire.js";
 import { Agent, Run, Stop } from "./lib/agent.js";
 import {
   ABORTED,
@@ -95,6 +96,19 @@ seedRandomValues();
 let wallBaseMs = 0;
 const virtualNow = Date.now;
 Date.now = () => virtualNow() + wallBaseMs;
+
+/**
+ * Starts the sequence of `uuid6` (the checkpoint ids; its module keeps the last instant and a
+ * counter for ids made within one millisecond) again, as in a fresh process: one id made at a
+ * far instant sets the counter to 0, and every later instant is not after it, so the ids made
+ * from here on depend on this execution alone, not on what the process ran before.
+ */
+function restartUuid6() {
+  const now = Date.now;
+  Date.now = () => 2 ** 45;
+  uuid6(-1);
+  Date.now = now;
+}
 
 /** The instant (ms since 1970) a uuid6 checkpoint id was made at. */
 function uuid6Ms(id) {
@@ -183,6 +197,27 @@ function aiMessageOf(reply) {
   });
 }
 
+/**
+ * The batch index of each `ToolMessage` after the reply at `at`: the first call of the reply
+ * with the message's id and name not yet matched. Position cannot tell: the state LangGraph
+ * shows holds the writes of the tasks of a cut super-step that ended, and only those.
+ */
+function resultIndices(messages, at) {
+  const reply = messages[at];
+  const calls = reply?.additional_kwargs?.ward_calls ?? [];
+  const valid = reply?.additional_kwargs?.ward_indices ?? [];
+  const matched = new Set();
+  return messages.slice(at + 1).map((message) => {
+    if (message.getType() !== "tool") return undefined;
+    const index =
+      valid.find((i) => !matched.has(i) && calls[i].id === message.tool_call_id && calls[i].name === message.name) ??
+      calls.findIndex((call, i) => !matched.has(i) && call.id === message.tool_call_id && call.name === message.name);
+    if (index === undefined || index < 0) return undefined;
+    matched.add(index);
+    return index;
+  });
+}
+
 /** ward's provider as a LangChain chat model: `bindTools` names the tools offered. */
 class WardChatModel extends BaseChatModel {
   constructor(fields) {
@@ -257,7 +292,7 @@ class LangGraph {
   };
 
   durable = {
-    store: `a SQLite database (${STORE_FILE}, WAL mode) in the store directory, written by @langchain/langgraph-checkpoint-sqlite's SqliteSaver: one thread per session`,
+    store: `a SQLite database (${STORE_FILE}; the adapter sets journal_mode=DELETE after SqliteSaver's WAL, whose header salts are random) in the store directory, written by @langchain/langgraph-checkpoint-sqlite's SqliteSaver: one thread per session`,
     version: `@langchain/langgraph-checkpoint-sqlite ${VERSIONS.sqlite} (@langchain/langgraph-checkpoint ${VERSIONS.checkpoint}, @langchain/langgraph ${VERSIONS.langgraph}) on better-sqlite3 ${VERSIONS.betterSqlite3}, SQLite ${SQLITE_VERSION}`,
     drop: "every object of the runtime (graph, checkpointer, run, pending promises) and the better-sqlite3 Database handle are dropped without close(): the handle is kept referenced so that nothing closes or checkpoints it, until a reset for another store directory; timers are cleared and the dropped runtime's output is cut",
   };
@@ -280,6 +315,7 @@ class LangGraph {
       this.db = null;
     }
     this.storeDir = message.storeDir ?? null;
+    this.seed = message.seed;
     this.openStore();
     this.tools = message.tools.map((entry) => this.toolOf(entry));
     this.graph = this.graphOf();
@@ -292,8 +328,21 @@ class LangGraph {
     this.db = new Database(this.storeDir === null ? ":memory:" : join(this.storeDir, STORE_FILE));
     this.saver = new SqliteSaver(this.db);
     this.saver.setup();
+    // SqliteSaver turns WAL on, and SQLite draws each WAL header's salt from the operating
+    // system's randomness: the same writes would leave other bytes (P4; ward digests every byte
+    // of the store directory). A rollback journal, deleted at each commit, leaves none.
+    this.db.pragma("journal_mode=DELETE");
     const last = this.db.prepare("SELECT checkpoint_id FROM checkpoints ORDER BY checkpoint_id DESC LIMIT 1").get();
     wallBaseMs = last === undefined ? 0 : uuid6Ms(last.checkpoint_id) + 1 - clock.now;
+    // A process that starts again on a store draws other random numbers than the one that
+    // wrote it: the seeded streams (message ids are random uuids) are seeded again from the
+    // seed and the store's size, or the ids drawn after a crash would be those drawn before
+    // it, and LangGraph's message reducer would take a new message for an old one.
+    if (last !== undefined) {
+      const rows = this.db.prepare("SELECT (SELECT count(*) FROM checkpoints) * 65536 + (SELECT count(*) FROM writes) AS n").get().n;
+      seedRandom(BigInt.asUintN(64, BigInt(this.seed)) ^ BigInt(Math.imul(rows, 0x9e3779b1) >>> 0));
+    }
+    restartUuid6();
   }
 
   /** Drop mode (P9): the handle is kept, never closed; nothing of the runtime runs again. */
@@ -351,10 +400,10 @@ class LangGraph {
     if (!batch) return;
     const at = messages.findLastIndex((message) => message.getType() === "ai");
     if (at < 0) return;
-    const indices = messages[at].additional_kwargs?.ward_indices ?? [];
+    const indices = resultIndices(messages, at);
     messages.slice(at + 1).forEach((message, position) => {
       const index = indices[position];
-      if (message.getType() !== "tool" || index === undefined || batch.results[index] !== null) return;
+      if (index === undefined || batch.results[index] !== null) return;
       const result = run.guard.value(envelopeOf(message, run));
       if (!batch.reported?.has(index)) run.started(index);
       run.finished(index, result);
@@ -488,11 +537,15 @@ class LangGraph {
     const batch = run.batch;
     const missing = [];
     if (batch) {
-      batch.results.forEach((result, index) => {
-        if (result !== null) return;
-        const call = batch.calls[index];
+      // Every call the state holds no result of: its result as the run gave it (a question
+      // the stop cut while the graph was paused), or ABORTED.
+      const at = messages.findLastIndex((message) => message.getType() === "ai");
+      const held = new Set(resultIndices(messages, at));
+      batch.calls.forEach((call, index) => {
+        if (held.has(index)) return;
+        const result = batch.results[index] ?? ABORTED();
         missing.push(
-          new ToolMessage({ content: JSON.stringify(ABORTED()), tool_call_id: call.id, name: call.name, status: "error" }),
+          new ToolMessage({ content: JSON.stringify(result), tool_call_id: call.id, name: call.name, status: "error" }),
         );
       });
     }
@@ -561,13 +614,12 @@ class LangGraph {
       lock: Promise.resolve(),
       sequential: calls.some((call) => run.tool(call.name)?.executionMode === "sequential"),
     };
-    const indices = messages[at].additional_kwargs?.ward_indices ?? [];
+    const indices = resultIndices(messages, at);
     messages.slice(at + 1).forEach((message, position) => {
       const index = indices[position];
-      if (message.getType() === "tool" && index !== undefined) {
+      if (index !== undefined) {
         run.batch.results[index] = run.guard.value(envelopeOf(message, run));
         run.batch.seen.add(calls[index].id);
-        run.calls -= 1;
       }
     });
   }
