@@ -132,6 +132,20 @@ fn a_rollback_of_a_body_that_does_not_exist_is_a_violation() {
 }
 
 #[test]
+fn a_request_keeping_more_than_the_last_one_sent_is_a_violation() {
+    // The run's first request claims to keep 3 messages of a request never sent.
+    let request = r#"{"type":"modelRequest","requestId":"r0","systemPrompt":"","transcriptKept":3,"transcript":[],"tools":[]}"#;
+    let command = format!(
+        "read l; echo '{READY}'; read l; echo '{IDLE}'; read l; echo '{request}'; echo '{IDLE}'; sleep 5"
+    );
+    let explanation = first_violation(&command, 0);
+    assert!(
+        explanation.contains("keeps 3 messages of the last one's transcript, which held 0"),
+        "{explanation}"
+    );
+}
+
+#[test]
 fn an_adapter_whose_clock_never_moves_is_a_violation_not_a_hang() {
     // It answers every message, `advance` included, with idle at 0 ms.
     let command = format!("read l; echo '{READY}'; while read l; do echo '{IDLE}'; done");

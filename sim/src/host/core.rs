@@ -52,7 +52,7 @@ use ward_core::provider::{
     Provider, ProviderError, ProviderErrorKind, ProviderReply, ProviderRequest,
 };
 use ward_core::registry::{Registry, RegistryBuilder};
-use ward_core::session::{SessionStore, StoreError};
+use ward_core::session::{Message, SessionStore, StoreError};
 use ward_core::timers::Timers;
 use ward_core::tool::{ToolBody, ToolContext, ToolMeta, UserResponder};
 
@@ -124,6 +124,8 @@ struct Shared {
     /// state before it, to tell whether the core rolled the write back.
     failed_writes: BTreeMap<(usize, String), (String, Arc<ChartState>)>,
     next_request: u64,
+    /// The transcript of the run's last request, whose unchanged head the next one keeps.
+    last_transcript: Vec<Arc<Message>>,
     next_body: u64,
     next_question: u64,
     /// `session/run` of the run under way, for a durable core: the prefix of its bodies' keys.
@@ -590,6 +592,7 @@ impl CoreHost {
     fn launch(&mut self, name: String, mut session: Session<HostStore>, launch: Launch) {
         let cancel = CancelToken::new();
         self.cancel = Some(cancel.clone());
+        lock(&self.shared).last_transcript.clear();
         let options = RunOptions {
             faults: self.faults,
             cancel: Some(cancel),
@@ -925,6 +928,14 @@ impl Drop for Abandon {
     }
 }
 
+/// How many leading messages `next` shares with `last` (the same message, or an equal one).
+fn kept(last: &[Arc<Message>], next: &[Arc<Message>]) -> usize {
+    last.iter()
+        .zip(next)
+        .take_while(|(last, next)| Arc::ptr_eq(last, next) || last == next)
+        .count()
+}
+
 /// The provider ward plays.
 struct HostProvider {
     shared: Arc<Mutex<Shared>>,
@@ -939,11 +950,13 @@ impl Provider for HostProvider {
             let mut shared = lock(&self.shared);
             let request_id = format!("r{}", shared.next_request);
             shared.next_request += 1;
+            let kept = kept(&shared.last_transcript, request.transcript);
+            shared.last_transcript = request.transcript.to_vec();
             shared.outbox.push(FromAdapter::ModelRequest {
                 request_id: request_id.clone(),
                 system_prompt: request.system_prompt.to_owned(),
-                transcript: request
-                    .transcript
+                transcript_kept: u64::try_from(kept).unwrap_or(u64::MAX),
+                transcript: request.transcript[kept..]
                     .iter()
                     .map(|message| (**message).clone())
                     .collect(),

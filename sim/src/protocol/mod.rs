@@ -261,7 +261,12 @@ pub enum FromAdapter {
         request_id: String,
         /// The system prompt.
         system_prompt: String,
-        /// The transcript sent.
+        /// How many leading messages of the previous request's transcript in this run (from
+        /// this process, since its last `reset`) this one keeps unchanged (version 2): they
+        /// are not sent again, and `transcript` holds only the messages after them.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        transcript_kept: u64,
+        /// The transcript sent, after the kept messages.
         transcript: Vec<Message>,
         /// The offered tools, by name, in the order offered.
         tools: Vec<String>,
@@ -398,6 +403,10 @@ mod next_timer {
             None => NextTimer::None,
         })
     }
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 /// Where a durable runtime keeps its sessions (P7).

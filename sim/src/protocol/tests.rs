@@ -158,6 +158,7 @@ fn from_adapter() -> Vec<FromAdapter> {
         FromAdapter::ModelRequest {
             request_id: "r0".to_owned(),
             system_prompt: "You are the assistant.".to_owned(),
+            transcript_kept: 2,
             transcript: vec![
                 Message::User {
                     text: "Draw a line.".to_owned(),

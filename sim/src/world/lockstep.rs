@@ -220,6 +220,7 @@ pub fn execute_crashing(
                 now_ms: now,
                 clock_ms: now,
                 next_timer: NextTimer::Unknown,
+                last_transcript: Vec::new(),
                 agenda: BTreeMap::new(),
                 scheduled: 0,
                 steps: script.turns.iter(),
@@ -401,6 +402,9 @@ struct RunDriver<'r, 'w> {
     clock_ms: u64,
     /// The runtime's next timer as its last `idle` named it.
     next_timer: NextTimer,
+    /// The transcript of the runtime's last request in this run, whose head the next
+    /// request may keep without sending it again.
+    last_transcript: Vec<Arc<Message>>,
     agenda: BTreeMap<(u64, u64), Delivery>,
     scheduled: u64,
     steps: std::slice::Iter<'w, Turn>,
@@ -609,6 +613,7 @@ impl RunDriver<'_, '_> {
         self.base_ms = at_ms;
         (self.start_ms, self.now_ms, self.clock_ms) = (started, started, started);
         self.next_timer = NextTimer::Unknown;
+        self.last_transcript.clear();
         self.realign = true;
         self.restarted = true;
         // The runtime showed it holds the run's start: it acknowledged the prompt, or asked
@@ -641,9 +646,13 @@ impl RunDriver<'_, '_> {
             FromAdapter::ModelRequest {
                 request_id,
                 system_prompt,
+                transcript_kept,
                 transcript,
                 tools,
-            } => self.on_request(request_id, system_prompt, transcript, tools),
+            } => {
+                let transcript = self.whole(transcript_kept, transcript)?;
+                self.on_request(request_id, system_prompt, transcript, tools);
+            }
             FromAdapter::BodyStart {
                 body_id,
                 call_id,
@@ -800,11 +809,32 @@ impl RunDriver<'_, '_> {
         }
     }
 
+    /// A request's whole transcript: the `kept` head of the last one's, then `sent`.
+    fn whole(&mut self, kept: u64, sent: Vec<Message>) -> Result<Vec<Arc<Message>>, Violation> {
+        let last = &self.last_transcript;
+        let head = usize::try_from(kept)
+            .ok()
+            .and_then(|kept| last.get(..kept))
+            .ok_or_else(|| {
+                Violation::new(format!(
+                    "a request keeps {kept} messages of the last one's transcript, which held {}",
+                    last.len()
+                ))
+            })?;
+        let whole: Vec<Arc<Message>> = head
+            .iter()
+            .cloned()
+            .chain(sent.into_iter().map(Arc::new))
+            .collect();
+        self.last_transcript.clone_from(&whole);
+        Ok(whole)
+    }
+
     fn on_request(
         &mut self,
         request_id: String,
         system_prompt: String,
-        transcript: Vec<Message>,
+        transcript: Vec<Arc<Message>>,
         tools: Vec<String>,
     ) {
         // A new request means the runtime gave up on an earlier one still unanswered.
@@ -821,7 +851,6 @@ impl RunDriver<'_, '_> {
         self.last_request.turn = Some((turn, attempt));
         self.last_request.replied = false;
         self.last_request.pending = Some(request_id.clone());
-        let transcript: Vec<Arc<Message>> = transcript.into_iter().map(Arc::new).collect();
         if std::mem::take(&mut self.realign) {
             // The turns this run took are the replies after its prompt, the last user message.
             let prompt = transcript
