@@ -490,12 +490,19 @@ class LangGraph {
   }
 
   /**
-   * The `recursionLimit` that keeps the run's budget from the thread's last checkpoint: an
-   * invocation counts its steps from there, so a resumed one gets what is left.
+   * The `recursionLimit` that keeps the run's turn limit from the thread's last checkpoint.
+   * An invocation counts its steps from where it starts, and LangGraph's step numbers also
+   * count the checkpoints a resume writes: the steps left are read from the run's replies
+   * instead, a model step and a tools step for each batch left, and one model step more.
    */
   async stepsLeft(run, policy) {
     const snapshot = await this.graph.getState({ configurable: { thread_id: run.session } });
-    return policy.stop - (snapshot.metadata?.step ?? -2) - 2;
+    const messages = (snapshot.values?.messages ?? []).slice(policy.from);
+    const batches = messages.filter((message) => (message.additional_kwargs?.ward_calls ?? []).length > 0).length;
+    const pending = snapshot.next.includes("tools") ? 1 : 0;
+    // A resumed invocation runs its first step within the limit it is given, where a new one
+    // spends a step on its input: the limit is one less than the steps left.
+    return pending + stepsOf(run.limits.turnsMax - batches) - 1;
   }
 
   /** Invokes the graph until the run ends: each pause for `ask_user` resumed with its answer. */
@@ -504,7 +511,13 @@ class LangGraph {
     try {
       for (;;) {
         const steps = value === input && input !== null ? stepsOf(run.limits.turnsMax) : await this.stepsLeft(run, policy);
-        const result = await this.graph.invoke(value, this.configOf(run, steps));
+        const config = this.configOf(run, steps);
+        // No limit below 1 resumes: a run with one model step left stops after it.
+        if (steps < 1) config.interruptAfter = ["agent"];
+        const result = await this.graph.invoke(value, config);
+        if (steps < 1 && (result.messages.at(-1)?.tool_calls ?? []).length > 0) {
+          throw new GraphRecursionError(`Recursion limit of ${steps} reached`);
+        }
         const interrupts = result.__interrupt__ ?? [];
         if (interrupts.length === 0) {
           const last = result.messages.at(-1);
