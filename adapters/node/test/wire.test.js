@@ -59,3 +59,77 @@ test("advance stops at each timer before the target, and leaves the target's tim
   assert.deepEqual(await send({ type: "advance", toMs: 1000 }), [{ type: "idle", atMs: 1000 }]);
   close();
 });
+
+/** Runs `fixture` and gives a function that sends a message and reads its answer. */
+function adapterOf(fixture) {
+  const child = spawn(process.execPath, [new URL(`./fixtures/${fixture}`, import.meta.url).pathname]);
+  const lines = createInterface({ input: child.stdout });
+  const waiting = [];
+  let answer = [];
+  lines.on("line", (line) => {
+    const message = JSON.parse(line);
+    answer.push(message);
+    if (message.type === "idle" || message.type === "ready") {
+      const done = answer;
+      answer = [];
+      waiting.shift()(done);
+    }
+  });
+  const send = (message) =>
+    new Promise((resolve) => {
+      waiting.push(resolve);
+      child.stdin.write(`${JSON.stringify(message)}\n`);
+    });
+  return { send, close: () => child.stdin.end() };
+}
+
+test("a durable runtime answers protocol 2; one without a store keeps protocol 1", async () => {
+  const durable = adapterOf("durable.js");
+  const [ready] = await durable.send({ type: "hello", protocol: 2 });
+  assert.equal(ready.protocol, 2);
+  assert.deepEqual(ready.durable, { store: "none", version: "0", drop: "drops its state" });
+  durable.close();
+  const plain = adapterOf("timers.js");
+  const [old] = await plain.send({ type: "hello", protocol: 2 });
+  assert.equal(old.protocol, 1);
+  assert.equal(old.durable, undefined);
+  // Version 1 never says `nextTimerMs: null`.
+  assert.deepEqual(await plain.send({ type: "reset", seed: 1, tools: [] }), [{ type: "idle", atMs: 0 }]);
+  plain.close();
+});
+
+test("crash keeps the clock, clears the timers and cuts the dropped runtime's output", async () => {
+  const { send, close } = adapterOf("durable.js");
+  await send({ type: "hello", protocol: 2 });
+  assert.deepEqual(await send({ type: "reset", seed: 1, tools: [], storeDir: "/tmp/x" }), [
+    { type: "seen", what: "reset", storeDir: "/tmp/x" },
+    { type: "idle", atMs: 0, nextTimerMs: null },
+  ]);
+  await send({ type: "startRun" });
+  // A delivery carrying its instant moves the clock there before it is handed over.
+  assert.deepEqual(await send({ type: "cancel", atMs: 40 }), [
+    { type: "seen", what: "cancel", now: 40 },
+    { type: "idle", atMs: 40, nextTimerMs: 100 },
+  ]);
+  assert.deepEqual(await send({ type: "crash" }), [{ type: "idle", atMs: 40, nextTimerMs: null }]);
+  // The dropped runtime's timer never fires, and nothing it wrote reaches ward.
+  assert.deepEqual(await send({ type: "reset", seed: 1, tools: [], storeDir: "/tmp/x" }), [
+    { type: "seen", what: "reset", storeDir: "/tmp/x" },
+    { type: "idle", atMs: 0, nextTimerMs: null },
+  ]);
+  assert.deepEqual(await send({ type: "advance", toMs: 1000 }), [{ type: "idle", atMs: 1000, nextTimerMs: null }]);
+  close();
+});
+
+test("crypto.getRandomValues draws from the seed once an adapter asks for it", async () => {
+  const { seedRandom, seedRandomValues } = await import("../lib/wire.js");
+  seedRandomValues();
+  const draw = (seed) => {
+    seedRandom(seed);
+    const bytes = new Uint8Array(8);
+    crypto.getRandomValues(bytes);
+    return [...bytes];
+  };
+  assert.deepEqual(draw(7), draw(7));
+  assert.notDeepEqual(draw(7), draw(8));
+});
