@@ -293,10 +293,17 @@ fn kind(message: &FromAdapter) -> String {
         .unwrap_or_default()
 }
 
-/// A line that ends the conversation: why, and the line.
-struct Broken {
-    reason: String,
-    line: Option<String>,
+/// Why reading an adapter's output stopped short of an answer's end (P6): a line that breaks
+/// the protocol, or the end of the output inside an answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Broken {
+    /// Why, in words for the report of the violation; never empty.
+    pub reason: String,
+    /// The line, when it is UTF-8 text within the limit.
+    pub line: Option<String>,
+    /// Whether the output ended inside an answer rather than a line breaking it; the process
+    /// host names the adapter's exit then.
+    pub ended: bool,
 }
 
 impl Broken {
@@ -304,65 +311,97 @@ impl Broken {
         Broken {
             reason: reason.into(),
             line: line.map(str::to_owned),
+            ended: false,
         }
     }
 }
 
-/// Reads the adapter's output line by line, off ward's own thread, and sends each answer
-/// whole: its messages up to `idle` or `ready`, each line checked against the schema. A line
-/// longer than the protocol allows, not UTF-8, not JSON or not a message ends the reading.
+/// Reads the adapter's output off ward's own thread and sends each answer whole
+/// ([`next_answer`]). A broken line ends the reading; so does the end of the output, inside
+/// an answer or not, which ward reports with the adapter's exit status.
 fn read_answers(stdout: impl Read, sender: &mpsc::Sender<Result<Vec<FromAdapter>, Broken>>) {
     let mut reader = BufReader::new(stdout);
-    let mut answer = Vec::new();
     loop {
-        let mut line = Vec::new();
-        let read = (&mut reader)
-            .take(LINE_BYTES_MAX as u64 + 1)
-            .read_until(b'\n', &mut line);
-        let message = match read {
-            Ok(0) => return,
-            Ok(_) if line.len() > LINE_BYTES_MAX => Err(Broken::new(
-                format!("a line longer than {LINE_BYTES_MAX} bytes"),
-                None,
-            )),
-            Ok(_) => {
-                while line
-                    .last()
-                    .is_some_and(|&byte| byte == b'\n' || byte == b'\r')
-                {
-                    line.pop();
-                }
-                match String::from_utf8(line) {
-                    Ok(text) => decode(&text),
-                    Err(_) => Err(Broken::new("a line that is not UTF-8", None)),
-                }
-            }
-            Err(error) => Err(Broken::new(
-                format!("cannot read the adapter's output: {error}"),
-                None,
-            )),
+        let answer = match next_answer(&mut reader) {
+            Ok(Some(answer)) => Ok(answer),
+            Ok(None) => return,
+            Err(broken) if broken.ended => return,
+            Err(broken) => Err(broken),
         };
-        match message {
-            Ok(message) => {
-                let ends = matches!(
-                    message,
-                    FromAdapter::Idle { .. } | FromAdapter::Ready { .. }
-                );
-                answer.push(message);
-                if ends && sender.send(Ok(std::mem::take(&mut answer))).is_err() {
-                    return;
-                }
-            }
-            Err(broken) => {
-                let _ = sender.send(Err(broken));
-                return;
-            }
+        let last = answer.is_err();
+        if sender.send(answer).is_err() || last {
+            return;
         }
     }
 }
 
-/// One line as a message of the protocol.
-fn decode(line: &str) -> Result<FromAdapter, Broken> {
+/// The next answer on an adapter's output, read as the process host reads it (P1, P3): its
+/// messages up to and including `idle` (or `ready`), one per line, each line at most
+/// [`LINE_BYTES_MAX`] bytes without its `\n`, UTF-8, JSON, and a message of the schema and of
+/// [`FromAdapter`]. `Ok(None)` when the output ends between answers. A line too long, not
+/// UTF-8, not JSON or not a message, or the end of the output inside an answer, is
+/// [`Broken`], and nothing after it is read.
+pub fn next_answer(reader: &mut impl BufRead) -> Result<Option<Vec<FromAdapter>>, Broken> {
+    let mut answer = Vec::new();
+    loop {
+        let Some(message) = next_message(reader)? else {
+            if answer.is_empty() {
+                return Ok(None);
+            }
+            return Err(Broken {
+                reason: format!(
+                    "the output ended inside an answer: {} message(s) without idle",
+                    answer.len()
+                ),
+                line: None,
+                ended: true,
+            });
+        };
+        let ends = matches!(
+            message,
+            FromAdapter::Idle { .. } | FromAdapter::Ready { .. }
+        );
+        answer.push(message);
+        if ends {
+            return Ok(Some(answer));
+        }
+    }
+}
+
+/// The next line as a message; `None` at the end of the output.
+fn next_message(reader: &mut impl BufRead) -> Result<Option<FromAdapter>, Broken> {
+    let mut line = Vec::new();
+    // The longest line, its `\n` and one byte more: a longer line is known without reading it.
+    let read = reader
+        .take(LINE_BYTES_MAX as u64 + 2)
+        .read_until(b'\n', &mut line);
+    match read {
+        Ok(0) => return Ok(None),
+        Ok(_) => {}
+        Err(error) => {
+            let reason = format!("cannot read the adapter's output: {error}");
+            return Err(Broken::new(reason, None));
+        }
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    if line.len() > LINE_BYTES_MAX {
+        let reason = format!("a line longer than {LINE_BYTES_MAX} bytes");
+        return Err(Broken::new(reason, None));
+    }
+    while line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    match String::from_utf8(line) {
+        Ok(text) => decode(&text).map(Some),
+        Err(_) => Err(Broken::new("a line that is not UTF-8", None)),
+    }
+}
+
+/// One line, without its `\n`, as a message of the protocol: JSON, valid against the schema,
+/// and a [`FromAdapter`].
+pub fn decode(line: &str) -> Result<FromAdapter, Broken> {
     let value: Value = serde_json::from_str(line)
         .map_err(|error| Broken::new(format!("not JSON: {error}"), Some(line)))?;
     if !schema().is_valid(&value) {
