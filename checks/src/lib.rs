@@ -16,6 +16,7 @@
 //! | [`check_tool_args`] | a tool selector byte, a flags byte, then argument text | R3 and SPEC §4 through the entry point: one well-formed envelope, the refusal R3's order calls for, no panic, a failure leaves the chart as it was, `stateChanged` truthful |
 //! | [`scenario::check_scenario`] | bytes decoded with `arbitrary` into a [`scenario::FuzzScenario`] | a valid scenario file; on the correct core every invariant holds |
 //! | [`scenario::check_scenario_json`] | a scenario file | refused with a JSON Pointer, or run with every invariant holding |
+//! | [`check_protocol_lines`] | an adapter's standard output | P1, P3, P6 through ward's reader of it: answers ending with `idle`, line by line, or a violation naming what is wrong and the line; no panic, no hang |
 //!
 //! Input formats are chosen so that the committed corpus files stay readable and the
 //! dictionaries in `corpus/dict/` apply to the text part. Each check documents its format.
@@ -33,11 +34,13 @@ macro_rules! ensure {
 }
 
 mod messages;
+mod protocol_lines;
 mod redact;
 pub mod scenario;
 mod tool_args;
 mod validate;
 
+pub use protocol_lines::check_protocol_lines;
 pub use redact::check_redact;
 pub use tool_args::check_tool_args;
 pub use validate::{ANY_SCHEMA, check_schema_input, check_validate};
