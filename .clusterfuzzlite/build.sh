@@ -11,7 +11,7 @@
 #
 # The target list must match the [[bin]] entries of fuzz/Cargo.toml (a test checks it).
 
-TARGETS=(redact validate tool_args scenario scenario_json)
+TARGETS=(redact validate tool_args scenario scenario_json protocol_lines)
 
 if [ -d "$SRC/ward/fuzz" ]; then
   REPO="$SRC/ward"

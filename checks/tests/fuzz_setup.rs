@@ -60,7 +60,8 @@ fn clusterfuzzlite_builds_exactly_the_cargo_fuzz_targets() {
                 "validate",
                 "tool_args",
                 "scenario",
-                "scenario_json"
+                "scenario_json",
+                "protocol_lines"
             ]
             .map(str::to_owned)
         )
@@ -82,7 +83,13 @@ fn clusterfuzzlite_builds_exactly_the_cargo_fuzz_targets() {
             "corpus/{target} holds {inputs} inputs, fewer than 20"
         );
     }
-    for dictionary in ["redact", "validate", "tool_args", "scenario_json"] {
+    for dictionary in [
+        "redact",
+        "validate",
+        "tool_args",
+        "scenario_json",
+        "protocol_lines",
+    ] {
         assert!(
             repository()
                 .join(format!("corpus/dict/{dictionary}.dict"))
