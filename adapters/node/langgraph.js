@@ -292,7 +292,7 @@ class LangGraph {
   };
 
   durable = {
-    store: `a SQLite database (${STORE_FILE}; the adapter sets journal_mode=DELETE after SqliteSaver's WAL, whose header salts are random) in the store directory, written by @langchain/langgraph-checkpoint-sqlite's SqliteSaver: one thread per session`,
+    store: `a SQLite database (${STORE_FILE}; SQLite's default rollback journal: the adapter does not apply SqliteSaver's journal_mode=WAL, whose header salts are random) in the store directory, written by @langchain/langgraph-checkpoint-sqlite's SqliteSaver: one thread per session`,
     version: `@langchain/langgraph-checkpoint-sqlite ${VERSIONS.sqlite} (@langchain/langgraph-checkpoint ${VERSIONS.checkpoint}, @langchain/langgraph ${VERSIONS.langgraph}) on better-sqlite3 ${VERSIONS.betterSqlite3}, SQLite ${SQLITE_VERSION}`,
     drop: "every object of the runtime (graph, checkpointer, run, pending promises) and the better-sqlite3 Database handle are dropped without close(): the handle is kept referenced so that nothing closes or checkpoints it, until a reset for another store directory; timers are cleared and the dropped runtime's output is cut",
   };
@@ -327,11 +327,15 @@ class LangGraph {
     if (this.storeDir !== null) mkdirSync(this.storeDir, { recursive: true });
     this.db = new Database(this.storeDir === null ? ":memory:" : join(this.storeDir, STORE_FILE));
     this.saver = new SqliteSaver(this.db);
-    this.saver.setup();
     // SqliteSaver turns WAL on, and SQLite draws each WAL header's salt from the operating
     // system's randomness: the same writes would leave other bytes (P4; ward digests every byte
-    // of the store directory). A rollback journal, deleted at each commit, leaves none.
-    this.db.pragma("journal_mode=DELETE");
+    // of the store directory). SQLite's default rollback journal, deleted at each commit, leaves
+    // none. It is kept by not applying that one pragma (switching back after it fails while a
+    // dropped connection is still open, which would make drop mode differ from kill mode).
+    const pragma = this.db.pragma.bind(this.db);
+    this.db.pragma = (text, options) => (text === "journal_mode=WAL" ? undefined : pragma(text, options));
+    this.saver.setup();
+    this.db.pragma = pragma;
     const last = this.db.prepare("SELECT checkpoint_id FROM checkpoints ORDER BY checkpoint_id DESC LIMIT 1").get();
     wallBaseMs = last === undefined ? 0 : uuid6Ms(last.checkpoint_id) + 1 - clock.now;
     // A process that starts again on a store draws other random numbers than the one that

