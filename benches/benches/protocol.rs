@@ -57,6 +57,7 @@ fn node_adapters() -> Vec<(&'static str, String)> {
         ("ai", PathBuf::from("node"), "ai-sdk.js"),
         ("openai-agents", PathBuf::from("node"), "openai-agents.js"),
         ("pi", node22, "pi.js"),
+        ("langgraph", PathBuf::from("node"), "langgraph.js"),
     ];
     adapters
         .into_iter()

@@ -4,7 +4,8 @@
 //! correct core and with a seeded bug; played in kill mode (`SIGKILL` to the adapter's whole
 //! process group) at the same boundaries they give the same digests again; `ward run
 //! --crashes --runtime CMD` reports I15–I19 for a durable adapter and refuses one that
-//! declares no store.
+//! declares no store; an adapter that dies in `recover`, cannot open its store after a crash
+//! or hangs after one is a violation naming the crash, never a hang of ward.
 
 mod common;
 
@@ -179,5 +180,51 @@ fn an_adapter_that_dies_in_recover_is_a_durability_violation_naming_the_crash() 
     assert!(
         failure["replay"].as_str().unwrap().contains("--runtime"),
         "{summary}"
+    );
+}
+
+#[test]
+fn an_adapter_that_cannot_open_its_store_after_a_crash_is_a_violation_naming_it() {
+    // `ward serve` behind a filter that, at the first reset after a crash, says it cannot
+    // open the store and exits, as an adapter whose store will not open does.
+    let folder = common::folder("store-refused");
+    let script = folder.join("adapter.sh");
+    let filter = r#"crashed=0; while IFS= read -r line; do case "$line" in *'"type":"crash"'*) crashed=1;; *'"type":"reset"'*) if [ $crashed = 1 ]; then echo 'cannot open the store: database disk image is malformed' >&2; exit 3; fi;; esac; printf '%s\n' "$line"; done"#;
+    let text = format!("#!/bin/sh\n{filter} | {}\n", serve(None));
+    std::fs::write(&script, text).unwrap();
+    let command = format!("sh '{}'", script.display());
+    let (status, summary) = crash_campaign(&command, "0..3", Some(&folder));
+    assert_eq!(status, Some(1), "{summary}");
+    let failure = &summary["firstFailure"];
+    assert_eq!(failure["invariant"], "I16", "{summary}");
+    let explanation = failure["explanation"].as_str().unwrap();
+    for said in [
+        "in answer to reset",
+        "cannot open the store: database disk image is malformed",
+        "(the crash: crashed after answer ",
+    ] {
+        assert!(explanation.contains(said), "{said}: {explanation}");
+    }
+}
+
+#[test]
+fn an_adapter_that_hangs_after_a_crash_is_stopped_by_the_watchdog_and_named() {
+    // `ward serve` behind a filter that stops answering at `crash`. The plan is explored
+    // once (a campaign would also shrink it, each candidate waiting out the watchdog).
+    let folder = common::folder("hangs-after-crash");
+    let script = folder.join("adapter.sh");
+    let filter = r#"while IFS= read -r line; do case "$line" in *'"type":"crash"'*) sleep 60;; esac; printf '%s\n' "$line"; done"#;
+    let text = format!("#!/bin/sh\n{filter} | {}\n", serve(None));
+    std::fs::write(&script, text).unwrap();
+    let command = format!("sh '{}'", script.display());
+    let explored = explore_seed(0, FaultSet::EMPTY, Some(&command));
+    let said: Vec<&str> = (explored.verdict.breaches.iter())
+        .map(|breach| breach.message.as_str())
+        .collect();
+    assert!(
+        said.iter()
+            .any(|message| message.contains("no idle within")
+                && message.contains("in answer to crash")),
+        "{said:?}"
     );
 }

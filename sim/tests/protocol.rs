@@ -146,6 +146,16 @@ fn a_request_keeping_more_than_the_last_one_sent_is_a_violation() {
 }
 
 #[test]
+fn an_adapter_that_closes_its_output_and_lives_on_is_a_violation_not_a_hang() {
+    let command = format!("read l; echo '{READY}'; exec 1>&-; sleep 30");
+    let explanation = first_violation(&command, 0);
+    assert!(
+        explanation.contains("closed its output and had not exited 500 ms later"),
+        "{explanation}"
+    );
+}
+
+#[test]
 fn an_adapter_whose_clock_never_moves_is_a_violation_not_a_hang() {
     // It answers every message, `advance` included, with idle at 0 ms.
     let command = format!("read l; echo '{READY}'; while read l; do echo '{IDLE}'; done");

@@ -179,9 +179,32 @@ impl ProcessHost {
                 None,
             )),
             Err(RecvTimeoutError::Disconnected) => {
-                let status = self.child.wait().map(|status| status.to_string());
-                let status = status.unwrap_or_else(|error| error.to_string());
-                Err(self.violation(format!("the adapter exited ({status})"), None))
+                let reason = match self.exit_status() {
+                    Some(status) => format!("the adapter exited ({status})"),
+                    None => format!(
+                        "the adapter closed its output and had not exited {} ms later",
+                        self.watchdog.as_millis()
+                    ),
+                };
+                Err(self.violation(reason, None))
+            }
+        }
+    }
+
+    /// The adapter's exit status once it exits, within the watchdog; `None` if it is still
+    /// running then (it closed its output and lives on: never waited for without end).
+    fn exit_status(&mut self) -> Option<String> {
+        let step = Duration::from_millis(10);
+        let mut waited = Duration::ZERO;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return Some(status.to_string()),
+                Err(error) => return Some(error.to_string()),
+                Ok(None) if waited >= self.watchdog => return None,
+                Ok(None) => {
+                    std::thread::sleep(step);
+                    waited += step;
+                }
             }
         }
     }
