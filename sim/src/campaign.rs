@@ -416,6 +416,9 @@ impl SeedSummary {
             self.armed[invariant.index()] += u32::from(armed);
             let violated = (verdict.breaches.iter()).any(|breach| breach.invariant() == *invariant);
             self.violated[invariant.index()] += u32::from(violated);
+            let unclaimed =
+                (verdict.not_claimed.iter()).any(|breach| breach.invariant() == *invariant);
+            self.not_claimed[invariant.index()] += u32::from(unclaimed);
         }
         // A plan played in kill mode too is a rerun that must give the same digest (P9, I11).
         let rerun_differs =

@@ -106,6 +106,9 @@ fn judged(
     {
         verdict.breaches.push(breach);
     }
+    if let Some(claims) = &crashed.claims {
+        verdict.apply_claims(claims);
+    }
     Exploration {
         plan,
         reference,

@@ -277,9 +277,9 @@ fn openai_agents_an_identical_call_reused_in_a_later_turn_is_skipped() {
 }
 
 /// Replays crash plan `file` against `runtime` (`ward replay --crashes FILE --runtime CMD`) and
-/// checks that `invariant` breaks with `explanation` in its text. ward reports the durable
-/// invariants of a plan (I15–I19) whether or not the runtime claims their rules.
-fn replays_crash(runtime: &str, file: &str, invariant: &str, explanation: &str) {
+/// checks that `invariant` breaks with `explanation` in its text, reported as `claim` says
+/// (a durable invariant resting on a rule the runtime does not claim is `not claimed`).
+fn replays_crash(runtime: &str, file: &str, claim: Claim, invariant: &str, explanation: &str) {
     let command = match adapter(runtime) {
         Ok(command) => command,
         Err(why) => {
@@ -294,7 +294,10 @@ fn replays_crash(runtime: &str, file: &str, invariant: &str, explanation: &str) 
         .expect("ward runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let wanted = format!("violated: {invariant}: ");
+    let wanted = match claim {
+        Claim::Claimed => format!("violated: {invariant}: "),
+        Claim::NotClaimed => format!("not claimed: {invariant}: "),
+    };
     let found = stdout
         .lines()
         .any(|line| line.starts_with(&wanted) && line.contains(explanation));
@@ -313,12 +316,14 @@ fn langgraph_an_outside_effect_runs_again_after_a_crash() {
     replays_crash(
         "langgraph",
         "findings/langgraph/outside-effect-runs-again.crash.json",
+        Claim::NotClaimed,
         "I15",
         "the body of code_interpreter call call_1 of run 0 started 2 times",
     );
     replays_crash(
         "langgraph",
         "findings/langgraph/outside-effect-runs-again.crash.json",
+        Claim::NotClaimed,
         "I17",
         "code_interpreter call call_1 started, a crash cut it, and it got a success instead of OUTCOME_UNKNOWN",
     );

@@ -173,6 +173,7 @@ fn play(
         Err(violation) => execution.failure = Some(violation.message),
     }
     execution.written = std::mem::take(&mut dropping.kept);
+    execution.claims = (dropping.runtime.ready()).map(|ready| ready.claims.clone());
     execution.processes = dropping.processes;
     dropping.boundaries
 }

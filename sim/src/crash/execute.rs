@@ -47,6 +47,9 @@ pub struct Execution {
     pub storage_calls: u64,
     /// Every write's bytes on every disk, synced or not.
     pub written: Vec<Vec<u8>>,
+    /// The rules the runtime claimed in its `ready` (P2); `None` for ward's core in process,
+    /// which is not asked and claims every rule it keeps.
+    pub claims: Option<Vec<String>>,
 }
 
 impl Execution {

@@ -152,13 +152,26 @@ pub struct DurableVerdict {
     /// made after a crash; I17 when a crash came in a session with results; I18 whenever
     /// anything was written; I19 when a cut run was recovered.
     pub armed: [bool; 5],
-    /// Every breach, in the order the checks ran.
+    /// Every breach of an invariant the runtime claims, in the order the checks ran.
     pub breaches: Vec<DurableBreach>,
+    /// Every breach of an invariant resting on a rule the runtime does not claim (P2):
+    /// reported `not claimed`, never violated ([`DurableVerdict::apply_claims`]).
+    pub not_claimed: Vec<DurableBreach>,
     /// The execution's durability profile (P11), read from the story the checks read.
     pub profile: profile::Profile,
 }
 
 impl DurableVerdict {
+    /// Sets apart the breaches of invariants a runtime claiming `claims` does not claim (P2),
+    /// as a scenario's verdict does: I11 (the same digest again) rests on no rule and stays.
+    pub fn apply_claims(&mut self, claims: &[String]) {
+        let (claimed, not_claimed) = std::mem::take(&mut self.breaches)
+            .into_iter()
+            .partition(|breach| breach.invariant().is_claimed_by(claims));
+        self.breaches = claimed;
+        self.not_claimed = not_claimed;
+    }
+
     /// The breach a campaign reports and shrinks: the first of `invariant` (the one that
     /// catches the seeded bug on, when one is), else the first of all.
     pub fn reported(&self, invariant: Option<Invariant>) -> Option<&DurableBreach> {
@@ -183,6 +196,7 @@ pub fn check(plan: &Plan, reference: &Execution, crashed: &Execution) -> Durable
     DurableVerdict {
         armed: armed(&check),
         breaches: breaches(&check),
+        not_claimed: Vec::new(),
         profile: profile::of(&check.after),
     }
 }
@@ -343,5 +357,35 @@ pub fn short<T: serde::Serialize + ?Sized>(value: &T) -> String {
     match text.char_indices().nth(200) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn breach(breach: Breach) -> DurableBreach {
+        DurableBreach {
+            breach,
+            message: "seen".to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_breach_of_a_rule_not_claimed_is_set_apart_and_a_rerun_that_differs_is_not() {
+        let mut verdict = DurableVerdict {
+            breaches: vec![breach(Breach::SessionStopped), breach(Breach::TraceDiffers)],
+            ..DurableVerdict::default()
+        };
+        verdict.apply_claims(&["R33".to_owned()]);
+        assert_eq!(verdict.breaches, [breach(Breach::TraceDiffers)]);
+        assert_eq!(verdict.not_claimed, [breach(Breach::SessionStopped)]);
+        let mut claimed = DurableVerdict {
+            breaches: vec![breach(Breach::SessionStopped)],
+            ..DurableVerdict::default()
+        };
+        claimed.apply_claims(&["R34".to_owned()]);
+        assert_eq!(claimed.breaches, [breach(Breach::SessionStopped)]);
+        assert!(claimed.not_claimed.is_empty());
     }
 }
