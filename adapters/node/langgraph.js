@@ -101,11 +101,16 @@ Date.now = () => virtualNow() + wallBaseMs;
  * Starts the sequence of `uuid6` (the checkpoint ids; its module keeps the last instant and a
  * counter for ids made within one millisecond) again, as in a fresh process: one id made at a
  * far instant sets the counter to 0, and every later instant is not after it, so the ids made
- * from here on depend on this execution alone, not on what the process ran before.
+ * from here on depend on this execution alone, not on what the process ran before. The far
+ * instant grows with each restart: at the same instant twice (a process dropped before it
+ * made a checkpoint) the counter would go on from 1, and the ids after it would differ by one
+ * tick from those a fresh process makes (kill mode against drop mode, I11).
  */
+let uuid6FarMs = 2 ** 45;
 function restartUuid6() {
   const now = Date.now;
-  Date.now = () => 2 ** 45;
+  uuid6FarMs += 1;
+  Date.now = () => uuid6FarMs;
   uuid6(-1);
   Date.now = now;
 }
@@ -134,6 +139,13 @@ class ProviderHttpError extends Error {
     this.headers =
       error.retryAfterMs === undefined ? {} : { "retry-after": String(error.retryAfterMs / 1000) };
   }
+}
+
+/** The error a provider package raises for a request its caller aborted. */
+function abortError() {
+  const error = new Error("Request was aborted.");
+  error.name = "AbortError";
+  return error;
 }
 
 /** An envelope (SPEC §4) for what a `ToolMessage` holds: the body's, or LangGraph's text. */
@@ -246,8 +258,15 @@ class WardChatModel extends BaseChatModel {
     return { generations: [{ text: reply.text, message }] };
   }
 
-  /** One provider request with R19's timeout: a timer aborting it, a retryable error. */
+  /**
+   * One provider request with R19's timeout: a timer aborting it, a retryable error. A request
+   * the caller's signal aborted fails as a provider package's does (`@langchain/openai` names
+   * the error `AbortError`), which LangChain's `AsyncCaller` does not retry: its retry loop
+   * does not see the signal (`callWithOptions` only races it), so any other error would send
+   * the aborted run's request again after its backoff, into the next run.
+   */
   async request(run, transcript, tools, outer) {
+    if (outer?.aborted) throw abortError();
     const local = new AbortController();
     const forward = () => local.abort(outer.reason);
     outer?.addEventListener("abort", forward, { once: true });
@@ -256,6 +275,7 @@ class WardChatModel extends BaseChatModel {
     try {
       return await run.ask(transcript, tools, local.signal);
     } catch (error) {
+      if (outer?.aborted) throw abortError();
       if (error instanceof ProviderError) throw new ProviderHttpError(error);
       throw error;
     } finally {
@@ -504,9 +524,12 @@ class LangGraph {
     const messages = (snapshot.values?.messages ?? []).slice(policy.from);
     const batches = messages.filter((message) => (message.additional_kwargs?.ward_calls ?? []).length > 0).length;
     const pending = snapshot.next.includes("tools") ? 1 : 0;
-    // A resumed invocation runs its first step within the limit it is given, where a new one
-    // spends a step on its input: the limit is one less than the steps left.
-    return pending + stepsOf(run.limits.turnsMax - batches) - 1;
+    // A resumed invocation (`Command({ resume })` or `invoke(null)` from a checkpoint) runs
+    // two steps more than its `recursionLimit` (the pending task's step included), where a new
+    // one runs as many as its limit (`PregelLoop`'s stop is counted from the checkpoint's
+    // step, and only a new invocation writes a checkpoint for its input first): the limit is
+    // two less than the steps left.
+    return pending + stepsOf(run.limits.turnsMax - batches) - 2;
   }
 
   /** Invokes the graph until the run ends: each pause for `ask_user` resumed with its answer. */
@@ -516,7 +539,8 @@ class LangGraph {
       for (;;) {
         const steps = value === input && input !== null ? stepsOf(run.limits.turnsMax) : await this.stepsLeft(run, policy);
         const config = this.configOf(run, steps);
-        // No limit below 1 resumes: a run with one model step left stops after it.
+        // No limit below 1 resumes: a run with a model step left, or a tools step and a model
+        // step, stops after that model step.
         if (steps < 1) config.interruptAfter = ["agent"];
         const result = await this.graph.invoke(value, config);
         if (steps < 1 && (result.messages.at(-1)?.tool_calls ?? []).length > 0) {
