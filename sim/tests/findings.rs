@@ -362,6 +362,24 @@ fn langgraph_a_repeated_key_reaches_the_body() {
     );
 }
 
+#[test]
+fn langgraph_a_last_reply_at_the_turn_limit_fails_the_run() {
+    replays(
+        "langgraph",
+        "findings/langgraph/last-reply-at-the-turn-limit.json",
+        Claim::Claimed,
+        "I10",
+        "the run failed TOOL_LOOP_LIMIT after 1 replies with calls, with turns_max 1: no further reply with calls came",
+    );
+    replays(
+        "langgraph",
+        "findings/langgraph/last-reply-at-the-turn-limit.json",
+        Claim::Claimed,
+        "I13",
+        "the provider stopped calling tools but the run did not end run.completed",
+    );
+}
+
 /// The adapters' glue, not an SDK: a body's start names its call as the call's events do,
 /// with the id guarded (R22). Before, the raw id left ward waiting for an `ask_user` whose
 /// `tool.finished` named `[REDACTED]` (false I7 and I10 reports on every SDK).
