@@ -55,38 +55,55 @@ enum Claim {
     NotClaimed,
 }
 
-/// Replays `file` against `runtime` and checks that `invariant` breaks with `explanation` in
-/// its text, reported as `claim` says.
-fn replays(runtime: &str, file: &str, claim: Claim, invariant: &str, explanation: &str) {
+/// The start of the line that reports `invariant` as `claim` says, `separator` after its id
+/// (a scenario's verdict writes a space, a crash plan's a colon).
+fn reported(claim: Claim, invariant: &str, separator: &str) -> String {
+    match claim {
+        Claim::Claimed => format!("violated: {invariant}{separator}"),
+        Claim::NotClaimed => format!("not claimed: {invariant}{separator}"),
+    }
+}
+
+/// Runs `ward replay ARGUMENTS --runtime CMD` against `runtime` and checks that a line starts
+/// with `wanted` and holds `explanation`: ward's standard output, or `None` (said why) when
+/// the adapter cannot run here.
+fn replayed(runtime: &str, arguments: &[&str], wanted: &str, explanation: &str) -> Option<String> {
     let command = match adapter(runtime) {
         Ok(command) => command,
         Err(why) => {
             eprintln!("skipped: the {runtime} adapter cannot run here: {why}");
-            return;
+            return None;
         }
     };
     let output = Command::new(env!("CARGO_BIN_EXE_ward"))
-        .args(["replay", "--runtime", &command, file])
+        .arg("replay")
+        .args(arguments)
+        .args(["--runtime", &command])
         .current_dir(root())
         .output()
         .expect("ward runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let wanted = match claim {
-        Claim::Claimed => format!("violated: {invariant} "),
-        Claim::NotClaimed => format!("not claimed: {invariant} "),
-    };
     let found = stdout
         .lines()
-        .any(|line| line.starts_with(&wanted) && line.contains(explanation));
+        .any(|line| line.starts_with(wanted) && line.contains(explanation));
     assert!(
         found,
-        "{file} against {command}: no `{wanted}` line with {explanation:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        "{arguments:?} against {command}: no `{wanted}` line with {explanation:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
-    assert!(
-        !stdout.contains("violated: P6 "),
-        "{file}: the adapter broke the protocol\n{stdout}"
-    );
+    Some(stdout.into_owned())
+}
+
+/// Replays `file` against `runtime` and checks that `invariant` breaks with `explanation` in
+/// its text, reported as `claim` says.
+fn replays(runtime: &str, file: &str, claim: Claim, invariant: &str, explanation: &str) {
+    let wanted = reported(claim, invariant, " ");
+    if let Some(stdout) = replayed(runtime, &[file], &wanted, explanation) {
+        assert!(
+            !stdout.contains("violated: P6 "),
+            "{file}: the adapter broke the protocol\n{stdout}"
+        );
+    }
 }
 
 #[test]
@@ -280,35 +297,13 @@ fn openai_agents_an_identical_call_reused_in_a_later_turn_is_skipped() {
 /// checks that `invariant` breaks with `explanation` in its text, reported as `claim` says
 /// (a durable invariant resting on a rule the runtime does not claim is `not claimed`).
 fn replays_crash(runtime: &str, file: &str, claim: Claim, invariant: &str, explanation: &str) {
-    let command = match adapter(runtime) {
-        Ok(command) => command,
-        Err(why) => {
-            eprintln!("skipped: the {runtime} adapter cannot run here: {why}");
-            return;
-        }
-    };
-    let output = Command::new(env!("CARGO_BIN_EXE_ward"))
-        .args(["replay", "--crashes", file, "--runtime", &command])
-        .current_dir(root())
-        .output()
-        .expect("ward runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let wanted = match claim {
-        Claim::Claimed => format!("violated: {invariant}: "),
-        Claim::NotClaimed => format!("not claimed: {invariant}: "),
-    };
-    let found = stdout
-        .lines()
-        .any(|line| line.starts_with(&wanted) && line.contains(explanation));
-    assert!(
-        found,
-        "{file} against {command}: no `{wanted}` line with {explanation:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    assert!(
-        !stdout.contains("violated: P6") && !stdout.contains("violated: I11"),
-        "{file}: the adapter broke the protocol or its determinism\n{stdout}"
-    );
+    let wanted = reported(claim, invariant, ": ");
+    if let Some(stdout) = replayed(runtime, &["--crashes", file], &wanted, explanation) {
+        assert!(
+            !stdout.contains("violated: P6") && !stdout.contains("violated: I11"),
+            "{file}: the adapter broke the protocol or its determinism\n{stdout}"
+        );
+    }
 }
 
 #[test]
