@@ -57,6 +57,14 @@ fn same_in_process_and_over_the_wire(seeds: std::ops::Range<u64>, bug: Option<Fa
     drops
 }
 
+/// An adapter that is `ward serve --store` with `filter`, a shell loop over ward's lines,
+/// in front of its standard input: its command.
+fn behind(folder: &std::path::Path, filter: &str) -> String {
+    let script = folder.join("adapter.sh");
+    std::fs::write(&script, format!("#!/bin/sh\n{filter} | {}\n", serve(None))).unwrap();
+    format!("sh '{}'", script.display())
+}
+
 /// `ward run --crashes --runtime command --seeds seeds --jobs 1 --json` (failures under
 /// `out`): its exit status and summary.
 fn crash_campaign(
@@ -159,11 +167,8 @@ fn a_crash_campaign_against_a_runtime_without_a_store_is_refused() {
 fn an_adapter_that_dies_in_recover_is_a_durability_violation_naming_the_crash() {
     // `ward serve` behind a filter that ends the adapter when `recover` comes.
     let folder = common::folder("dies-in-recover");
-    let script = folder.join("adapter.sh");
     let filter = r#"while IFS= read -r line; do case "$line" in *'"type":"recover"'*) exit 3;; esac; printf '%s\n' "$line"; done"#;
-    let text = format!("#!/bin/sh\n{filter} | {}\n", serve(None));
-    std::fs::write(&script, text).unwrap();
-    let command = format!("sh '{}'", script.display());
+    let command = behind(&folder, filter);
     let (status, summary) = crash_campaign(&command, "0..2", Some(&folder));
     assert_eq!(status, Some(1), "{summary}");
     let failure = &summary["firstFailure"];
@@ -188,11 +193,8 @@ fn an_adapter_that_cannot_open_its_store_after_a_crash_is_a_violation_naming_it(
     // `ward serve` behind a filter that, at the first reset after a crash, says it cannot
     // open the store and exits, as an adapter whose store will not open does.
     let folder = common::folder("store-refused");
-    let script = folder.join("adapter.sh");
     let filter = r#"crashed=0; while IFS= read -r line; do case "$line" in *'"type":"crash"'*) crashed=1;; *'"type":"reset"'*) if [ $crashed = 1 ]; then echo 'cannot open the store: database disk image is malformed' >&2; exit 3; fi;; esac; printf '%s\n' "$line"; done"#;
-    let text = format!("#!/bin/sh\n{filter} | {}\n", serve(None));
-    std::fs::write(&script, text).unwrap();
-    let command = format!("sh '{}'", script.display());
+    let command = behind(&folder, filter);
     let (status, summary) = crash_campaign(&command, "0..3", Some(&folder));
     assert_eq!(status, Some(1), "{summary}");
     let failure = &summary["firstFailure"];
@@ -212,11 +214,8 @@ fn an_adapter_that_hangs_after_a_crash_is_stopped_by_the_watchdog_and_named() {
     // `ward serve` behind a filter that stops answering at `crash`. The plan is explored
     // once (a campaign would also shrink it, each candidate waiting out the watchdog).
     let folder = common::folder("hangs-after-crash");
-    let script = folder.join("adapter.sh");
     let filter = r#"while IFS= read -r line; do case "$line" in *'"type":"crash"'*) sleep 60;; esac; printf '%s\n' "$line"; done"#;
-    let text = format!("#!/bin/sh\n{filter} | {}\n", serve(None));
-    std::fs::write(&script, text).unwrap();
-    let command = format!("sh '{}'", script.display());
+    let command = behind(&folder, filter);
     let explored = explore_seed(0, FaultSet::EMPTY, Some(&command));
     let said: Vec<&str> = (explored.verdict.breaches.iter())
         .map(|breach| breach.message.as_str())

@@ -928,11 +928,11 @@ impl Drop for Abandon {
     }
 }
 
-/// How many leading messages `next` shares with `last` (the same message, or an equal one).
+/// How many leading messages `next` shares with `last`, equal message for equal message.
 fn kept(last: &[Arc<Message>], next: &[Arc<Message>]) -> usize {
     last.iter()
         .zip(next)
-        .take_while(|(last, next)| Arc::ptr_eq(last, next) || last == next)
+        .take_while(|(last, next)| last == next)
         .count()
 }
 
