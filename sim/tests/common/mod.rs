@@ -10,6 +10,8 @@ use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
 
+pub mod replay;
+
 /// The repository's root folder, where `corpus/` and `deploy/` live.
 pub fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

