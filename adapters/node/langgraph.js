@@ -230,6 +230,37 @@ function resultIndices(messages, at) {
   });
 }
 
+/** The `ToolMessage`s the state holds for `batch`'s calls, by call index, in state order. */
+function heldResults(batch, messages) {
+  const held = new Map();
+  if (!batch) return held;
+  const at = messages.findLastIndex((message) => message.getType() === "ai");
+  resultIndices(messages, at).forEach((index, position) => {
+    if (index !== undefined) held.set(index, messages[at + 1 + position]);
+  });
+  return held;
+}
+
+/**
+ * The messages that give every call of `batch` its result, in the order of the calls (R20,
+ * the adapter's): a call the state holds no result of gets its result as the run gave it (a
+ * question the stop cut while the graph was paused) or ABORTED. The reducer appends a message
+ * with a new id and replaces one whose id it holds: when a result is missing, the held
+ * messages' ids take the batch's first results in call order and the rest are appended, or a
+ * later run's transcript would show them out of order (I6).
+ */
+function completed(batch, messages) {
+  const held = heldResults(batch, messages);
+  if (!batch || held.size === batch.calls.length) return [];
+  const slots = [...held.values()].map((message) => message.id);
+  return batch.calls.map((call, index) => {
+    const kept = held.get(index);
+    const content = kept ? kept.content : JSON.stringify(batch.results[index] ?? ABORTED());
+    const status = kept ? kept.status : "error";
+    return new ToolMessage({ id: slots[index], content, tool_call_id: call.id, name: call.name, status });
+  });
+}
+
 /** ward's provider as a LangChain chat model: `bindTools` names the tools offered. */
 class WardChatModel extends BaseChatModel {
   constructor(fields) {
@@ -572,29 +603,19 @@ class LangGraph {
    */
   async close(run, report) {
     if (this.run !== run) return;
-    const snapshot = await this.graph.getState({ configurable: { thread_id: run.session } });
-    const messages = snapshot.values.messages ?? [];
-    this.syncResults(run, messages);
-    const batch = run.batch;
-    const missing = [];
-    if (batch) {
-      // Every call the state holds no result of: its result as the run gave it (a question
-      // the stop cut while the graph was paused), or ABORTED.
-      const at = messages.findLastIndex((message) => message.getType() === "ai");
-      const held = new Set(resultIndices(messages, at));
-      batch.calls.forEach((call, index) => {
-        if (held.has(index)) return;
-        const result = batch.results[index] ?? ABORTED();
-        missing.push(
-          new ToolMessage({ content: JSON.stringify(result), tool_call_id: call.id, name: call.name, status: "error" }),
-        );
-      });
+    const thread = { configurable: { thread_id: run.session } };
+    let snapshot = await this.graph.getState(thread);
+    this.syncResults(run, snapshot.values.messages ?? []);
+    const held = heldResults(run.batch, snapshot.values.messages ?? []);
+    if (held.size > 0 && held.size < (run.batch?.calls.length ?? 0)) {
+      // The held results are the writes of the cut super-step's tasks that ended, and a
+      // state read gives them new ids each time: an empty update makes them a checkpoint's.
+      await this.graph.updateState(thread, { messages: [] });
+      snapshot = await this.graph.getState(thread);
     }
+    const results = completed(run.batch, snapshot.values.messages ?? []);
     run.enterResults();
-    await this.graph.updateState(
-      { configurable: { thread_id: run.session } },
-      { messages: missing, run: { ...snapshot.values.run, open: false } },
-    );
+    await this.graph.updateState(thread, { messages: results, run: { ...snapshot.values.run, open: false } });
     if (this.run !== run) return;
     this.run = null;
     report();
