@@ -473,4 +473,9 @@ impl<'a> Snapshots<'a> {
     pub fn at(&self, seq: u64) -> Option<&'a ChartState> {
         self.by_seq.get(&seq).copied()
     }
+
+    /// Every snapshot of the run, in the order of the events they were taken at.
+    pub fn in_order(&self) -> impl Iterator<Item = (u64, &'a ChartState)> + '_ {
+        self.by_seq.iter().map(|(&seq, &state)| (seq, state))
+    }
 }

@@ -84,24 +84,40 @@ pub(super) struct SessionChanges<'a> {
 }
 
 impl<'a> SessionChanges<'a> {
-    /// Adds the changes `run` made, in order.
+    /// Adds the changes `run` made, in order: each snapshot that differs from the one before
+    /// it in the run is one change, made by the call whose event it was taken at. The run's
+    /// snapshots, not each call's own pair, so that a change is counted once when the calls
+    /// of a parallel batch overlap (a call whose `tool.finished` comes after another call's
+    /// change would otherwise count that change as its own too).
     pub(super) fn record(&mut self, run: &RunCheck<'a>) {
-        for (batch, index, _) in run.calls() {
-            let Some((before, after)) = run.states_around(batch, index) else {
-                continue;
-            };
-            if before != after {
-                let call = &batch.calls[index];
+        let mut snapshots = run.view.snapshots.in_order();
+        let Some((_, mut before)) = snapshots.next() else {
+            return;
+        };
+        for (seq, state) in snapshots {
+            if state != before {
+                let (turn, call) = maker(run, seq).unwrap_or((0, ("?", "?")));
                 self.changes.push(Change {
                     before,
                     run: run.view.trace.run,
-                    turn: batch.turn,
-                    call_id: call.id.clone(),
-                    tool: call.name.clone(),
+                    turn,
+                    call_id: call.1.to_owned(),
+                    tool: call.0.to_owned(),
                 });
             }
+            before = state;
         }
     }
+}
+
+/// The turn and the call (tool, id) whose `tool.started` or `tool.finished` is event `seq`.
+fn maker<'r>(run: &'r RunCheck<'_>, seq: u64) -> Option<(u32, (&'r str, &'r str))> {
+    run.calls().find_map(|(batch, index, _)| {
+        let at = batch.started_of(index) == Some(seq)
+            || batch.finished_of(index).any(|finished| finished.seq == seq);
+        let call = &batch.calls[index];
+        at.then_some((batch.turn, (call.name.as_str(), call.id.as_str())))
+    })
 }
 
 /// The undo half of I9: undoing at the end of a session restores, from the last change back,
@@ -126,5 +142,125 @@ pub(super) fn check_undo(
             );
             return findings.report(Breach::UndoDiffers, At::Run, explanation);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+    use ward_core::chart::{ChartState, SharedChart};
+    use ward_core::envelope::{ToolError, ToolResult};
+    use ward_core::events::{Event, EventKind};
+    use ward_core::tool::ToolCall;
+
+    use crate::catalogue::Schemas;
+    use crate::oracle::{Breach, Oracle};
+    use crate::scenario::Scenario;
+    use crate::world::World;
+    use crate::world::{Record, RunTrace, Trace};
+
+    /// A parallel batch of three writes: the first changes the chart, the second fails with
+    /// its `tool.finished` after the third's change, the third changes it again; then undo
+    /// restored `undone`. The states are `base` with `next_id` moved on by 0, 1 and 2.
+    fn judged(undone: [u64; 2]) -> Vec<Breach> {
+        let base = SharedChart::new(7).snapshot();
+        let state = |step: u64| {
+            Arc::new(ChartState {
+                next_id: base.next_id + step,
+                ..base.clone()
+            })
+        };
+        let names = ["comparison_create", "comparison_remove", "settings_update"];
+        let calls: Arc<[ToolCall]> = (0..3)
+            .map(|index| ToolCall {
+                id: format!("call_{index}"),
+                name: names[index].to_owned(),
+                arguments: "{}".to_owned(),
+            })
+            .collect();
+        let mut seq = 0;
+        let mut records = vec![Record::Reply {
+            at_ms: 0,
+            turn: 0,
+            attempt: 0,
+            text: String::new(),
+            calls: calls.clone(),
+            error: None,
+        }];
+        let changed = ToolResult::success(json!({}), true);
+        let failed = ToolResult::failure(ToolError::internal());
+        // (call, finished with, the state after the event; `None`: as before)
+        let steps = [
+            (0, None, Some(0)),
+            (0, Some(changed.clone()), Some(1)),
+            (1, None, None),
+            (2, None, None),
+            (2, Some(changed), Some(2)),
+            (1, Some(failed), None),
+        ];
+        for (index, result, after) in steps {
+            let (call_id, name) = (calls[index].id.as_str().into(), names[index].into());
+            let kind = match result {
+                None => EventKind::ToolStarted {
+                    index,
+                    call_id,
+                    name,
+                },
+                Some(result) => EventKind::ToolFinished {
+                    index,
+                    call_id,
+                    name,
+                    result,
+                },
+            };
+            records.push(Record::Event(Event {
+                seq,
+                time_ms: 0,
+                kind,
+            }));
+            records.push(Record::Snapshot {
+                seq,
+                state: after.map(state),
+            });
+            seq += 1;
+        }
+        records.extend(undone.map(|step| Record::Undo { state: state(step) }));
+        let trace = Trace {
+            runs: vec![RunTrace {
+                session: 0,
+                run: 0,
+                records,
+                start_error: None,
+            }],
+            protocol_violation: None,
+        };
+        let scenario: Scenario = serde_json::from_value(json!({
+            "version": 1, "chartSeed": 7,
+            "sessions": [{"runs": [{"prompt": "p", "turns": []}]}]
+        }))
+        .unwrap();
+        let world = World::new();
+        let oracle = Oracle::new(Schemas::compile(world.registry(false)));
+        let verdict = oracle.check(&scenario, &trace);
+        (verdict.violations.iter().chain(&verdict.not_claimed))
+            .map(|violation| violation.breach)
+            .collect()
+    }
+
+    #[test]
+    fn a_change_inside_another_calls_window_is_counted_once() {
+        let breaches = judged([1, 0]);
+        assert!(
+            !breaches.contains(&Breach::UndoDiffers),
+            "undo restored the state before each change: {breaches:?}"
+        );
+    }
+
+    #[test]
+    fn undo_that_restores_another_state_breaks_i9() {
+        assert!(judged([1, 1]).contains(&Breach::UndoDiffers));
+        assert!(judged([0, 0]).contains(&Breach::UndoDiffers));
     }
 }
