@@ -180,7 +180,6 @@ mod tests {
                 arguments: "{}".to_owned(),
             })
             .collect();
-        let mut seq = 0;
         let mut records = vec![Record::Reply {
             at_ms: 0,
             turn: 0,
@@ -200,7 +199,7 @@ mod tests {
             (2, Some(changed), Some(2)),
             (1, Some(failed), None),
         ];
-        for (index, result, after) in steps {
+        for (seq, (index, result, after)) in (0u64..).zip(steps) {
             let (call_id, name) = (calls[index].id.as_str().into(), names[index].into());
             let kind = match result {
                 None => EventKind::ToolStarted {
@@ -224,7 +223,6 @@ mod tests {
                 seq,
                 state: after.map(state),
             });
-            seq += 1;
         }
         records.extend(undone.map(|step| Record::Undo { state: state(step) }));
         let trace = Trace {
