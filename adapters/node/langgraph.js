@@ -650,14 +650,20 @@ class LangGraph {
       const run = agent.resumeRun(policy, message.secrets);
       if (run === null) return;
       this.prepare(run);
-      this.restore(run, snapshot.values.messages.slice(policy.from), policy);
+      this.restore(run, snapshot.values.messages.slice(policy.from), policy, snapshot.next);
       await this.drive(run, null, policy);
       return;
     }
   }
 
-  /** The run's counts and open batch, from the messages it kept. */
-  restore(run, messages, policy) {
+  /**
+   * The run's counts and open batch, from the messages it kept. A batch whose tools step
+   * completed (the thread goes on to `agent`) has had its results entered and reported by
+   * the process before the crash: the model step that follows a tools step enters them as it
+   * starts, and no boundary falls between the step's checkpoint and that model request. It
+   * is not entered again (its results were acknowledged once; I16).
+   */
+  restore(run, messages, policy, next) {
     for (const message of messages) {
       if (message.getType() !== "ai") continue;
       const calls = message.additional_kwargs?.ward_calls ?? [];
@@ -667,7 +673,7 @@ class LangGraph {
     run.calls = messages.filter((message) => message.getType() === "tool").length;
     const at = messages.findLastIndex((message) => message.getType() === "ai");
     const calls = at < 0 ? [] : (messages[at].additional_kwargs?.ward_calls ?? []);
-    if (calls.length === 0) return;
+    if (calls.length === 0 || !next.includes("tools")) return;
     run.batch = {
       calls,
       results: new Array(calls.length).fill(null),
