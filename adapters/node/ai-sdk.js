@@ -15,7 +15,7 @@
 // - retries: `maxRetries: providerRetriesMax` with the SDK's backoff and `retry-after-ms`;
 // - stopping: `abortSignal` (cancel and the deadline abort it).
 //
-// Adapter (lib/agent.js, and here):
+// Adapter (lib/agent.js, lib/ai-sdk-common.js shared with ai-sdk-7.js, and here):
 // - ward's provider as a `MockLanguageModelV3` (`ai/test`): it sends the SDK's prompt, as the
 //   SDK built it, as the protocol's transcript; ward's errors are raised as a provider package
 //   raises them (`APICallError` with the HTTP status and `retry-after-ms`; a malformed reply as
@@ -30,85 +30,20 @@ import { APICallError, NoSuchToolError, generateText, jsonSchema, stepCountIs, t
 import { MockLanguageModelV3 } from "ai/test";
 import { createRequire } from "node:module";
 import { serve } from "./lib/wire.js";
-import { Agent, Stop, inputInvalid } from "./lib/agent.js";
+import { Agent, inputInvalid } from "./lib/agent.js";
+import { fieldsOf, messagesOf, outcomeOf, request, transcriptOf } from "./lib/ai-sdk-common.js";
 import {
   INTERNAL,
   NOT_ALLOWED_OFF,
-  ProviderError,
   failure,
   isEnvelope,
-  providerFailure,
   unclaimedNotes,
-  unexpectedEnd,
 } from "./lib/runtime.js";
 
 const require = createRequire(import.meta.url);
 const VERSION = require("ai/package.json").version;
 
-/** How a provider package reports each of ward's failure kinds: HTTP status, retryable. */
-const STATUS = {
-  authentication: [401, false],
-  permission: [403, false],
-  modelNotFound: [404, false],
-  rateLimited: [429, true],
-  unavailable: [503, true],
-  timeout: [408, true],
-  malformedResponse: [200, false],
-};
-
-function providerError(error) {
-  const [statusCode, isRetryable] = STATUS[error.kind];
-  const message = error.kind === "malformedResponse" ? "Invalid JSON response" : error.message;
-  return new APICallError({
-    message,
-    url: "ward://provider",
-    requestBodyValues: {},
-    statusCode,
-    responseHeaders:
-      error.retryAfterMs === undefined ? {} : { "retry-after-ms": String(error.retryAfterMs) },
-    isRetryable,
-    data: { kind: error.kind },
-  });
-}
-
-/** The SDK's prompt as the protocol's transcript (the system message goes apart). */
-function transcriptOf(prompt, rendered) {
-  const transcript = [];
-  for (const message of prompt) {
-    if (message.role === "user") {
-      const text = message.content
-        .filter((part) => part.type === "text")
-        .map((part) => part.text)
-        .join("");
-      transcript.push({ role: "user", text });
-    } else if (message.role === "assistant") {
-      const text = message.content
-        .filter((part) => part.type === "text")
-        .map((part) => part.text)
-        .join("");
-      const calls = message.content
-        .filter((part) => part.type === "tool-call")
-        .map((part) => ({
-          id: part.toolCallId,
-          name: part.toolName,
-          arguments: typeof part.input === "string" ? part.input : JSON.stringify(part.input),
-        }));
-      transcript.push({ role: "assistant", text, calls });
-    } else if (message.role === "tool") {
-      for (const part of message.content) {
-        if (part.type !== "tool-result") continue;
-        transcript.push({
-          role: "tool",
-          callId: part.toolCallId,
-          name: part.toolName,
-          result: resultOf(part, rendered),
-        });
-      }
-    }
-  }
-  return transcript;
-}
-
+/** The envelope of a tool result in the SDK's prompt: a body's own, or the one made of the SDK's error. */
 function resultOf(part, rendered) {
   const output = part.output;
   if (output.type === "json" && isEnvelope(output.value)) return output.value;
@@ -116,40 +51,6 @@ function resultOf(part, rendered) {
   if (known) return known;
   const text = typeof output.value === "string" ? output.value : JSON.stringify(output.value);
   return failure("INTERNAL_ERROR", text);
-}
-
-/** The SDK's messages for a session's earlier runs (the store holds the protocol's form). */
-function messagesOf(history) {
-  const messages = [];
-  for (const message of history) {
-    if (message.role === "user") {
-      messages.push({ role: "user", content: message.text });
-    } else if (message.role === "assistant") {
-      const content = [];
-      if (message.text !== "") content.push({ type: "text", text: message.text });
-      for (const call of message.calls) {
-        let input;
-        try {
-          input = JSON.parse(call.arguments);
-        } catch {
-          input = call.arguments;
-        }
-        content.push({ type: "tool-call", toolCallId: call.id, toolName: call.name, input });
-      }
-      messages.push({ role: "assistant", content });
-    } else {
-      const last = messages.at(-1);
-      const part = {
-        type: "tool-result",
-        toolCallId: message.callId,
-        toolName: message.name,
-        output: { type: "json", value: message.result },
-      };
-      if (last?.role === "tool") last.content.push(part);
-      else messages.push({ role: "tool", content: [part] });
-    }
-  }
-  return messages;
 }
 
 class AiSdk {
@@ -227,9 +128,9 @@ class AiSdk {
     const model = new MockLanguageModelV3({
       doGenerate: async (options) => {
         const prompt = options.prompt.filter((message) => message.role !== "system");
-        const transcript = transcriptOf(prompt, rendered);
+        const transcript = transcriptOf(prompt, (part) => resultOf(part, rendered));
         const tools = (options.tools ?? []).map((entry) => entry.name);
-        const reply = await this.request(run, transcript, tools, options.abortSignal);
+        const reply = await request(APICallError, run, transcript, tools, options.abortSignal);
         run.replied(reply);
         const content = [];
         if (reply.text !== "") content.push({ type: "text", text: reply.text });
@@ -270,50 +171,9 @@ class AiSdk {
       run.complete(result.text);
     } catch (error) {
       run.enterResults();
-      run.fail(this.outcomeOf(run, error));
+      run.fail(outcomeOf(run, error));
     }
   }
-
-  /** One provider request with R19's timeout: a timer aborting it, a retryable error. */
-  async request(run, transcript, tools, outer) {
-    const local = new AbortController();
-    const forward = () => local.abort(outer.reason);
-    outer?.addEventListener("abort", forward, { once: true });
-    const timeout = new ProviderError({ kind: "timeout", message: "The provider did not answer in time." });
-    const timer = setTimeout(() => local.abort(timeout), run.limits.providerTimeoutMs);
-    try {
-      return await run.ask(transcript, tools, local.signal);
-    } catch (error) {
-      if (error instanceof ProviderError) throw providerError(error);
-      throw error;
-    } finally {
-      clearTimeout(timer);
-      outer?.removeEventListener("abort", forward);
-    }
-  }
-
-  /** What ended the run early: a stop, the turn limit, or the provider's last error. */
-  outcomeOf(run, error) {
-    if (run.signal.aborted && run.signal.reason instanceof Stop) return run.signal.reason;
-    if (error?.name === "AI_ToolChoiceViolationError") {
-      return failure(
-        "TOOL_LOOP_LIMIT",
-        `The agent stopped after ${run.limits.turnsMax} tool turns.`,
-        "Refine the request and retry.",
-      ).error;
-    }
-    const last = error?.name === "AI_RetryError" ? error.lastError : error;
-    const kind = last?.data?.kind;
-    if (kind !== undefined) return providerFailure(kind, last.message);
-    return unexpectedEnd(`generateText: ${error?.stack ?? error}`);
-  }
-}
-
-function fieldsOf(error) {
-  for (let cause = error; cause; cause = cause.cause) {
-    if (Array.isArray(cause.fields)) return cause.fields;
-  }
-  return undefined;
 }
 
 serve(new Agent(new AiSdk()));
