@@ -211,8 +211,9 @@ export class Run {
    * The adapter's part of the entry point (R3, R12, R13, R19, R20) around ward's body, for a
    * call the SDK decided to execute: `index`'s checks in R3's order for what the SDK has not
    * already checked, then the body. Sequential batches take the batch's lock (R17).
+   * `idempotencyKey` is the key the SDK itself hands the tool, if any (P10).
    */
-  async execute(index, input, signal) {
+  async execute(index, input, signal, idempotencyKey) {
     const batch = this.batch;
     const call = batch.calls[index];
     const release = batch.sequential ? await this.acquire(batch) : () => {};
@@ -235,7 +236,7 @@ export class Run {
           ? await this.askUser(call, index, input, signal)
           : await this.ward.body(
               // The body sees the call id as its events name it: guarded (R22), as the core does.
-              { callId: this.guard.text(call.id), index, tool: call.name, input },
+              { callId: this.guard.text(call.id), index, tool: call.name, input, idempotencyKey },
               writes ? undefined : signal,
             );
       this.finished(index, result);

@@ -334,11 +334,15 @@ export class Ward {
 
   /**
    * Runs ward's body of a tool: resolves with the call's envelope (a failed body's changes
-   * rolled back first), rejects with BodyPanic.
+   * rolled back first), rejects with BodyPanic. `idempotencyKey` goes into `bodyStart` only
+   * when given, so that an adapter whose SDK hands no key writes the bytes it always wrote.
    */
-  async body({ callId, index, tool, input }, signal) {
+  async body({ callId, index, tool, input, idempotencyKey }, signal) {
     const bodyId = this.id("b");
-    this.out({ type: "bodyStart", bodyId, callId, index, tool, input });
+    const start = { type: "bodyStart", bodyId, callId, index, tool, input };
+    // Version 2: the key the SDK hands the tool (a workflow's step id), only when it has one.
+    if (idempotencyKey !== undefined) start.idempotencyKey = idempotencyKey;
+    this.out(start);
     const { result, changed } = await this.wait(bodyId, signal, () =>
       this.out({ type: "bodyCancel", bodyId }),
     );
