@@ -38,8 +38,10 @@
 // - R19's provider timeout: a timer that aborts the request. ai 7's own `timeout` option is
 //   not used: `stepMs` bounds a whole step (the request, its retries and the tools), not one
 //   request, and `totalMs`/`toolMs` are `AbortSignal.timeout`, on the real clock;
-// - R19's batch cap and inactivity deadline, R14, R22's guard, R23's events, the session
-//   store (lib/agent.js);
+// - R1's safety and execution mode per tool, R4's resolved list (registration order, no
+//   destructive tool in a read-only run, no switched-off tool), R5's validator (ajv) behind
+//   the SDK's seam, R20's running write that keeps running, R19's batch cap and inactivity
+//   deadline, R14, R22's guard, R23's events, the session store (lib/agent.js);
 // - R17's sequential batches: a lock, taken in the order the SDK starts the calls. ai 7's
 //   `toolCallConcurrency: 1` serialises every batch of a `generateText` call, and
 //   `prepareStep` cannot set it per step, so it cannot make only a batch that holds a
@@ -94,12 +96,16 @@ class AiSdk {
   claims = ["R1", "R2", "R3", "R4", "R5", "R6", "R7", "R11", "R12", "R13", "R14", "R16", "R17", "R18", "R19", "R20", "R21", "R22", "R23"];
 
   notes = {
+    R1: "the adapter's: each tool's safety and execution mode (lib/agent.js, from `reset`); the SDK's `tool()` holds the description and the input schema, and has neither",
     R3: "the SDK's: TOOL_NOT_FOUND (NoSuchToolError) and validation (InvalidToolInputError) before `execute`; the adapter's: the call id, payload size and configured-secret checks inside `execute`, and the code of an SDK refusal named from its error class",
+    R4: "the adapter's: the run's list resolved in registration order (lib/agent.js); the SDK's: offering `activeTools` in the tool set's order",
+    R5: "the adapter's validator (ajv, compiled once per schema) behind the SDK's seam, `jsonSchema(parameters, { validate })`; the SDK's: running it on every call before `execute`",
     R12: "the SDK's, both checks: `activeTools` is the offered list and the only tools a call is parsed against (NoSuchToolError); the adapter resolves the list (lib/agent.js) and does not check again at execution",
     R13: "the SDK's, as R12: a switched-off tool is left out of `activeTools`; the adapter only names the SDK's NoSuchToolError TOOL_NOT_ALLOWED",
     R14: "the adapter's: limit ranges and unusable secret values refused at start (lib/runtime.js)",
     R17: "the adapter's for a sequential batch: a lock taken in the order the SDK starts the calls (ai 7's `toolCallConcurrency` is one value for every step of a generateText call); the SDK's for a parallel batch and for the order of results",
     R19: "the SDK's: the turn limit (`stopWhen: isStepCount`, `toolChoice: none` past it); the adapter's: the batch cap, the provider timeout (a timer aborting the request; ai 7's `timeout` bounds a step, or runs on AbortSignal.timeout's real clock) and the inactivity deadline",
+    R20: "the SDK's: `abortSignal` ends the loop and reaches each running `execute`; the adapter's: a running write is not handed the signal (it has committed) and a call not started gets ABORTED (lib/agent.js)",
     R21: "the adapter's: ward's failure kinds raised as a provider package raises them (APICallError, HTTP status, isRetryable); the SDK's: which to retry and the run's end",
     R22: "the adapter's: the exact-value guard on every record ward observes (lib/runtime.js); the SDK has none",
     R23: "the adapter's: the events and the session store (lib/agent.js)",

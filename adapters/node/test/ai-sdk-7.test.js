@@ -28,7 +28,7 @@ test("ready names the SDK as installed under ai7, and whose each kept rule is", 
   const installed = require("ai7/package.json");
   assert.deepEqual(ready.runtime, { name: "ai", version: installed.version });
   assert.match(ready.runtime.version, /^7\./);
-  for (const rule of ["R3", "R12", "R13", "R17", "R19", "R21", "R22", "R23"]) {
+  for (const rule of ["R1", "R3", "R4", "R5", "R12", "R13", "R14", "R17", "R19", "R20", "R21", "R22", "R23"]) {
     assert.ok(ready.claims.includes(rule), `${rule} is claimed`);
     assert.ok(ready.notes[rule], `${rule} says whose it is`);
   }
