@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use ward_sim::cli::{bugs, call, merge, redact, replay, run, serve, tools};
+use ward_sim::cli::{bugs, call, doctor, merge, redact, replay, run, serve, tools};
 
 /// mimalloc, not the system allocator: a campaign allocates and frees millions of small
 /// blocks (JSON values, strings, records). Measured side by side (2026-12-01, `campaign`
@@ -41,6 +41,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Runs one tool call on a fresh default chart; standard input is the raw argument text.
     Call(call::CallArgs),
+    /// Checks an adapter before a campaign: handshake, protocol, determinism, clock, claims.
+    Doctor(doctor::DoctorArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +51,7 @@ fn main() -> ExitCode {
         Some(Command::Tools(args)) => tools::run(&args),
         Some(Command::Serve(args)) => serve::run(&args),
         Some(Command::Call(args)) => call::run(&args),
+        Some(Command::Doctor(args)) => doctor::run(&args),
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Replay(args)) => replay::run(&args),
         Some(Command::Merge(args)) => merge::run(&args),

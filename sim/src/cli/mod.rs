@@ -25,6 +25,7 @@ macro_rules! say {
 
 pub mod bugs;
 pub mod call;
+pub mod doctor;
 mod failure;
 pub mod merge;
 pub mod pipe;
