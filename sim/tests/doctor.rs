@@ -90,3 +90,44 @@ fn misuse_exits_2() {
     assert_eq!(output.status.code(), Some(2));
     assert!(common::stderr(&output).contains("5..2"));
 }
+
+/// `ward serve --store`, durable: its command.
+fn durable_serve(test: &str) -> String {
+    format!(
+        "{} --store '{}'",
+        serve(),
+        folder(test).join("fallback").display()
+    )
+}
+
+#[test]
+fn wards_own_durable_core_recovers_from_every_crash() {
+    let (status, stdout) = doctor(&durable_serve("durable"));
+    assert_eq!(status, Some(0), "{stdout}");
+    assert!(stdout.contains("durable: a redb file"), "{stdout}");
+    assert!(stdout.contains("crashes: 3 crash plans"), "{stdout}");
+    assert!(
+        stdout.contains("claims: checked as violations: P6 I1"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(" I15 I16 I17 I18 I19"), "{stdout}");
+}
+
+#[test]
+fn an_adapter_that_cannot_recover_is_a_crashes_problem() {
+    // Its input ends at the first `recover`: the runtime exits in answer to it.
+    let script = folder("no-recover").join("adapter.sh");
+    let filter = r#"sed -u '/"type":"recover"/q'"#;
+    let body = format!(
+        "#!/bin/sh\n{filter} | {}\n",
+        durable_serve("no-recover-store")
+    );
+    std::fs::write(&script, body).unwrap();
+    let (status, stdout) = doctor(&format!("sh '{}'", script.display()));
+    assert_eq!(status, Some(1), "{stdout}");
+    assert!(stdout.contains("crashes: problem: seed "), "{stdout}");
+    assert!(
+        stdout.contains("fix: on `crash` drop the runtime"),
+        "{stdout}"
+    );
+}

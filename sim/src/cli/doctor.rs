@@ -11,6 +11,9 @@
 //!   `timeMs` `t`; a runtime reading a clock ward does not move (`Date.now()`, `time.monotonic()`,
 //!   a timer of the real event loop) says another instant. Scenarios and seeds hold some replies
 //!   late by seconds or minutes of virtual time, which a real clock cannot match by chance.
+//! - **Crashes** (P7–P9), of a durable runtime only: the crash plans of the first three seeds
+//!   of `--seeds`, each played twice: every crash and `recover` answered, and the same crash
+//!   digest both times.
 //! - **Claims** (P2, P14): which invariants the adapter's claims switch on, and for each one
 //!   left `not claimed` the rules it is missing.
 //!
@@ -119,6 +122,9 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
         checks.1
     );
     clock(&traces, &mut problems);
+    if ready.durable.is_some() {
+        crashes(&args.runtime, args.seeds.clone(), &mut problems);
+    }
     claims(&ready);
     report(&problems)
 }
@@ -209,6 +215,38 @@ fn clock(traces: &[Trace], problems: &mut Vec<Problem>) {
             fix: "take every time from ward's clock: fake Date, performance.now and the timers (Node), time.monotonic, time.time and the event loop's clock (Python), and move them only on `advance` and a delivery's `atMs`",
         });
     }
+}
+
+/// The crash plans of the first seeds, each explored twice: the runtime recovers at every
+/// crash, and the same plan gives the same crash digest.
+fn crashes(runtime: &str, seeds: Range<u64>, problems: &mut Vec<Problem>) {
+    let (mut plans, mut drops) = (0, 0);
+    for seed in seeds.take(3) {
+        let plan = crate::explore::plan_of_seed(seed, FaultSet::default(), Some(runtime));
+        let first = crate::explore::explore_on(&plan, FaultSet::default(), Some(runtime));
+        let again = crate::explore::explore_on(&plan, FaultSet::default(), Some(runtime));
+        plans += 1;
+        drops += plan.crashes.len();
+        if let Some(failure) = &first.crashed.failure {
+            problems.push(Problem {
+                check: "crashes",
+                what: format!("seed {seed}'s crash plan: {failure}"),
+                fix: "on `crash` drop the runtime and its store handles, answer `idle`; on `reset` open the store in `storeDir`; on `recover` take up what the store holds and answer `idle` (PROTOCOL.md, \"Durable runtimes and crashes\")",
+            });
+        }
+        if first.digest() != again.digest() {
+            problems.push(Problem {
+                check: "determinism",
+                what: format!(
+                    "seed {seed}'s crash plan gave crash digests {:016x} and {:016x}",
+                    first.digest(),
+                    again.digest()
+                ),
+                fix: "after a crash seed the runtime's randomness from the seed and what the store holds, and write to the store nothing a clock or the operating system chose",
+            });
+        }
+    }
+    say!("crashes: {plans} crash plans, {drops} crashes planned, each plan played twice");
 }
 
 /// Which invariants the claims switch on, and what each one left `not claimed` is missing.
