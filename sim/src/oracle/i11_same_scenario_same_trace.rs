@@ -19,5 +19,6 @@ pub fn compare(first: u64, again: u64) -> Option<Violation> {
         turn: None,
         call_id: None,
         explanation: format!("the same scenario gave trace digests {first:016x} and {again:016x}"),
+        rests_on: &[],
     })
 }

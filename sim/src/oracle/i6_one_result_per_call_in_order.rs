@@ -6,13 +6,21 @@
 //! with the same ids. So does every provider request that gives the model a batch's results:
 //! "results go back in the order sent" is a promise about what the model reads, and a runtime
 //! may store its records in one order and send them in another.
+//!
+//! A breach rests on R3, R16, R17 and R19, and on R20 (the stop) too unless the batch is one
+//! of a run that ended `run.completed` ([`Invariant::rules_unstopped`]): a runtime that keeps
+//! every rule but R20 is judged on the runs no stop touched.
 
+use ward_core::events::EventKind;
 use ward_core::session::Message;
+use ward_core::tool::ToolCall;
 
 use super::{At, Breach, Findings, Invariant, RunCheck};
+use crate::view::RunView;
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     let view = run.view;
+    let rules_of = |calls: Option<&[ToolCall]>| rests_on(view, calls);
     for batch in &view.batches {
         if batch.calls.len() >= 2 || view.was_stopped() || view.hit_turn_limit() {
             findings.arm(Invariant::I6);
@@ -23,34 +31,55 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
                 let explanation =
                     format!("call {index} of the batch has {count} tool.finished events, not 1");
                 let at = At::Call(batch.turn, &call.id);
-                return findings.report(Breach::ResultCount, at, explanation);
+                let rules = rules_of(None);
+                return findings.report_resting_on(Breach::ResultCount, at, explanation, rules);
             }
         }
     }
-    if let Some(explanation) = results_mismatch(view.appends.iter().map(|message| &***message)) {
-        return findings.report(Breach::StoredResultsMismatch, At::Run, explanation);
+    if let Some((explanation, calls)) =
+        results_mismatch(view.appends.iter().map(|message| &***message))
+    {
+        let breach = Breach::StoredResultsMismatch;
+        let rules = rules_of(Some(calls));
+        return findings.report_resting_on(breach, At::Run, explanation, rules);
     }
     for request in &view.requests {
         // A request's new messages: the batch the turn before entered, after the messages the
         // previous request already gave.
         let sent = request.appended.iter().map(|message| &**message);
-        if let Some(explanation) = results_mismatch(sent) {
+        if let Some((explanation, calls)) = results_mismatch(sent) {
             let explanation = format!(
                 "the request of turn {} attempt {}: {explanation}",
                 request.turn, request.attempt
             );
-            return findings.report(
-                Breach::SentResultsMismatch,
-                At::Turn(request.turn),
-                explanation,
-            );
+            let (breach, at) = (Breach::SentResultsMismatch, At::Turn(request.turn));
+            let rules = rules_of(Some(calls));
+            return findings.report_resting_on(breach, at, explanation, rules);
         }
     }
 }
 
+/// The rules a breach rests on (P2): a batch of this run, which ended `run.completed`, rests
+/// on no stop rule ([`Invariant::rules_unstopped`]); a batch of a run that a stop ended, or
+/// of an earlier run of the session (the transcript a run starts with), on all of I6's.
+fn rests_on(view: &RunView<'_>, calls: Option<&[ToolCall]>) -> &'static [&'static str] {
+    let completed = matches!(
+        view.terminal().map(|event| &event.kind),
+        Some(EventKind::RunCompleted { .. })
+    );
+    let mine = calls.is_none_or(|calls| view.batches.iter().any(|batch| *batch.calls == *calls));
+    if completed && mine {
+        Invariant::I6.rules_unstopped()
+    } else {
+        Invariant::I6.rules()
+    }
+}
+
 /// The first assistant message with calls in `messages` whose calls are not followed by one
-/// result each, in call order, with the calls' ids.
-fn results_mismatch<'m>(messages: impl Iterator<Item = &'m Message>) -> Option<String> {
+/// result each, in call order, with the calls' ids: what is wrong, and those calls.
+fn results_mismatch<'m>(
+    messages: impl Iterator<Item = &'m Message>,
+) -> Option<(String, &'m [ToolCall])> {
     let messages: Vec<&Message> = messages.collect();
     for (position, message) in messages.iter().enumerate() {
         let Message::Assistant { calls, .. } = message else {
@@ -68,13 +97,14 @@ fn results_mismatch<'m>(messages: impl Iterator<Item = &'m Message>) -> Option<S
             .collect();
         let ids: Vec<&str> = calls.iter().map(|call| call.id.as_str()).collect();
         if results != ids {
-            return Some(format!(
+            let explanation = format!(
                 "the batch of {} calls got {} results, ids {:?} for calls {:?}",
                 ids.len(),
                 results.len(),
                 abbreviate(&results),
                 abbreviate(&ids)
-            ));
+            );
+            return Some((explanation, calls));
         }
     }
     None

@@ -199,6 +199,18 @@ impl Invariant {
         }
     }
 
+    /// The rules this invariant rests on in a run that ends `run.completed`, which no stop
+    /// touched: [`rules`](Invariant::rules) without R20 where the invariant needs R20 only
+    /// for a stop. I6 (one result per call, in order) rests on R20 when a cancel, a deadline
+    /// or a failure cut a batch, and on R3, R16, R17 and R19 alone otherwise; so a runtime
+    /// that keeps every rule but R20 is still judged on the runs it completes.
+    pub fn rules_unstopped(self) -> &'static [&'static str] {
+        match self {
+            Invariant::I6 => &["R3", "R16", "R17", "R19"],
+            other => other.rules(),
+        }
+    }
+
     /// Whether a runtime claiming `claims` promises every rule this invariant rests on.
     pub fn is_claimed_by(self, claims: &[String]) -> bool {
         self.rules()
@@ -426,6 +438,17 @@ pub struct Violation {
     pub call_id: Option<String>,
     /// One line.
     pub explanation: String,
+    /// The rules this breach rests on (P2): its invariant's, or fewer where the run's course
+    /// needed fewer ([`Invariant::rules_unstopped`]). Not part of the report.
+    #[serde(skip)]
+    pub rests_on: &'static [&'static str],
+}
+
+impl Violation {
+    /// Whether a runtime claiming `claims` promises every rule this breach rests on.
+    pub fn is_claimed_by(&self, claims: &[String]) -> bool {
+        (self.rests_on.iter()).all(|rule| claims.iter().any(|claim| claim == rule))
+    }
 }
 
 impl fmt::Display for Violation {
@@ -496,7 +519,7 @@ impl Verdict {
     pub fn apply_claims(&mut self, claims: &[String]) {
         let (violations, not_claimed) = std::mem::take(&mut self.violations)
             .into_iter()
-            .partition(|violation| violation.invariant.is_claimed_by(claims));
+            .partition(|violation| violation.is_claimed_by(claims));
         self.violations = violations;
         self.not_claimed = not_claimed;
     }
@@ -546,8 +569,19 @@ impl<'v> Findings<'v> {
         self.armed[invariant.index()] = true;
     }
 
-    /// Reports `breach` at `at`.
+    /// Reports `breach` at `at`, resting on its invariant's rules.
     pub(crate) fn report(&mut self, breach: Breach, at: At<'_>, explanation: String) {
+        self.report_resting_on(breach, at, explanation, breach.invariant().rules());
+    }
+
+    /// Reports `breach` at `at`, resting on `rules` (P2).
+    pub(crate) fn report_resting_on(
+        &mut self,
+        breach: Breach,
+        at: At<'_>,
+        explanation: String,
+        rests_on: &'static [&'static str],
+    ) {
         let (turn, call_id) = match at {
             At::Run => (None, None),
             At::Turn(turn) => (Some(turn), None),
@@ -561,6 +595,7 @@ impl<'v> Findings<'v> {
             turn,
             call_id,
             explanation,
+            rests_on,
         });
     }
 }
@@ -787,6 +822,7 @@ impl Oracle {
                 turn: None,
                 call_id: None,
                 explanation: message.clone(),
+                rests_on: &[],
             });
         }
         let scripts = scenario.sessions.iter().flat_map(|session| &session.runs);
