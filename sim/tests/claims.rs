@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{last_line, ward};
+use common::{folder, last_line, ward};
 
 /// The I6 counts (`violated`, `notClaimed`) of seeds 0..120 against `ward serve --bug bug`,
 /// claiming R20 or not.
