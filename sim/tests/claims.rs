@@ -16,6 +16,7 @@ fn i6_counts(bug: &str, claims_r20: bool) -> (u64, u64) {
     } else {
         format!(r#"{serve} | sed -u 's/"R20",//'"#)
     };
+    let out = folder(&format!("{bug}-{claims_r20}"));
     let output = ward(&[
         "run",
         "--runtime",
@@ -27,6 +28,8 @@ fn i6_counts(bug: &str, claims_r20: bool) -> (u64, u64) {
         "--jobs",
         "1",
         "--json",
+        "--out",
+        out.to_str().unwrap(),
     ]);
     let summary = last_line(&String::from_utf8_lossy(&output.stdout));
     let i6 = &summary["byInvariant"]["I6"];
