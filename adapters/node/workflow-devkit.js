@@ -96,7 +96,7 @@ const DURABLE = {
 
 // The bundle is built before lib/wire.js fakes the timers (esbuild and SWC run on real ones),
 // then the resolution hook of `ulid` is registered, then the runtime side is imported.
-const bundleDir = await ensureBundle();
+const bundleDir = ensureBundle();
 register("./workflow-devkit/hooks.js", import.meta.url);
 globalThis[Symbol.for("ward.workflow-devkit.config")] = { bundleDir, versions: VERSIONS, claims: CLAIMS, notes: NOTES, durable: DURABLE };
 await import("./workflow-devkit/runtime.js");

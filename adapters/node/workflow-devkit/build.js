@@ -8,6 +8,7 @@
 // processes may start at once (`ward run --jobs 2`): each builds in a directory of its own and
 // renames it into place; the rename of the second finds the first's and gives way.
 
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -36,11 +37,26 @@ export function bundleKey() {
   return hash.digest("hex").slice(0, 16);
 }
 
-/** The directory of the built bundle (`workflows.mjs`, `steps.mjs`), built when missing. */
-export async function ensureBundle() {
+const built = (target) => existsSync(join(target, "steps.mjs")) && existsSync(join(target, "workflows.mjs"));
+
+/**
+ * The directory of the built bundle (`workflows.mjs`, `steps.mjs`), built when missing, in a
+ * child process: the builder imports the SDK's runtime modules, which the adapter's process
+ * must import only after it has faked its clocks and put its `ulid` in place.
+ */
+export function ensureBundle() {
+  const target = join(here, ".build", bundleKey());
+  if (built(target)) return target;
+  execFileSync(process.execPath, [fileURLToPath(import.meta.url)], { stdio: ["ignore", "ignore", "inherit"] });
+  if (!built(target)) throw new Error(`the workflow bundle was not built in ${target}`);
+  return target;
+}
+
+/** Builds the bundle (run as a script by `ensureBundle`). */
+async function build() {
   const root = join(here, ".build");
   const target = join(root, bundleKey());
-  if (existsSync(join(target, "steps.mjs")) && existsSync(join(target, "workflows.mjs"))) return target;
+  if (built(target)) return;
   mkdirSync(root, { recursive: true });
   // The bundle imports the SDK's files by paths relative to itself: it is built at the depth
   // of its final directory (`.build/<name>/`), then renamed.
@@ -65,5 +81,6 @@ export async function ensureBundle() {
   }
   // The sources' copy, SWC's cache and the builder's data directory go.
   rmSync(source, { recursive: true, force: true });
-  return target;
 }
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await build();

@@ -58,8 +58,15 @@ export async function chartRun(input) {
     tools[entry.name] = {
       description: entry.description,
       inputSchema: jsonSchema(entry.parameters, { validate: validatorOf(entry.parameters) }),
-      execute: (value, { toolCallId }) =>
-        toolBody({ session: input.session, turn: stepNumber - 1, toolCallId, name: entry.name, input: value }),
+      execute: (value, { toolCallId, messages }) =>
+        toolBody({
+          session: input.session,
+          turn: stepNumber - 1,
+          toolCallId,
+          name: entry.name,
+          input: value,
+          calls: callsOf(messages),
+        }),
     };
   }
   const agent = new DurableAgent({ model: wardModel, tools, instructions: input.systemPrompt });
@@ -75,8 +82,20 @@ export async function chartRun(input) {
   });
   return {
     steps: result.steps.map((step) => step.finishReason),
-    calls: result.toolCalls.length,
+    text: result.steps.at(-1)?.text ?? "",
+    messages: result.messages.filter((message) => message.role !== "system"),
   };
+}
+
+/** The calls of the reply whose batch runs: the last assistant message's tool calls. */
+function callsOf(messages) {
+  const reply = messages.findLast((message) => message.role === "assistant");
+  const parts = Array.isArray(reply?.content) ? reply.content.filter((part) => part.type === "tool-call") : [];
+  return parts.map((part) => ({
+    id: part.toolCallId,
+    name: part.toolName,
+    arguments: typeof part.input === "string" ? part.input : JSON.stringify(part.input),
+  }));
 }
 
 // A tool body that throws is not run again: the step handler's retries are for the provider.

@@ -140,7 +140,8 @@ function lastInstant(dir) {
   return last;
 }
 
-const { hydrateWorkflowArguments, hydrateWorkflowReturnValue } = await import("@workflow/core/serialization");
+const { hydrateStepArguments, hydrateStepReturnValue, hydrateWorkflowArguments, hydrateWorkflowReturnValue } =
+  await import("@workflow/core/serialization");
 
 /** The SDK's prompt as the protocol's transcript (the system message goes apart). */
 function transcriptOf(prompt) {
@@ -206,6 +207,40 @@ function partsOf(reply) {
       controller.close();
     },
   });
+}
+
+/** The SDK's messages for a session's earlier runs (the session store holds the protocol's form). */
+function messagesOf(history) {
+  const messages = [];
+  for (const message of history) {
+    if (message.role === "user") {
+      messages.push({ role: "user", content: message.text });
+    } else if (message.role === "assistant") {
+      const content = [];
+      if (message.text !== "") content.push({ type: "text", text: message.text });
+      for (const call of message.calls) {
+        let input;
+        try {
+          input = JSON.parse(call.arguments);
+        } catch {
+          input = call.arguments;
+        }
+        content.push({ type: "tool-call", toolCallId: call.id, toolName: call.name, input });
+      }
+      messages.push({ role: "assistant", content });
+    } else {
+      const last = messages.at(-1);
+      const part = {
+        type: "tool-result",
+        toolCallId: message.callId,
+        toolName: message.name,
+        output: { type: "json", value: message.result },
+      };
+      if (last?.role === "tool") last.content.push(part);
+      else messages.push({ role: "tool", content: [part] });
+    }
+  }
+  return messages;
 }
 
 /** The text a provider failure leaves in the run's error, and its kind read back. */
@@ -277,10 +312,51 @@ class WorkflowDevKit {
       if (run.status === "completed") {
         const output = await hydrateWorkflowReturnValue((await world.runs.get(run.runId, { resolveData: "all" })).output, run.runId, undefined);
         this.histories.set(input.session, output.messages);
-      } else if (run.status === "running" || run.status === "pending") {
-        this.active.push({ runId: run.runId, input });
+      } else {
+        this.histories.set(input.session, await this.conversationOf(world, run.runId, input));
+        if (run.status === "running" || run.status === "pending") this.active.push({ runId: run.runId, input });
       }
     }
+  }
+
+  /**
+   * The conversation of a run that did not complete, as its steps journaled it: its input's
+   * messages and prompt, then each model step's reply and the results of its calls (a call
+   * whose step left no result: ABORTED, as the run's end gave it).
+   */
+  async conversationOf(world, runId, input) {
+    const messages = [...input.history, { role: "user", content: input.prompt }];
+    const steps = [];
+    let cursor;
+    for (;;) {
+      const page = await world.steps.list({ runId, pagination: { limit: 100, cursor, sortOrder: "asc" }, resolveData: "all" });
+      steps.push(...page.data);
+      if (!page.hasMore) break;
+      cursor = page.cursor;
+    }
+    const results = new Map();
+    for (const step of steps) {
+      if (!step.stepName.endsWith("//toolBody") || step.status !== "completed") continue;
+      const [call] = await hydrateStepArguments(step.input, runId, undefined, [], globalThis);
+      results.set(call.toolCallId, await hydrateStepReturnValue(step.output, runId, undefined, globalThis));
+    }
+    for (const step of steps) {
+      if (!step.stepName.endsWith("//doStreamStep") || step.status !== "completed") continue;
+      const { step: reply, toolCalls } = await hydrateStepReturnValue(step.output, runId, undefined, globalThis);
+      const calls = reply.toolCalls ?? [];
+      messages.push({ role: "assistant", content: [...(reply.text ? [{ type: "text", text: reply.text }] : []), ...calls] });
+      if (calls.length === 0) continue;
+      messages.push({
+        role: "tool",
+        content: (toolCalls ?? calls).map((call) => ({
+          type: "tool-result",
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          output: { type: "json", value: results.get(call.toolCallId) ?? ABORTED() },
+        })),
+      });
+    }
+    return messages;
   }
 
   async runsOf(world) {
@@ -303,6 +379,7 @@ class WorkflowDevKit {
   async start(run) {
     run.session = this.agent.session;
     const world = await this.open(false);
+    await this.pendingHistory;
     const input = {
       session: run.session,
       prompt: run.prompt,
@@ -312,12 +389,12 @@ class WorkflowDevKit {
       offered: run.offered,
       catalogue: this.agent.catalogue.map(({ name, description, parameters }) => ({ name, description, parameters })),
       limits: run.limits,
-      history: this.histories.get(run.session) ?? [],
+      history: this.histories.get(run.session) ?? messagesOf(run.history),
     };
-    run.session = this.agent.session;
     run.inflight = new Set();
     this.run = run;
     this.watch(run);
+    run.startedFrom = input.history;
     run.from = input.history.length + 1;
     run.wait = new Promise((resolve) => {
       run.done = resolve;
@@ -335,7 +412,6 @@ class WorkflowDevKit {
     if (end.eventType === "run_completed") {
       const record = await this.world.runs.get(run.runId, { resolveData: "all" });
       const output = await hydrateWorkflowReturnValue(record.output, run.runId, undefined);
-      this.histories.set(run.session, output.messages);
       this.restoreFrom(run, output.messages);
       const last = output.steps.at(-1);
       if (run.signal.aborted && run.signal.reason instanceof Stop) return this.close(run, () => run.fail(run.signal.reason));
@@ -361,6 +437,18 @@ class WorkflowDevKit {
     run.enterResults();
     this.run = null;
     report();
+    // The session's messages for its next run: what this run started from, then what it
+    // appended to the session store (its prompt, replies and results, whatever the end).
+    if (!run.resumed) {
+      this.histories.set(run.session, [...run.startedFrom, ...messagesOf(run.store.slice(run.history.length))]);
+    } else {
+      // A resumed run's earlier replies were seen by the process a crash dropped: its steps say them.
+      const input = { history: run.startedFrom, prompt: run.prompt };
+      this.histories.delete(run.session);
+      this.pendingHistory = this.conversationOf(this.world, run.runId, input).then((messages) =>
+        this.histories.set(run.session, messages),
+      );
+    }
   }
 
   /** The workflow's terminal event, seen as world-local writes it. */
@@ -514,6 +602,7 @@ class WorkflowDevKit {
     run.runId = active.runId;
     run.resumed = true;
     run.restored = false;
+    run.startedFrom = active.input.history;
     run.from = active.input.history.length + 1;
     run.wait = new Promise((resolve) => {
       run.done = resolve;
