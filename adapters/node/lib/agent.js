@@ -214,16 +214,32 @@ export class Run {
    * `idempotencyKey` is the key the SDK itself hands the tool, if any (P10).
    */
   async execute(index, input, signal, idempotencyKey) {
-    const batch = this.batch;
-    const call = batch.calls[index];
-    const release = batch.sequential ? await this.acquire(batch) : () => {};
+    const release = this.batch.sequential ? await this.acquire(this.batch) : () => {};
     try {
-      this.started(index);
-      const refusal = this.refusal(index, call);
-      if (refusal) {
-        this.finished(index, refusal);
-        return refusal;
-      }
+      return this.admit(index) ?? (await this.perform(index, input, signal, idempotencyKey));
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * A call taken up: its `tool.started`, then R3's checks that come before validation (the
+   * call id, the tool's existence, R12, R13, the batch cap, the size and secret values). The
+   * refusal, reported, or `null`. For a runtime that validates the input itself, between
+   * `admit` and `perform` (`template.js`).
+   */
+  admit(index) {
+    const call = this.batch.calls[index];
+    this.started(index);
+    const refusal = this.refusal(index, call);
+    if (refusal) this.finished(index, refusal);
+    return refusal;
+  }
+
+  /** The body of an admitted call (none after a stop, R20), its result reported. */
+  async perform(index, input, signal, idempotencyKey) {
+    const call = this.batch.calls[index];
+    try {
       if (this.signal.aborted) {
         const result = ABORTED();
         this.finished(index, result);
@@ -246,8 +262,6 @@ export class Run {
       const result = ABORTED();
       this.finished(index, result);
       return result;
-    } finally {
-      release();
     }
   }
 
