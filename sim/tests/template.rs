@@ -1,0 +1,46 @@
+//! The Node kit's template (`adapters/node/template.js`, P13): a tiny hand-written runtime
+//! behind ward in one file, run as the kit's README page runs it. `ward doctor` finds it
+//! healthy, and a campaign finds exactly the one class of failure the page explains (I5: a
+//! repeated key reaches the body through `JSON.parse`). Without Node and the adapters'
+//! packages the tests say why they did not run.
+
+mod common;
+
+use common::replay::adapter;
+use common::{folder, last_line, repository, ward};
+
+/// The template's adapter command, run from the repository's root, or `None` (said why) when
+/// it cannot run here.
+fn template() -> Option<String> {
+    let command = adapter("template")
+        .map_err(|why| eprintln!("skipped: the template cannot run here: {why}"))
+        .ok()?;
+    Some(format!("cd '{}' && {command}", repository().display()))
+}
+
+#[test]
+fn the_template_is_healthy() {
+    let Some(command) = template() else { return };
+    let output = ward(&["doctor", "--runtime", &command, "--seeds", "0..3"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("handshake: ok: ward-template 1.0.0"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_campaign_finds_the_repeated_key_and_nothing_else() {
+    let Some(command) = template() else { return };
+    let out = folder("campaign");
+    let arguments = ["run", "--runtime", &command, "--seeds", "0..80", "--json"];
+    let output = ward(&[&arguments[..], &["--out", out.to_str().unwrap()]].concat());
+    let summary = last_line(&String::from_utf8_lossy(&output.stdout));
+    let by_invariant = summary["byInvariant"].as_object().expect("byInvariant");
+    let broken: Vec<&String> = (by_invariant.iter())
+        .filter(|(_, counts)| counts["violated"].as_u64().unwrap_or(0) > 0)
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(broken, ["I5"], "{summary}");
+}
