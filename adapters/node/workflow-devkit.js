@@ -94,6 +94,43 @@ const DURABLE = {
   drop: "the world (its storage, queue and streamer), the run and every pending promise are dropped without close() and nothing is flushed (world-local writes each record whole before going on); timers are cleared and the dropped runtime's output is cut; the next reset opens a new world on the same directory with the ulid factories started again, as a new process would",
 };
 
+/**
+ * The handshake is answered at once, before the SDK loads (seconds on a busy machine, which
+ * ward's watchdog counts): the first line, `hello`, is read here and put back on standard
+ * input for lib/wire.js, whose own `ready`, the same message, is then not written again.
+ */
+function answerHelloEarly() {
+  let text = "";
+  const onData = (chunk) => {
+    text += chunk.toString("utf8");
+    const end = text.indexOf("\n");
+    if (end < 0) return;
+    process.stdin.off("data", onData);
+    process.stdin.pause();
+    process.stdin.unshift(Buffer.from(text, "utf8"));
+    let hello;
+    try {
+      hello = JSON.parse(text.slice(0, end));
+    } catch {
+      return;
+    }
+    if (hello?.type !== "hello" || hello.protocol < 2) return;
+    const ready = { type: "ready", protocol: 2, runtime: { name: "@workflow/ai", version: VERSIONS.ai }, claims: CLAIMS, notes: NOTES, durable: DURABLE };
+    const line = `${JSON.stringify(ready)}\n`;
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = (data, ...rest) => {
+      if (data === line) {
+        process.stdout.write = write;
+        return true;
+      }
+      return write(data, ...rest);
+    };
+    write(line);
+  };
+  process.stdin.on("data", onData);
+}
+answerHelloEarly();
+
 // The bundle is built before lib/wire.js fakes the timers (esbuild and SWC run on real ones),
 // then the resolution hook of `ulid` is registered, then the runtime side is imported.
 const bundleDir = ensureBundle();
