@@ -337,7 +337,11 @@ class WorkflowDevKit {
     const results = new Map();
     for (const step of steps) {
       if (!step.stepName.endsWith("//toolBody") || step.status !== "completed") continue;
-      const [call] = await hydrateStepArguments(step.input, runId, undefined, [], globalThis);
+      // A step's input is its call's arguments (an array, or an object holding it as `args`).
+      const value = await hydrateStepArguments(step.input, runId, undefined, [], globalThis);
+      const list = Array.isArray(value) ? value : Array.isArray(value?.args) ? value.args : [value];
+      const call = list.find((item) => item !== null && typeof item === "object" && "toolCallId" in item);
+      if (call === undefined) continue;
       results.set(call.toolCallId, await hydrateStepReturnValue(step.output, runId, undefined, globalThis));
     }
     for (const step of steps) {
