@@ -427,6 +427,13 @@ class WorkflowDevKit {
       return this.close(run, () => run.complete(output.text ?? ""));
     }
     if (run.signal.aborted && run.signal.reason instanceof Stop) return this.close(run, () => run.fail(run.signal.reason));
+    if (run.turn > run.limits.turnsMax && (run.batch?.calls.length ?? 0) > 0) {
+      // The reply past the turn limit ended the run, whatever DurableAgent then did with its
+      // calls (an unknown name or an invalid input throws, finding 2): R19's end, the adapter's.
+      return this.close(run, () =>
+        run.fail(failure("TOOL_LOOP_LIMIT", `The agent stopped after ${run.limits.turnsMax} tool turns.`, "Refine the request and retry.").error),
+      );
+    }
     const error = end.eventData?.error;
     const text = typeof error === "string" ? error : (error?.message ?? JSON.stringify(error ?? null));
     const kind = providerKindOf(text);
@@ -548,10 +555,8 @@ class WorkflowDevKit {
     if (index < 0) throw new FatalError(`no call ${call.toolCallId} in the batch`);
     if (call.turn >= run.limits.turnsMax) {
       // R19 is the adapter's: DurableAgent runs the calls of the step that reaches `maxSteps`.
-      run.started(index);
-      const result = ABORTED();
-      run.finished(index, result);
-      return result;
+      // Such a call starts no body and gets no event: the run's end answers it ABORTED.
+      return ABORTED();
     }
     const work = run.execute(index, call.input, run.signal, meta.stepId);
     run.inflight.add(work);
