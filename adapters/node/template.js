@@ -124,17 +124,17 @@ class Template {
 
   notes = {
     R1: "the kit's: each tool's safety and execution mode, from `reset` (lib/agent.js)",
-    R3: "the runtime's: the tool's existence and validation before the body; the kit's: the call id, payload size, configured-secret and read-only checks (Run.execute)",
+    R3: "the runtime's: parsing and validation before the body; the kit's: the call id, the tool's existence, R12, R13, the batch cap, payload size and configured secrets, before validation (Run.admit)",
     R4: "the kit's: the run's tool list in registration order (lib/agent.js)",
-    R8: "ajv reports every error; the template keeps the first five, not R8's cost bound",
+    R8: "the runtime's validator (ajv) reports every error; the runtime keeps the first five, not R8's cost bound",
     R8a: "only the catalogue's schemas are registered",
     R11: "the kit's: the read-only list (lib/agent.js)",
-    R12: "the kit's: a destructive call refused at execution (Run.execute)",
-    R13: "the kit's: a switched-off call refused at execution (Run.execute)",
+    R12: "the kit's: a destructive call refused at execution (Run.admit)",
+    R13: "the kit's: a switched-off call refused at execution (Run.admit)",
     R14: "the kit's: limit ranges and secret values refused at start (lib/runtime.js)",
-    R18: "the template does not retry the provider",
+    R18: "the runtime does not retry the provider",
     R19: "the runtime's: the turn limit and the request timeout; the kit's: the batch cap and the inactivity deadline",
-    R21: "a provider error ends the run with R21's code, without retries (R18)",
+    R21: "the runtime's: a provider error ends the run with R21's code, without retries (R18)",
     R22: "the kit's: the exact-value guard on every record (lib/runtime.js)",
     R23: "the kit's: events and the session store (lib/agent.js)",
     ...unclaimedNotes({

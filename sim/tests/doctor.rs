@@ -131,3 +131,20 @@ fn an_adapter_that_cannot_recover_is_a_crashes_problem() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_rule_neither_claimed_nor_noted_is_a_claims_problem() {
+    let command = behind("silent", r#"sed -u 's/"R20",//'"#);
+    let (status, stdout) = doctor(&command);
+    assert_eq!(status, Some(1), "{stdout}");
+    assert!(
+        stdout.contains("claims: problem: neither claimed nor noted: R20"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "claims: I6 checked in runs no stop touched, not claimed in the others: missing R20"
+        ),
+        "{stdout}"
+    );
+}

@@ -15,7 +15,8 @@
 //!   of `--seeds`, each played twice: every crash and `recover` answered, and the same crash
 //!   digest both times.
 //! - **Claims** (P2, P14): which invariants the adapter's claims switch on, and for each one
-//!   left `not claimed` the rules it is missing.
+//!   left `not claimed` the rules it is missing; a rule neither claimed nor given a sentence
+//!   in `ready.notes` is a problem.
 //!
 //! A fixed scenario's verdict on the invariants is not the doctor's business (that is a
 //! campaign's): the doctor reports only what keeps a campaign from meaning anything.
@@ -125,7 +126,7 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
     if ready.durable.is_some() {
         crashes(&args.runtime, args.seeds.clone(), &mut problems);
     }
-    claims(&ready);
+    claims(&ready, &mut problems);
     report(&problems)
 }
 
@@ -250,7 +251,7 @@ fn crashes(runtime: &str, seeds: Range<u64>, problems: &mut Vec<Problem>) {
 }
 
 /// Which invariants the claims switch on, and what each one left `not claimed` is missing.
-fn claims(ready: &Ready) {
+fn claims(ready: &Ready, problems: &mut Vec<Problem>) {
     let claimed = |rule: &&str| ready.claims.iter().any(|claim| claim == rule);
     let mut on = Vec::new();
     // I15–I19 are judged only of a durable runtime, which ward crashes.
@@ -279,6 +280,21 @@ fn claims(ready: &Ready) {
         }
     }
     say!("claims: checked as violations: {}", on.join(" "));
+    // P2: every rule a runtime keeps is claimed, or `ready.notes` says why not.
+    let rules = crate::host::core::CLAIMS
+        .iter()
+        .chain(crate::host::core::DURABLE_CLAIMS);
+    let silent: Vec<&str> = rules
+        .filter(|rule| !claimed(rule) && !ready.notes.contains_key(**rule))
+        .copied()
+        .collect();
+    if !silent.is_empty() {
+        problems.push(Problem {
+            check: "claims",
+            what: format!("neither claimed nor noted: {}", silent.join(", ")),
+            fix: "claim each rule the runtime keeps, and give each other one a sentence in `ready.notes` saying why not",
+        });
+    }
 }
 
 /// Each check's first problem with its fix, and how many more it found.
