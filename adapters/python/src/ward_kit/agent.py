@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Coroutine
@@ -120,8 +122,6 @@ def _extra_keys(error: Any) -> list[str]:
     schema, instance = error.schema, error.instance
     known = schema.get("properties", {})
     patterns = schema.get("patternProperties", {})
-    import re
-
     return [key for key in instance if key not in known and not any(re.search(pattern, key) for pattern in patterns)]
 
 
@@ -410,8 +410,6 @@ def fatal() -> None:
     ward reports a protocol violation with that tail; the adapter never hangs."""
     traceback.print_exc()
     sys.stderr.flush()
-    import os
-
     os._exit(70)
 
 

@@ -49,6 +49,7 @@ import os
 import random
 import sys
 import time
+import traceback
 import uuid
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -374,8 +375,6 @@ def serve(runtime: Runtime) -> None:
             stdout.write("".join(f"{line}\n" for line in lines).encode("utf-8"))
             stdout.flush()
     except BaseException:  # noqa: BLE001 — any failure ends the process, never a hang
-        import traceback
-
         traceback.print_exc()
         sys.stderr.flush()
         os._exit(70)
