@@ -118,6 +118,9 @@ def test_a_runtime_that_never_stops_running_is_reported(loop, monkeypatch):
         while True:
             await asyncio.sleep(0)
 
-    loop.create_task(spinning())
+    task = loop.create_task(spinning())
     with pytest.raises(RuntimeError, match="still running"):
         loop.settle()
+    task.cancel()
+    loop.settle()
+    assert task.cancelled()
