@@ -11,7 +11,7 @@ mod common;
 
 use std::process::Command;
 
-use common::replay::{Claim, adapter, replays};
+use common::replay::{Claim, adapter, names_a_body_by_its_guarded_call_id, replays};
 use common::{folder, repository};
 
 #[test]
@@ -100,26 +100,8 @@ fn ai7_a_tools_exception_reaches_the_model_as_its_own_text() {
     );
 }
 
-/// The adapters' glue, not the SDK: a body's start names its call as the call's events do,
-/// with the id guarded (R22), as `findings.rs` checks for the other adapters.
+/// The adapters' glue, not the SDK: a body's start names its call by its guarded id (R22).
 #[test]
 fn the_ai7_adapter_names_a_body_by_its_guarded_call_id() {
-    let command = match adapter("ai7") {
-        Ok(command) => command,
-        Err(why) => {
-            eprintln!("skipped: the ai7 adapter cannot run here: {why}");
-            return;
-        }
-    };
-    let file = "adapters/node/test/scenarios/ask-user-secret-call-id.json";
-    let output = Command::new(env!("CARGO_BIN_EXE_ward"))
-        .args(["replay", "--runtime", &command, file])
-        .current_dir(repository())
-        .output()
-        .expect("ward runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        stdout.contains("all invariants held"),
-        "{file} against {command}:\n{stdout}"
-    );
+    names_a_body_by_its_guarded_call_id("ai7");
 }

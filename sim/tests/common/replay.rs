@@ -115,3 +115,28 @@ pub fn replays_crash(runtime: &str, file: &str, claim: Claim, invariant: &str, e
         );
     }
 }
+
+/// The adapters' glue, not an SDK: a body's start names its call as the call's events do, with
+/// the id guarded (R22). Before, the raw id left ward waiting for an `ask_user` whose
+/// `tool.finished` named `[REDACTED]` (false I7 and I10 reports on every SDK). Replays the
+/// scenario that shows it against `runtime`, or says why the adapter cannot run here.
+pub fn names_a_body_by_its_guarded_call_id(runtime: &str) {
+    let command = match adapter(runtime) {
+        Ok(command) => command,
+        Err(why) => {
+            eprintln!("skipped: the {runtime} adapter cannot run here: {why}");
+            return;
+        }
+    };
+    let file = "adapters/node/test/scenarios/ask-user-secret-call-id.json";
+    let output = Command::new(env!("CARGO_BIN_EXE_ward"))
+        .args(["replay", "--runtime", &command, file])
+        .current_dir(repository())
+        .output()
+        .expect("ward runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("all invariants held"),
+        "{file} against {command}:\n{stdout}"
+    );
+}
