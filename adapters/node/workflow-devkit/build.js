@@ -62,22 +62,22 @@ async function build() {
   // of its final directory (`.build/<name>/`), then renamed.
   const stamp = `${process.pid}-${Date.now()}`;
   const source = join(root, `src-${stamp}`);
-  const built = join(root, `tmp-${stamp}`);
+  const staged = join(root, `tmp-${stamp}`);
   mkdirSync(source, { recursive: true });
   for (const file of SOURCES) cpSync(join(here, file), join(source, file));
   const { buildWorkflowTests } = await import("@workflow/vitest");
   const log = console.log;
   console.log = (...args) => process.stderr.write(`${args.join(" ")}\n`);
   try {
-    await buildWorkflowTests({ cwd: source, outDir: built, dataDir: join(source, "data") });
+    await buildWorkflowTests({ cwd: source, outDir: staged, dataDir: join(source, "data") });
   } finally {
     console.log = log;
   }
   try {
-    renameSync(built, target);
+    renameSync(staged, target);
   } catch (error) {
     if (!existsSync(join(target, "steps.mjs"))) throw error;
-    rmSync(built, { recursive: true, force: true });
+    rmSync(staged, { recursive: true, force: true });
   }
   // The sources' copy, SWC's cache and the builder's data directory go.
   rmSync(source, { recursive: true, force: true });
