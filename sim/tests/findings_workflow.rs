@@ -9,10 +9,7 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::replay::{Claim, adapter, replays};
-use common::repository;
+use common::replay::{Claim, names_a_body_by_its_guarded_call_id, replays};
 
 const RUNTIME: &str = "workflow-devkit";
 
@@ -49,27 +46,8 @@ fn workflow_devkit_a_batchs_bodies_start_after_the_reply() {
     );
 }
 
-/// The adapter's glue, not the SDK: a body's start names its call as the call's events do,
-/// with the id guarded (R22), as `every_adapter_names_a_body_by_its_guarded_call_id` in
-/// `findings.rs` checks for the other adapters.
+/// The adapter's glue, not the SDK: a body's start names its call by its guarded id (R22).
 #[test]
 fn workflow_devkit_names_a_body_by_its_guarded_call_id() {
-    let command = match adapter(RUNTIME) {
-        Ok(command) => command,
-        Err(why) => {
-            eprintln!("skipped: the {RUNTIME} adapter cannot run here: {why}");
-            return;
-        }
-    };
-    let file = "adapters/node/test/scenarios/ask-user-secret-call-id.json";
-    let output = Command::new(env!("CARGO_BIN_EXE_ward"))
-        .args(["replay", "--runtime", &command, file])
-        .current_dir(repository())
-        .output()
-        .expect("ward runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        stdout.contains("all claimed invariants held"),
-        "{file} against {command}:\n{stdout}"
-    );
+    names_a_body_by_its_guarded_call_id(RUNTIME);
 }

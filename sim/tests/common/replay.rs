@@ -119,7 +119,8 @@ pub fn replays_crash(runtime: &str, file: &str, claim: Claim, invariant: &str, e
 /// The adapters' glue, not an SDK: a body's start names its call as the call's events do, with
 /// the id guarded (R22). Before, the raw id left ward waiting for an `ask_user` whose
 /// `tool.finished` named `[REDACTED]` (false I7 and I10 reports on every SDK). Replays the
-/// scenario that shows it against `runtime`, or says why the adapter cannot run here.
+/// scenario that shows it against `runtime` (every claimed invariant holds), or says why the
+/// adapter cannot run here.
 pub fn names_a_body_by_its_guarded_call_id(runtime: &str) {
     let command = match adapter(runtime) {
         Ok(command) => command,
@@ -135,8 +136,8 @@ pub fn names_a_body_by_its_guarded_call_id(runtime: &str) {
         .output()
         .expect("ward runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        stdout.contains("all invariants held"),
-        "{file} against {command}:\n{stdout}"
-    );
+    // Every claimed invariant held (a runtime may break one it does not claim here).
+    let held = stdout.lines().any(|line| line.ends_with("invariants held"));
+    let violated = stdout.lines().any(|line| line.starts_with("violated:"));
+    assert!(held && !violated, "{file} against {command}:\n{stdout}");
 }
