@@ -7,7 +7,7 @@
 mod common;
 
 use common::replay::adapter;
-use common::{folder, last_line, repository, ward};
+use common::{broken_invariants, repository, ward};
 
 /// The template's adapter command, run from the repository's root, or `None` (said why) when
 /// it cannot run here.
@@ -33,14 +33,5 @@ fn the_template_is_healthy() {
 #[test]
 fn a_campaign_finds_the_repeated_key_and_nothing_else() {
     let Some(command) = template() else { return };
-    let out = folder("campaign");
-    let arguments = ["run", "--runtime", &command, "--seeds", "0..80", "--json"];
-    let output = ward(&[&arguments[..], &["--out", out.to_str().unwrap()]].concat());
-    let summary = last_line(&String::from_utf8_lossy(&output.stdout));
-    let by_invariant = summary["byInvariant"].as_object().expect("byInvariant");
-    let broken: Vec<&String> = (by_invariant.iter())
-        .filter(|(_, counts)| counts["violated"].as_u64().unwrap_or(0) > 0)
-        .map(|(id, _)| id)
-        .collect();
-    assert_eq!(broken, ["I5"], "{summary}");
+    assert_eq!(broken_invariants(&command, "0..80", "campaign"), ["I5"]);
 }

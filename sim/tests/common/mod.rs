@@ -81,3 +81,27 @@ pub fn last_line(text: &str) -> Value {
     serde_json::from_str(text.lines().last().unwrap_or_default())
         .unwrap_or_else(|error| panic!("{error}: {text}"))
 }
+
+/// The invariants a campaign of `ward run --runtime command --seeds seeds --json` broke (each
+/// with at least one violated run), its shrunk failures written under a fresh folder named
+/// `test`.
+pub fn broken_invariants(command: &str, seeds: &str, test: &str) -> Vec<String> {
+    let out = folder(test);
+    let arguments = [
+        "run",
+        "--runtime",
+        command,
+        "--seeds",
+        seeds,
+        "--json",
+        "--out",
+    ];
+    let output = ward(&[&arguments[..], &[out.to_str().unwrap()]].concat());
+    let summary = last_line(&String::from_utf8_lossy(&output.stdout));
+    let _ = std::fs::remove_dir_all(out);
+    let by_invariant = summary["byInvariant"].as_object().expect("byInvariant");
+    (by_invariant.iter())
+        .filter(|(_, counts)| counts["violated"].as_u64().unwrap_or(0) > 0)
+        .map(|(id, _)| id.clone())
+        .collect()
+}
