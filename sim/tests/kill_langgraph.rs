@@ -10,87 +10,16 @@
 //! and passes. `WARD_KILL_SEEDS=A..B` widens the range (the default is kept short: each plan
 //! starts a Node process per execution and per kill).
 
-use std::path::{Path, PathBuf};
+mod common;
 
-use ward_core::fault::FaultSet;
-use ward_sim::crash::kill::execute_killing;
-use ward_sim::explore::explore_seed;
-use ward_sim::oracle::Breach;
-
-const SEEDS_DEFAULT: std::ops::Range<u64> = 0..8;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace")
-        .to_path_buf()
-}
-
-fn seeds() -> std::ops::Range<u64> {
-    let Ok(text) = std::env::var("WARD_KILL_SEEDS") else {
-        return SEEDS_DEFAULT;
-    };
-    let (start, end) = text.split_once("..").expect("WARD_KILL_SEEDS is A..B");
-    start.parse().expect("a seed")..end.parse().expect("a seed")
-}
+use common::kill::kill_matches_drop;
 
 #[test]
 fn langgraph_killed_at_every_drop_of_every_plan_gives_the_drop_modes_digest_and_verdict() {
-    let root = root();
-    if !root.join("adapters/node/node_modules").is_dir() {
-        eprintln!(
-            "skipped: adapters/node/node_modules is missing: run `npm ci --prefix adapters/node`"
-        );
-        return;
-    }
-    let command = format!(
-        "node '{}'",
-        root.join("adapters/node/langgraph.js").display()
+    kill_matches_drop(
+        "adapters/node/langgraph.js",
+        "langgraph",
+        "WARD_KILL_SEEDS",
+        0..8,
     );
-    let folder = std::env::temp_dir().join(format!("ward-kill-langgraph-{}", std::process::id()));
-    let (mut plans, mut kills) = (0, 0);
-    for seed in seeds() {
-        let dropped = explore_seed(seed, FaultSet::EMPTY, Some(&command));
-        let at: Vec<u64> = dropped.plan.crashes.iter().map(|crash| crash.at).collect();
-        let store_dir = folder.join(seed.to_string());
-        std::fs::create_dir_all(&store_dir).unwrap();
-        let (killed, _) = execute_killing(&dropped.plan, &command, &store_dir, &at);
-        assert_eq!(
-            killed.failure, dropped.crashed.failure,
-            "seed {seed}, kills at {at:?}"
-        );
-        assert_eq!(
-            killed.digest(),
-            dropped.crashed.digest(),
-            "seed {seed}, kills at {at:?}: kill mode and drop mode differ (traces {:016x} and {:016x}; {} and {} store images)",
-            ward_sim::trace::digest(&killed.trace),
-            ward_sim::trace::digest(&dropped.crashed.trace),
-            killed.written.len(),
-            dropped.crashed.written.len(),
-        );
-        let mut verdict =
-            ward_sim::oracle::durable::check(&dropped.plan, &dropped.reference, &killed);
-        // The drop mode's verdict sets apart what rests on rules the runtime does not claim
-        // (P2); the kill mode's is set apart by the same claims.
-        let claims = dropped
-            .crashed
-            .claims
-            .clone()
-            .expect("the adapter's claims");
-        verdict.apply_claims(&claims);
-        let drop_breaches: Vec<_> = (dropped.verdict.breaches.iter())
-            .filter(|breach| breach.breach != Breach::TraceDiffers)
-            .collect();
-        let kill_breaches: Vec<_> = verdict.breaches.iter().collect();
-        assert_eq!(kill_breaches, drop_breaches, "seed {seed}, kills at {at:?}");
-        assert_eq!(
-            verdict.not_claimed, dropped.verdict.not_claimed,
-            "seed {seed}, kills at {at:?}: not claimed"
-        );
-        plans += 1;
-        kills += at.len();
-    }
-    let _ = std::fs::remove_dir_all(&folder);
-    println!("{plans} plans, {kills} kills: the same digests and verdicts as drop mode");
-    assert!(kills >= plans, "every plan was killed at least once");
 }

@@ -10,6 +10,7 @@ use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
 
+pub mod kill;
 pub mod replay;
 
 /// The repository's root folder, where `corpus/` and `deploy/` live.
