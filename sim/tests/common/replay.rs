@@ -2,9 +2,10 @@
 //! or crash plan file, run through `ward replay --runtime` against the adapter of the pinned
 //! SDK version, must break the invariant the finding names, with the explanation it quotes.
 //!
-//! The adapters need Node and their packages (`npm ci --prefix adapters/node`, the README's
-//! setup command). Without them a replay says why it did not run and passes: ward's own
-//! tests never depend on Node.
+//! The adapters need Node and their packages (`npm ci --prefix adapters/node`) or Python and
+//! its environment (`uv sync --project adapters/python --frozen`), the README's setup
+//! commands. Without them a replay says why it did not run and passes: ward's own tests never
+//! depend on Node or Python.
 
 use std::process::Command;
 
@@ -12,6 +13,16 @@ use super::repository;
 
 /// The adapter command for `runtime`, or why it cannot run here.
 pub fn adapter(runtime: &str) -> Result<String, String> {
+    match runtime {
+        "openai-agents-python" => python("openai-agents.py", "agents"),
+        "pydantic-ai" => python("pydantic-ai.py", "pydantic_ai"),
+        "langgraph-python" => python("langgraph-agent.py", "langgraph"),
+        node_runtime => node(node_runtime),
+    }
+}
+
+/// The command of the JavaScript adapter for `runtime`, or why it cannot run here.
+fn node(runtime: &str) -> Result<String, String> {
     let root = repository();
     let modules = root.join("adapters/node/node_modules");
     if !modules.is_dir() {
@@ -42,6 +53,32 @@ pub fn adapter(runtime: &str) -> Result<String, String> {
         return Err(format!("`{node} --version` failed"));
     }
     Ok(format!("{node} {script}"))
+}
+
+/// The interpreter of the Python adapters' environment, relative to the repository's root.
+const PYTHON: &str = "adapters/python/.venv/bin/python";
+
+/// The command of the Python adapter `script` (in `adapters/python/`), whose SDK imports as
+/// `module`, or why it cannot run here.
+fn python(script: &str, module: &str) -> Result<String, String> {
+    let root = repository();
+    let setup = "run `uv sync --project adapters/python --frozen` (uv: `pip install uv`)";
+    if !root.join(PYTHON).is_file() {
+        return Err(format!("{PYTHON} is missing: {setup}"));
+    }
+    let check = Command::new(root.join(PYTHON))
+        .args(["-c", &format!("import {module}")])
+        .current_dir(&root)
+        .output()
+        .map_err(|error| format!("{PYTHON} does not start: {error}"))?;
+    if !check.status.success() {
+        let why = String::from_utf8_lossy(&check.stderr);
+        return Err(format!(
+            "`import {module}` failed ({}): {setup}",
+            why.trim()
+        ));
+    }
+    Ok(format!("{PYTHON} adapters/python/{script}"))
 }
 
 /// How a finding's invariant stands for its runtime: claimed (a violation) or not (reported
