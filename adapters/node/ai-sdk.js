@@ -37,6 +37,7 @@ import {
   NOT_ALLOWED_OFF,
   failure,
   isEnvelope,
+  kitNotes,
   unclaimedNotes,
 } from "./lib/runtime.js";
 
@@ -58,7 +59,13 @@ class AiSdk {
 
   claims = ["R1", "R2", "R3", "R4", "R5", "R6", "R7", "R11", "R12", "R13", "R14", "R16", "R17", "R18", "R19", "R20", "R21", "R22", "R23"];
 
+  // R12's second check and R13 are the SDK's `activeTools` (P14): the kit does not repeat them.
+  refusesAtExecution = true;
+
   notes = {
+    ...kitNotes("`activeTools`: a call to a tool not active is its NoSuchToolError and never reaches `execute`"),
+    R17: "the adapter's for a sequential batch: a lock taken in the order the SDK starts the calls; the SDK's for a parallel batch and the order of results",
+    R19: "the SDK's: the turn limit (`stopWhen: stepCountIs`, `toolChoice: none` past it); the adapter's: the provider timeout (a timer aborting the request); the kit's: the batch cap and the inactivity deadline (lib/agent.js)",
     R8: "ajv (with allErrors, so that up to 5 errors can be reported) collects every error of an input before the adapter keeps 5: the cost is not bounded",
     R8a: "the adapter validates only the catalogue's schemas; any schema a developer registers is not tested here",
     ...unclaimedNotes({

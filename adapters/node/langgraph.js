@@ -71,6 +71,7 @@ import {
   ProviderError,
   failure,
   isEnvelope,
+  kitNotes,
   providerFailure,
   unexpectedEnd,
 } from "./lib/runtime.js";
@@ -325,6 +326,9 @@ class LangGraph {
   claims = ["R1", "R2", "R3", "R4", "R5", "R11", "R12", "R13", "R14", "R16", "R17", "R18", "R19", "R20", "R21", "R22", "R23", "R33", "R34"];
 
   notes = {
+    ...kitNotes(null),
+    R17: "the adapter's for a sequential batch: a lock taken in the order ToolNode starts the calls; ToolNode's for a parallel batch and the order of results",
+    R19: "LangGraph's: the turn limit (`recursionLimit`); the adapter's: the provider timeout (a timer aborting the request); the kit's: the batch cap and the inactivity deadline (lib/agent.js)",
     R6: "LangChain validates with @cfworker/json-schema and ToolNode gives the model its own text (`Error: Received tool input did not match expected schema ... Please fix your mistakes.`): no field list, no path",
     R7: "see R6: the messages are LangChain's, not R7's",
     R8: "LangChain's validator reports every error of an input; nothing bounds it to 5",

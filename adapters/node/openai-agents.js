@@ -71,6 +71,7 @@ import {
   failure,
   isEnvelope,
   providerFailure,
+  kitNotes,
   unclaimedNotes,
   unexpectedEnd,
 } from "./lib/runtime.js";
@@ -260,7 +261,13 @@ class OpenAiAgents {
 
   claims = ["R1", "R2", "R3", "R4", "R5", "R6", "R7", "R11", "R12", "R13", "R14", "R16", "R17", "R18", "R19", "R20", "R21", "R22", "R23"];
 
+  // R12's second check and R13 are the SDK's input guardrail (P14): the kit does not repeat them.
+  refusesAtExecution = true;
+
   notes = {
+    ...kitNotes("a tool input guardrail on every tool, `rejectContent`, and `isEnabled`"),
+    R17: "the adapter's for a sequential batch: a lock taken in the order the SDK starts the calls; the SDK's for a parallel batch and the order of results",
+    R19: "the SDK's: the turn limit (`maxTurns`) and the provider timeout (`modelSettings.timeoutMs`); the kit's: the batch cap and the inactivity deadline, which aborts the run's signal (lib/agent.js)",
     R8: "ajv (with allErrors, so that up to 5 errors can be reported) collects every error of an input before the adapter keeps 5: the cost is not bounded",
     R8a: "the adapter validates only the catalogue's schemas; any schema a developer registers is not tested here",
     ...unclaimedNotes({

@@ -72,6 +72,7 @@ import {
   failure,
   isEnvelope,
   providerFailure,
+  kitNotes,
   unclaimedNotes,
   unexpectedEnd,
 } from "./lib/runtime.js";
@@ -250,7 +251,12 @@ class Pi {
 
   claims = ["R1", "R2", "R3", "R4", "R5", "R11", "R12", "R13", "R14", "R16", "R17", "R18", "R19", "R20", "R21", "R22", "R23"];
 
+  // R12's second check and R13 are pi's `beforeToolCall` hook (P14): the kit does not repeat them.
+  refusesAtExecution = true;
+
   notes = {
+    ...kitNotes("the `beforeToolCall` hook, `{ block: true }`"),
+    R19: "the adapter's: the turn limit (pi has none: the run is stopped through the agent's signal) and the provider timeout (`timeoutMs`); the kit's: the batch cap and the inactivity deadline (lib/agent.js)",
     R6: "pi's validation error is its own text, which the model reads: `Validation failed for tool \"<name>\":` then one `  - <dotted.path>: <message>` line per failing keyword, uncapped, with `root` for the root (not a JSON Pointer), no `The tool input is invalid: ` prefix and no `fields`; malformed JSON is repaired where it can be and duplicate keys are accepted (last wins)",
     R7: "pi's validation and parse errors end with `Received arguments:` and the model's arguments, so they echo input values",
     R8: "pi-schema's errors() collects one error per failing keyword over the whole input before pi formats them: the cost is not bounded",

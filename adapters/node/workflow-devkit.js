@@ -55,6 +55,7 @@
 import { readFileSync } from "node:fs";
 import { register } from "node:module";
 import { ensureBundle } from "./workflow-devkit/build.js";
+import { kitNotes } from "./lib/runtime.js";
 
 /** A package's exact version, read from its own package.json (some export no `./package.json`). */
 const version = (name) =>
@@ -70,6 +71,9 @@ const VERSIONS = {
 const CLAIMS = ["R1", "R2", "R3", "R4", "R5", "R11", "R12", "R13", "R14", "R16", "R17", "R19", "R20", "R21", "R22", "R23", "R33", "R34"];
 
 const NOTES = {
+  ...kitNotes(null),
+  R17: "the adapter's for a sequential batch: a lock taken in the order DurableAgent starts the calls; DurableAgent's for a parallel batch and the order of results",
+  R19: "the adapter's: the end of a run past the turn limit (DurableAgent runs the calls of the step that reaches `maxSteps`: the adapter answers them ABORTED) and the provider timeout; the kit's: the batch cap and the inactivity deadline (lib/agent.js)",
   R6: "DurableAgent gives no field list: an input that fails `schema.validate` (or argument text that is not JSON) throws out of its `executeTool`, and the run fails; the model never reads R6's message",
   R7: "see R6",
   R8: "see R6: the validator's errors reach no one",

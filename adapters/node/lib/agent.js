@@ -1,6 +1,6 @@
 // The chart agent around an SDK: what the seed's runtime keeps that no SDK keeps for it, shared
-// by the three adapters so that each adapter's file is only its SDK's idiom. Every rule here
-// is the adapter's, not the SDK's, and is documented as such in each adapter's claims:
+// by the adapters so that each adapter's file is only its SDK's idiom. Every rule here is the
+// adapter's, not the SDK's, and each adapter names it so in `ready.notes` (`kitNotes`, P14):
 //
 // - the registry's safety and execution mode per tool (R1, from `reset`), and the run's
 //   resolved tool list (R4, R11–R13): registration order, no destructive tool in a read-only
@@ -224,9 +224,9 @@ export class Run {
 
   /**
    * A call taken up: its `tool.started`, then R3's checks that come before validation (the
-   * call id, the tool's existence, R12, R13, the batch cap, the size and secret values). The
-   * refusal, reported, or `null`. For a runtime that validates the input itself, between
-   * `admit` and `perform` (`template.js`).
+   * call id, the tool's existence, R12 and R13 unless the SDK refuses them itself, the batch
+   * cap, the size and secret values). The refusal, reported, or `null`. For a runtime that
+   * validates the input itself, between `admit` and `perform` (`template.js`).
    */
   admit(index) {
     const call = this.batch.calls[index];
@@ -270,7 +270,7 @@ export class Run {
     return (
       precheck(call, this.batch.seen, this.guard) ??
       (tool === undefined ? failure("TOOL_NOT_FOUND", `No tool is named '${call.name}'.`, this.available()) : null) ??
-      this.notAllowed(call.name) ??
+      (this.agent.sdk.refusesAtExecution ? null : this.notAllowed(call.name)) ??
       (index >= this.limits.callsPerBatchMax
         ? failure(
             "TOO_MANY_CALLS",
@@ -282,7 +282,13 @@ export class Run {
     );
   }
 
-  /** R12 and R13 at execution: the refusal of registered tool `name` in this run, or `null`. */
+  /**
+   * R12 and R13 at execution: the refusal of registered tool `name` in this run, or `null`.
+   * `Run.admit` asks it only when the SDK has no mechanism of its own that refuses such a call
+   * (`Sdk.refusesAtExecution` unset): a second check on top of the SDK's would hide the very
+   * failure of the SDK's that ward exists to find (P14). An adapter hands it to that
+   * mechanism as its policy.
+   */
   notAllowed(name) {
     if (this.readOnly && this.tool(name)?.safety === "destructive") return NOT_ALLOWED_READ_ONLY(name);
     if (this.disabled.has(name)) return NOT_ALLOWED_OFF(name);
@@ -354,7 +360,9 @@ export class Run {
 
 /**
  * The adapter process's state: the catalogue of the last `reset`, the sessions, and the run
- * in progress. `Sdk` is the adapter's class with `start(run)` returning a promise.
+ * in progress. `Sdk` is the adapter's class with `start(run)` returning a promise, and
+ * `refusesAtExecution: true` when its SDK refuses a call the run does not allow with a
+ * mechanism of its own (R12's second check, R13), which the kit then does not repeat.
  */
 export class Agent {
   constructor(sdk) {

@@ -276,6 +276,34 @@ export function unclaimedNotes({ R15, R30 }) {
   return notes;
 }
 
+/**
+ * P14: the notes of the rules the kit keeps, in part or whole, for an SDK adapter
+ * (lib/agent.js, here), so that a finding on one of them is read as the adapter's and not
+ * the SDK's. `execution` names the SDK's own mechanism that refuses a call the run does not
+ * allow (R12's second check, R13's "not run"), and then the kit does not check it a second
+ * time (`Sdk.refusesAtExecution`); `null` when the kit refuses it itself (`Run.admit`). An
+ * adapter overrides the note of a rule it shares out differently.
+ */
+export function kitNotes(execution) {
+  const atExecution =
+    execution === null
+      ? "the kit's (Run.admit refuses the call)"
+      : `the SDK's (${execution}); the kit does not check it a second time`;
+  return {
+    R1: "the kit's: each tool's safety and execution mode, from `reset` (lib/agent.js)",
+    R3: "the kit's part, in Run.admit before the body: the call id unique in its batch, the batch cap, the payload's size and configured secret values",
+    R4: "the kit's: the run's tool list in registration order, which the SDK is given (lib/agent.js)",
+    R11: "the kit's: the read-only run's tool list, which the SDK is given",
+    R12: `resolution: the kit's list, which the SDK is given; execution: ${atExecution}`,
+    R13: `the kit's set of switched-off names, left out of the list the SDK is given; execution: ${atExecution}`,
+    R14: "the kit's: limit ranges and secret values refused at start (lib/runtime.js)",
+    R19: "the kit's part: the batch cap and the inactivity deadline, which aborts the SDK's signal (lib/agent.js)",
+    R20: "the kit's part: no body starts after a stop and a running write is not aborted (Run.perform)",
+    R22: "the kit's: the exact-value guard on every record ward observes (lib/runtime.js)",
+    R23: "the kit's: the events and the session store (lib/agent.js)",
+  };
+}
+
 /** The error a tool body throws on `bodyPanic`; its text is never shown to the model. */
 export class BodyPanic extends Error {
   constructor() {

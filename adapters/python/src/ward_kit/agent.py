@@ -1,6 +1,7 @@
 """The chart agent around a runtime: what the seed's runtime keeps that no SDK keeps for it,
 shared by every Python adapter so that each adapter's file is only its runtime's idiom. Every
-rule here is the kit's, not the runtime's, and is documented as such in each adapter's claims:
+rule here is the kit's, not the runtime's, and each adapter names it so in ``ready.notes``
+(``runtime.kit_notes``, P14):
 
 - the registry's safety and execution mode per tool (R1, from ``reset``), and the run's
   resolved tool list (R4, R11–R13): registration order, no destructive tool in a read-only
@@ -153,7 +154,10 @@ def input_invalid(validator: Any, instance: Any) -> dict[str, Any]:
 class Sdk(Protocol):
     """What a runtime's adapter class gives :class:`Agent`: ``runtime`` (name and exact
     version), ``claims``, ``notes``, and ``start(run)``, a coroutine that runs one run and
-    ends it with ``run.complete`` or ``run.fail``; optionally ``reset(message, agent)``."""
+    ends it with ``run.complete`` or ``run.fail``; optionally ``reset(message, agent)``, and
+    ``refuses_at_execution = True`` when the runtime refuses a call the run does not allow
+    with a mechanism of its own (R12's second check, R13), which the kit then does not
+    repeat (``runtime.kit_notes``)."""
 
     runtime: dict[str, str]
     claims: list[str]
@@ -341,16 +345,22 @@ class Run:
             return refused
         if self.tool(call["name"]) is None:
             return failure("TOOL_NOT_FOUND", f"No tool is named '{call['name']}'.", self.available())
-        refused = self.not_allowed(call["name"])
-        if refused is not None:
-            return refused
+        if not getattr(self.agent.sdk, "refuses_at_execution", False):
+            refused = self.not_allowed(call["name"])
+            if refused is not None:
+                return refused
         cap = self.limits["callsPerBatchMax"]
         if index >= cap:
             return failure("TOO_MANY_CALLS", f"Only {cap} tool calls run per message.", f"Send at most {cap} tool calls in one message.")
         return arguments_check(call["arguments"], self.guard)
 
     def not_allowed(self, name: str) -> dict[str, Any] | None:
-        """R12 and R13 at execution: the refusal of registered tool ``name`` in this run."""
+        """R12 and R13 at execution: the refusal of registered tool ``name`` in this run.
+
+        ``admit`` asks it only when the runtime has no mechanism of its own that refuses such
+        a call (``Sdk.refuses_at_execution`` unset): a second check on top of the runtime's
+        would hide the very failure ward exists to find (P14). An adapter hands it to that
+        mechanism as its policy."""
         if self.read_only and (self.tool(name) or {}).get("safety") == "destructive":
             return not_allowed_read_only(name)
         if name in self.disabled:

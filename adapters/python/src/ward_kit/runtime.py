@@ -308,6 +308,32 @@ def unclaimed_notes(r15: str, r30: str) -> dict[str, str]:
     return notes
 
 
+def kit_notes(execution: str | None) -> dict[str, str]:
+    """P14: the notes of the rules the kit keeps, in part or whole, for an SDK adapter
+    (``ward_kit.agent``, here), so that a finding on one of them is read as the adapter's and
+    not the SDK's. ``execution`` names the SDK's own mechanism that refuses a call the run
+    does not allow (R12's second check, R13's "not run"), and then the kit does not check it a
+    second time (``Sdk.refuses_at_execution``); ``None`` when the kit refuses it itself
+    (``Run.admit``). An adapter overrides the note of a rule it shares out differently."""
+    if execution is None:
+        at_execution = "the kit's (Run.admit refuses the call)"
+    else:
+        at_execution = f"the SDK's ({execution}); the kit does not check it a second time"
+    return {
+        "R1": "the kit's: each tool's safety and execution mode, from `reset` (ward_kit.agent)",
+        "R3": "the kit's part, in Run.admit before the body: the call id unique in its batch, the batch cap, the payload's size and configured secret values",
+        "R4": "the kit's: the run's tool list in registration order, which the SDK is given (ward_kit.agent)",
+        "R11": "the kit's: the read-only run's tool list, which the SDK is given",
+        "R12": f"resolution: the kit's list, which the SDK is given; execution: {at_execution}",
+        "R13": f"the kit's set of switched-off names, left out of the list the SDK is given; execution: {at_execution}",
+        "R14": "the kit's: limit ranges and secret values refused at start (ward_kit.runtime)",
+        "R19": "the kit's part: the batch cap and the inactivity deadline, which aborts the run's signal (ward_kit.agent)",
+        "R20": "the kit's part: no body starts after a stop and a running write is not aborted (Run.perform)",
+        "R22": "the kit's: the exact-value guard on every record ward observes (ward_kit.runtime)",
+        "R23": "the kit's: the events and the session store (ward_kit.agent)",
+    }
+
+
 class BodyPanic(Exception):
     """The error a tool body raises on ``bodyPanic``; its text is never shown to the model."""
 
