@@ -426,8 +426,13 @@ class LangGraph:
         try:
             while True:
                 config = {**self.thread(run), "recursion_limit": max(1, steps)}
-                self.invocation = asyncio.ensure_future(self.graph.ainvoke(value, config))
+                # No limit below 1 resumes: a run with a tools step and a model step left
+                # stops after that model step (``interrupt_after``), as its limit would.
+                after = ["agent"] if steps < 1 else None
+                self.invocation = asyncio.ensure_future(self.graph.ainvoke(value, config, interrupt_after=after))
                 result = await self.invocation
+                if after is not None and getattr(result["messages"][-1], "tool_calls", None):
+                    raise GraphRecursionError(f"Recursion limit of {steps} reached")
                 interrupts = result.get("__interrupt__", [])
                 if not interrupts:
                     last = result["messages"][-1]
@@ -455,7 +460,7 @@ class LangGraph:
         snapshot = await self.graph.aget_state(self.thread(run))
         batches = run.batches
         pending = 1 if "tools" in snapshot.next else 0
-        return pending + steps_of(run.limits["turnsMax"] - batches) - 1
+        return pending + steps_of(run.limits["turnsMax"] - batches) - 2
 
     async def close(self, run: Run, report: Any) -> None:
         """The run's end: the calls without a result get theirs (ABORTED, or what the run gave
