@@ -62,7 +62,67 @@ sys.dont_write_bytecode = False
 os.environ["LANGSMITH_TRACING"] = "false"
 os.environ["LANGCHAIN_TRACING_V2"] = "false"
 
+import threading  # noqa: E402
 from importlib.metadata import version  # noqa: E402
+
+from ward_kit.runtime import unclaimed_notes  # noqa: E402
+
+RUNTIME = {"name": "langgraph", "version": version("langgraph")}
+
+CLAIMS = ["R1", "R2", "R3", "R4", "R5", "R11", "R12", "R13", "R14", "R16", "R17", "R19", "R20", "R21", "R22", "R23"]
+
+NOTES = {
+    "R1": "the kit's: each tool's safety and execution mode, from `reset` (ward_kit/agent.py)",
+    "R3": "LangGraph's: the tool's existence (ToolNode); the kit's: the call id, read-only and switched-off, batch cap, payload size and configured-secret checks (Run.admit)",
+    "R4": "the kit's: the run's tool list in registration order, offered with LangChain's bind_tools",
+    "R5": "LangChain's: each tool a StructuredTool with the catalogue's JSON Schema as its args_schema, the SDK's way to give a tool a JSON Schema",
+    "R6": "LangChain gives no field list: a StructuredTool with a JSON Schema args_schema passes its input on as it is (langchain_core/tools/base.py, _parse_input), and ToolNode's error texts are its own",
+    "R7": "see R6: no message states a rule",
+    "R8": "see R6: nothing is validated, so nothing is bounded",
+    "R8a": "the adapter registers only the catalogue's schemas; any schema a developer registers is not tested here",
+    "R11": "the kit's: the read-only list (ward_kit/agent.py), offered with bind_tools",
+    "R12": "the kit's: a destructive call refused at execution (Run.admit); ToolNode runs any tool the graph was built with",
+    "R13": "the kit's: a switched-off call refused at execution (Run.admit)",
+    "R14": "the kit's: limit ranges and secret values refused at start (ward_kit/runtime.py)",
+    "R17": "LangGraph's: one task per call (Send), results in call order; the kit's: a sequential batch's lock (LangGraph has no sequential tool)",
+    "R18": "LangChain's Runnable.with_retry retries the provider (providerRetriesMax, tenacity's exponential backoff with jitter, on virtual time) but never reads retry-after: not claimed",
+    "R19": "LangGraph's: the turn limit (recursion_limit); the adapter's: the provider timeout (asyncio.timeout; LangChain's core has none); the kit's: the batch cap and the inactivity deadline",
+    "R20": "LangGraph's: the stop cancels the task running the graph; the kit's: a running write keeps its result, a read is abandoned, and the run ends after every call has one",
+    "R21": "the adapter's chat model raises ward's error as a provider package does; with_retry retries the retryable kinds",
+    "R22": "the kit's: the exact-value guard on every record (ward_kit/runtime.py)",
+    "R23": "the kit's: events and the session store (ward_kit/agent.py)",
+    **unclaimed_notes(
+        r15="LangGraph has no prompt redactor; the kit applies only R22's exact-value guard, not the pattern rules of section 7",
+        r30="no durable sessions: the checkpointer here is LangGraph's InMemorySaver",
+    ),
+}
+
+
+def load_sdk() -> None:
+    """Imports LangGraph and LangChain (about a thousand modules, a second of CPU)."""
+    import langchain_core.language_models.chat_models  # noqa: F401
+    import langgraph.graph  # noqa: F401
+    import langgraph.prebuilt  # noqa: F401
+    import ward_kit.agent  # noqa: F401 — jsonschema
+
+
+def handshake_while_loading() -> None:
+    """Answers ward's ``hello`` while a thread imports the SDK, then waits for it: ward's
+    watchdog gives each answer 10 s of real time, and on a loaded machine the imports alone
+    can take longer. ``ready`` needs nothing of the SDK; ``serve`` then reads from the next
+    line on. Nothing is imported by two threads at once."""
+    loader = threading.Thread(target=load_sdk)
+    loader.start()
+    line = sys.stdin.buffer.readline()
+    if json.loads(line)["type"] != "hello":
+        raise RuntimeError("ward's first message is not hello")
+    sys.stdout.buffer.write(f"{wire.dumps({'type': 'ready', 'protocol': 1, 'runtime': RUNTIME, 'claims': CLAIMS, 'notes': NOTES})}\n".encode())
+    sys.stdout.buffer.flush()
+    loader.join()
+
+
+if __name__ == "__main__":
+    handshake_while_loading()
 
 import langchain_core.utils.uuid as lc_uuid  # noqa: E402
 import langgraph.checkpoint.base.id as lg_id  # noqa: E402
@@ -89,12 +149,8 @@ from ward_kit.runtime import (  # noqa: E402
     failure,
     is_envelope,
     provider_failure,
-    unclaimed_notes,
     unexpected_end,
 )
-
-VERSIONS = {name: version(name) for name in ("langgraph", "langchain-core", "langgraph-prebuilt", "langgraph-checkpoint")}
-
 
 def _uuid7(timestamp: int | None = None, nanos: int | None = None) -> uuid.UUID:
     """LangChain's run ids (``uuid_utils``' uuid7, random from the operating system) made of
@@ -251,35 +307,11 @@ def steps_of(turns_max: int) -> int:
 
 
 class LangGraph:
-    runtime = {"name": "langgraph", "version": VERSIONS["langgraph"]}
+    runtime = RUNTIME
 
-    claims = ["R1", "R2", "R3", "R4", "R5", "R11", "R12", "R13", "R14", "R16", "R17", "R19", "R20", "R21", "R22", "R23"]
+    claims = CLAIMS
 
-    notes = {
-        "R1": "the kit's: each tool's safety and execution mode, from `reset` (ward_kit/agent.py)",
-        "R3": "LangGraph's: the tool's existence (ToolNode); the kit's: the call id, read-only and switched-off, batch cap, payload size and configured-secret checks (Run.admit)",
-        "R4": "the kit's: the run's tool list in registration order, offered with LangChain's bind_tools",
-        "R5": "LangChain's: each tool a StructuredTool with the catalogue's JSON Schema as its args_schema, the SDK's way to give a tool a JSON Schema",
-        "R6": "LangChain gives no field list: a StructuredTool with a JSON Schema args_schema passes its input on as it is (langchain_core/tools/base.py, _parse_input), and ToolNode's error texts are its own",
-        "R7": "see R6: no message states a rule",
-        "R8": "see R6: nothing is validated, so nothing is bounded",
-        "R8a": "the adapter registers only the catalogue's schemas; any schema a developer registers is not tested here",
-        "R11": "the kit's: the read-only list (ward_kit/agent.py), offered with bind_tools",
-        "R12": "the kit's: a destructive call refused at execution (Run.admit); ToolNode runs any tool the graph was built with",
-        "R13": "the kit's: a switched-off call refused at execution (Run.admit)",
-        "R14": "the kit's: limit ranges and secret values refused at start (ward_kit/runtime.py)",
-        "R17": "LangGraph's: one task per call (Send), results in call order; the kit's: a sequential batch's lock (LangGraph has no sequential tool)",
-        "R18": "LangChain's Runnable.with_retry retries the provider (providerRetriesMax, tenacity's exponential backoff with jitter, on virtual time) but never reads retry-after: not claimed",
-        "R19": "LangGraph's: the turn limit (recursion_limit); the adapter's: the provider timeout (asyncio.timeout; LangChain's core has none); the kit's: the batch cap and the inactivity deadline",
-        "R20": "LangGraph's: the stop cancels the task running the graph; the kit's: a running write keeps its result, a read is abandoned, and the run ends after every call has one",
-        "R21": "the adapter's chat model raises ward's error as a provider package does; with_retry retries the retryable kinds",
-        "R22": "the kit's: the exact-value guard on every record (ward_kit/runtime.py)",
-        "R23": "the kit's: events and the session store (ward_kit/agent.py)",
-        **unclaimed_notes(
-            r15="LangGraph has no prompt redactor; the kit applies only R22's exact-value guard, not the pattern rules of section 7",
-            r30="no durable sessions: the checkpointer here is LangGraph's InMemorySaver",
-        ),
-    }
+    notes = NOTES
 
     def __init__(self) -> None:
         self.agent: Agent | None = None
