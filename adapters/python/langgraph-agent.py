@@ -65,32 +65,26 @@ os.environ["LANGCHAIN_TRACING_V2"] = "false"
 import threading  # noqa: E402
 from importlib.metadata import version  # noqa: E402
 
-from ward_kit.runtime import unclaimed_notes  # noqa: E402
+from ward_kit.runtime import kit_notes, unclaimed_notes  # noqa: E402
 
 RUNTIME = {"name": "langgraph", "version": version("langgraph")}
 
 CLAIMS = ["R1", "R2", "R3", "R4", "R5", "R11", "R12", "R13", "R14", "R16", "R17", "R19", "R20", "R21", "R22", "R23"]
 
 NOTES = {
-    "R1": "the kit's: each tool's safety and execution mode, from `reset` (ward_kit/agent.py)",
-    "R3": "LangGraph's: the tool's existence (ToolNode); the kit's: the call id, read-only and switched-off, batch cap, payload size and configured-secret checks (Run.admit)",
-    "R4": "the kit's: the run's tool list in registration order, offered with LangChain's bind_tools",
+    **kit_notes(None),
+    "R3": "LangGraph's: the tool's existence (ToolNode's own error text); the kit's part, in Run.admit before the body: the call id unique in its batch, the batch cap, the payload's size and configured secret values",
     "R5": "LangChain's: each tool a StructuredTool with the catalogue's JSON Schema as its args_schema, the SDK's way to give a tool a JSON Schema",
     "R6": "LangChain gives no field list: a StructuredTool with a JSON Schema args_schema passes its input on as it is (langchain_core/tools/base.py, _parse_input), and ToolNode's error texts are its own",
     "R7": "see R6: no message states a rule",
     "R8": "see R6: nothing is validated, so nothing is bounded",
     "R8a": "the adapter registers only the catalogue's schemas; any schema a developer registers is not tested here",
-    "R11": "the kit's: the read-only list (ward_kit/agent.py), offered with bind_tools",
-    "R12": "the kit's: a destructive call refused at execution (Run.admit); ToolNode runs any tool the graph was built with",
-    "R13": "the kit's: a switched-off call refused at execution (Run.admit)",
-    "R14": "the kit's: limit ranges and secret values refused at start (ward_kit/runtime.py)",
-    "R17": "LangGraph's: one task per call (Send), results in call order; the kit's: a sequential batch's lock (LangGraph has no sequential tool)",
+    "R12": "resolution: the kit's list, offered with bind_tools; execution: the kit's (Run.admit refuses the call): ToolNode runs any tool the graph was built with, and LangGraph has no hook that refuses a call by policy",
+    "R17": "LangGraph's: one task per call (Send), results in call order; the kit's: a sequential batch's lock, taken in the order ToolNode starts the calls (LangGraph has no sequential tool)",
     "R18": "LangChain's Runnable.with_retry retries the provider (providerRetriesMax, tenacity's exponential backoff with jitter, on virtual time) but never reads retry-after: not claimed",
     "R19": "LangGraph's: the turn limit (recursion_limit); the adapter's: the provider timeout (asyncio.timeout; LangChain's core has none); the kit's: the batch cap and the inactivity deadline",
-    "R20": "LangGraph's: the stop cancels the task running the graph; the kit's: a running write keeps its result, a read is abandoned, and the run ends after every call has one",
+    "R20": "LangGraph's: the stop cancels the task running the graph; the kit's: a running write keeps its result (its body runs apart from the task), a read is abandoned, and the run ends after every call has one",
     "R21": "the adapter's chat model raises ward's error as a provider package does; with_retry retries the retryable kinds",
-    "R22": "the kit's: the exact-value guard on every record (ward_kit/runtime.py)",
-    "R23": "the kit's: events and the session store (ward_kit/agent.py)",
     **unclaimed_notes(
         r15="LangGraph has no prompt redactor; the kit applies only R22's exact-value guard, not the pattern rules of section 7",
         r30="no durable sessions: the checkpointer here is LangGraph's InMemorySaver",
