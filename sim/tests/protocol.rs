@@ -177,6 +177,18 @@ fn an_adapter_that_never_answers_is_stopped_by_the_watchdog() {
 }
 
 #[test]
+fn a_slow_start_is_not_a_hang_but_a_hello_never_answered_is() {
+    // The handshake holds the process's start: three watchdogs of 500 ms pass, six do not.
+    let slow = format!("sleep 1.5; {}", serve(""));
+    assert_eq!(first_violation(&slow, 0), "");
+    let explanation = first_violation("sleep 30", 0);
+    assert!(
+        explanation.contains("no idle within 3000 ms, in answer to hello"),
+        "{explanation}"
+    );
+}
+
+#[test]
 fn a_campaign_goes_on_past_an_adapter_killed_mid_run_and_names_it() {
     // The adapter's input is cut after 60 lines: `ward serve` sees its input end and exits
     // in the middle of a scenario; every later scenario gets a fresh process and the same fate.

