@@ -339,7 +339,10 @@ class LangGraph:
 
     def route(self, state: dict[str, Any]) -> Any:
         """Each tool call of the last reply to the ``tools`` node, one task each (``Send``),
-        with the call's index in the batch beside the state it is given."""
+        with the call's index in the batch as the state its tool is given. ``create_react_agent``
+        hands each task the whole state, for tools that read it (``InjectedState``); none
+        here does, and the checkpointer serializes every task's input: 128 calls would carry
+        128 copies of the transcript through every checkpoint read and write."""
         last = state["messages"][-1]
         calls = getattr(last, "tool_calls", None) or []
         if not calls:
@@ -347,7 +350,7 @@ class LangGraph:
         indices = last.additional_kwargs.get("ward_indices", [])
         sends = []
         for position, call in enumerate(calls):
-            context = {"__type": "tool_call_with_context", "tool_call": call, "state": {**state, "ward_index": indices[position]}}
+            context = {"__type": "tool_call_with_context", "tool_call": call, "state": {"ward_index": indices[position]}}
             sends.append(Send("tools", context))
         return sends
 
