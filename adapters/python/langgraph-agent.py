@@ -34,6 +34,8 @@ The adapter's (``ward_kit``, and here):
   call's envelope (``Run.admit``, ``Run.perform``);
 - the run's end written into the thread (``aupdate_state``): the calls a stop or the turn
   limit left without a result get theirs, so that the session's next run sees every result;
+- start-up: ``hello`` is answered while a thread imports LangGraph and LangChain, whose
+  bytecode is cached (the imports take longer than ward's watchdog on a loaded machine);
 - determinism: LangChain's run ids (``uuid7`` of ``uuid_utils``, the operating system's
   randomness) drawn from the kit's seeded id stream and the virtual clock; ``uuid6``
   checkpoint ids restarted at each ``reset``; LangSmith tracing off.
