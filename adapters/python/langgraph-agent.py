@@ -94,9 +94,17 @@ NOTES = {
 }
 
 
-def load_sdk() -> None:
-    """Imports LangGraph and LangChain (about a thousand modules, a second of CPU)."""
-    import langchain_core.language_models.chat_models  # noqa: F401
+HANDSHAKE_WAIT_S = 8.0
+"""How long (real time) ``ready`` waits for the first half of the imports: ward's watchdog
+gives ``hello``'s answer and ``reset``'s 10 s each, and the imports are spread over both."""
+
+
+def load_sdk(halfway: threading.Event) -> None:
+    """Imports LangChain, then LangGraph (about a thousand modules, a second of CPU)."""
+    try:
+        import langchain_core.language_models.chat_models  # noqa: F401
+    finally:
+        halfway.set()
     import langgraph.graph  # noqa: F401
     import langgraph.prebuilt  # noqa: F401
     import ward_kit.agent  # noqa: F401 — jsonschema
@@ -105,13 +113,16 @@ def load_sdk() -> None:
 def handshake_while_loading() -> None:
     """Answers ward's ``hello`` while a thread imports the SDK, then waits for it: ward's
     watchdog gives each answer 10 s of real time, and on a loaded machine the imports alone
-    can take longer. ``ready`` needs nothing of the SDK; ``serve`` then reads from the next
-    line on. Nothing is imported by two threads at once."""
-    loader = threading.Thread(target=load_sdk)
+    can take longer. ``ready`` needs nothing of the SDK, but is held until LangChain is
+    imported (or ``HANDSHAKE_WAIT_S`` passed), so that the imports use both answers' time;
+    ``serve`` then reads from the next line on. Nothing is imported by two threads at once."""
+    halfway = threading.Event()
+    loader = threading.Thread(target=load_sdk, args=(halfway,))
     loader.start()
     line = sys.stdin.buffer.readline()
     if json.loads(line)["type"] != "hello":
         raise RuntimeError("ward's first message is not hello")
+    halfway.wait(HANDSHAKE_WAIT_S)
     sys.stdout.buffer.write(f"{wire.dumps({'type': 'ready', 'protocol': 1, 'runtime': RUNTIME, 'claims': CLAIMS, 'notes': NOTES})}\n".encode())
     sys.stdout.buffer.flush()
     loader.join()
