@@ -1,10 +1,10 @@
 //! The protocol (SPEC §15): generated scenarios executed and checked per second with ward's
-//! core in process, with the same core behind `ward serve` over pipes, and with each Node
-//! adapter of a real runtime (`adapters/node/`), side by side, one job each, on the default
-//! campaign's scenarios (seeds 0..200).
+//! core in process, with the same core behind `ward serve` over pipes, and with each adapter
+//! of a real runtime (`adapters/node/`, `adapters/python/`) and each kit's template, side by
+//! side, one job each, on the default campaign's scenarios (seeds 0..200).
 //!
-//! The Node adapters need `npm ci --prefix adapters/node`; without it, or without Node, they
-//! are skipped with a message.
+//! The Node adapters need `npm ci --prefix adapters/node`, the Python ones `uv sync --project
+//! adapters/python --frozen`; without them they are skipped with a message.
 //!
 //! The `ward` binary is `WARD_BIN`, or `target/release/ward` from the workspace root (build it
 //! first: `cargo build --release -p ward-sim`); without one the protocol side is skipped
@@ -56,8 +56,10 @@ fn node_adapters() -> Vec<(&'static str, String)> {
     let adapters = [
         ("ai", PathBuf::from("node"), "ai-sdk.js"),
         ("openai-agents", PathBuf::from("node"), "openai-agents.js"),
+        ("ai7", node22.clone(), "ai-sdk-7.js"),
         ("pi", node22, "pi.js"),
         ("langgraph", PathBuf::from("node"), "langgraph.js"),
+        ("node-template", PathBuf::from("node"), "template.js"),
     ];
     adapters
         .into_iter()
@@ -65,6 +67,33 @@ fn node_adapters() -> Vec<(&'static str, String)> {
         .map(|(name, node, script)| {
             let script = root.join("adapters/node").join(script);
             (name, format!("'{}' '{}'", node.display(), script.display()))
+        })
+        .collect()
+}
+
+/// The Python adapters that can run here: name and command, from the workspace root.
+fn python_adapters() -> Vec<(&'static str, String)> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../adapters/python");
+    let python = root.join(".venv/bin/python");
+    if !python.is_file() {
+        println!("protocol: adapters/python/.venv is missing: the Python adapters skipped");
+        return Vec::new();
+    }
+    let adapters = [
+        ("openai-agents-python", "openai-agents.py"),
+        ("pydantic-ai", "pydantic-ai.py"),
+        ("langgraph-python", "langgraph-agent.py"),
+        ("python-template", "template.py"),
+    ];
+    adapters
+        .into_iter()
+        .filter(|(_, script)| root.join(script).is_file())
+        .map(|(name, script)| {
+            let script = root.join(script);
+            (
+                name,
+                format!("'{}' '{}'", python.display(), script.display()),
+            )
         })
         .collect()
 }
@@ -96,7 +125,7 @@ fn protocol(criterion: &mut Criterion) {
         }
         None => println!("protocol: no ward binary (set WARD_BIN): ward serve skipped"),
     }
-    for (name, command) in node_adapters() {
+    for (name, command) in node_adapters().into_iter().chain(python_adapters()) {
         group.bench_function(BenchmarkId::new("runs", name), |bencher| {
             bencher.iter(|| black_box(campaign::run(&config(Some(command.clone())), &|_| {}).runs))
         });
