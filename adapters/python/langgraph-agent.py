@@ -34,8 +34,10 @@ The adapter's (``ward_kit``, and here):
   call's envelope (``Run.admit``, ``Run.perform``);
 - the run's end written into the thread (``aupdate_state``): the calls a stop or the turn
   limit left without a result get theirs, so that the session's next run sees every result;
-- start-up: ``hello`` is answered while a thread imports LangGraph and LangChain, whose
-  bytecode is cached (the imports take longer than ward's watchdog on a loaded machine);
+- start-up: LangGraph's and LangChain's bytecode is cached, whatever
+  ``PYTHONDONTWRITEBYTECODE`` says (compiled anew at every start, their thousand modules
+  take seconds of CPU), and the interpreter is started again for ``PYTHONHASHSEED`` before
+  they are imported, not after;
 - determinism: LangChain's run ids (``uuid7`` of ``uuid_utils``, the operating system's
   randomness) drawn from the kit's seeded id stream and the virtual clock; ``uuid6``
   checkpoint ids restarted at each ``reset``; LangSmith tracing off.
@@ -57,14 +59,13 @@ from ward_kit import wire  # noqa: E402 — the clocks are faked before anything
 
 wire.pin_hash_seed()  # before the heavy imports: it starts the interpreter again
 wire.install()
-# LangChain and LangGraph are some hundred modules: compiled anew at every start they take
-# seconds, which a loaded machine stretches past ward's 10 s watchdog for `ready`. The
-# bytecode is cached as Python does by default, whatever PYTHONDONTWRITEBYTECODE says.
+# LangChain and LangGraph are about a thousand modules: compiled anew at every start they
+# take seconds of CPU. The bytecode is cached as Python does by default, whatever
+# PYTHONDONTWRITEBYTECODE says.
 sys.dont_write_bytecode = False
 os.environ["LANGSMITH_TRACING"] = "false"
 os.environ["LANGCHAIN_TRACING_V2"] = "false"
 
-import threading  # noqa: E402
 from importlib.metadata import version  # noqa: E402
 
 from ward_kit.runtime import kit_notes, unclaimed_notes  # noqa: E402
@@ -93,43 +94,6 @@ NOTES = {
     ),
 }
 
-
-HANDSHAKE_WAIT_S = 8.0
-"""How long (real time) ``ready`` waits for the first half of the imports: ward's watchdog
-gives ``hello``'s answer and ``reset``'s 10 s each, and the imports are spread over both."""
-
-
-def load_sdk(halfway: threading.Event) -> None:
-    """Imports LangChain, then LangGraph (about a thousand modules, a second of CPU)."""
-    try:
-        import langchain_core.language_models.chat_models  # noqa: F401
-    finally:
-        halfway.set()
-    import langgraph.graph  # noqa: F401
-    import langgraph.prebuilt  # noqa: F401
-    import ward_kit.agent  # noqa: F401 — jsonschema
-
-
-def handshake_while_loading() -> None:
-    """Answers ward's ``hello`` while a thread imports the SDK, then waits for it: ward's
-    watchdog gives each answer 10 s of real time, and on a loaded machine the imports alone
-    can take longer. ``ready`` needs nothing of the SDK, but is held until LangChain is
-    imported (or ``HANDSHAKE_WAIT_S`` passed), so that the imports use both answers' time;
-    ``serve`` then reads from the next line on. Nothing is imported by two threads at once."""
-    halfway = threading.Event()
-    loader = threading.Thread(target=load_sdk, args=(halfway,))
-    loader.start()
-    line = sys.stdin.buffer.readline()
-    if json.loads(line)["type"] != "hello":
-        raise RuntimeError("ward's first message is not hello")
-    halfway.wait(HANDSHAKE_WAIT_S)
-    sys.stdout.buffer.write(f"{wire.dumps({'type': 'ready', 'protocol': 1, 'runtime': RUNTIME, 'claims': CLAIMS, 'notes': NOTES})}\n".encode())
-    sys.stdout.buffer.flush()
-    loader.join()
-
-
-if __name__ == "__main__":
-    handshake_while_loading()
 
 import langchain_core.utils.uuid as lc_uuid  # noqa: E402
 import langgraph.checkpoint.base.id as lg_id  # noqa: E402

@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "src"))
 
 from ward_kit import wire  # noqa: E402 — the clocks are faked before anything else is imported
 
+wire.pin_hash_seed()  # string hashing pinned: the interpreter starts again, before your imports
 wire.install()
 
 from ward_kit.agent import Agent, Run, Stop, input_invalid, validator_of  # noqa: E402
