@@ -134,6 +134,7 @@ from ward_kit.runtime import (  # noqa: E402
     internal,
     is_envelope,
     not_allowed_off,
+    precheck,
     provider_failure,
     run_failed,
     unclaimed_notes,
@@ -498,17 +499,20 @@ class OpenAiAgents:
 
     claims = ["R1", "R2", "R3", "R4", "R5", "R6", "R7", "R11", "R12", "R13", "R14", "R16", "R17", "R18", "R19", "R20", "R21", "R22", "R23"]
 
+    # R12's second check and R13 are the SDK's input guardrail (P14): the kit does not repeat them.
+    refuses_at_execution = True
+
     notes = {
         "R1": "the kit's: each tool's safety and execution mode, from `reset` (ward_kit/agent.py)",
-        "R3": "the SDK's: the tool's existence (tool not found); the kit's: the call id, read-only, switched-off, batch cap, payload size and configured-secret checks (Run.admit, Run.refusal); the adapter's: parsing and validation in on_invoke_tool, and INTERNAL_ERROR for a body that fails (a hand-built FunctionTool has no failure_error_function)",
+        "R3": "the SDK's: the tool's existence (tool not found); the kit's: the call id, batch cap, payload size and configured-secret checks (Run.admit); the adapter's: parsing and validation in on_invoke_tool, and INTERNAL_ERROR for a body that fails (a hand-built FunctionTool has no failure_error_function)",
         "R4": "the SDK's is_enabled filters the registered tools by the kit's resolved list (ward_kit/agent.py)",
         "R5": "the adapter's: the SDK validates only @function_tool's pydantic models and hands a FunctionTool built from a JSON Schema the raw text; jsonschema, compiled once per schema, runs in on_invoke_tool before the body",
         "R6": "the adapter's: strict JSON (a repeated key refused at its object's path, with line and column) and the kit's rendering of jsonschema's errors",
         "R8": "jsonschema's errors are walked lazily and cut at five, but in its keyword order and ajv's wording, not R6's documented order: not claimed, so I4 is not judged against the core's wording",
         "R8a": "the adapter validates only the catalogue's schemas; any schema a developer registers is not tested here",
         "R11": "the kit's read-only list, applied through the SDK's is_enabled",
-        "R12": "the SDK's tool input guardrail and is_enabled, from the kit's policy",
-        "R13": "the SDK's is_enabled and tool input guardrail, from the kit's policy",
+        "R12": "resolution: the SDK's is_enabled, from the kit's list; execution: the SDK's tool input guardrail, from the kit's policy (run.not_allowed); the kit does not check it a second time",
+        "R13": "the SDK's is_enabled and tool input guardrail, from the kit's policy; the kit does not check it a second time",
         "R14": "the kit's: limit ranges and secret values refused at start (ward_kit/runtime.py)",
         "R17": "the SDK's: concurrent tool tasks, their results in call order (a not-found call's after them: findings/openai-agents-python.md, 4); the adapter's: a lock for a batch holding a sequential tool (the SDK's max_function_tool_concurrency is per run, not per batch)",
         "R18": "the SDK's: ModelSettings.retry with retry_policies, its backoff and its reading of retry-after-ms; it does not cap a retry-after at 60 s (findings/openai-agents-python.md)",
@@ -614,7 +618,7 @@ class OpenAiAgents:
 
     def not_found(self, run: Run, args: ToolErrorFormatterArgs) -> str | None:
         """``tool_error_formatter``: a call to a tool not enabled, as SPEC §4's envelope, after
-        R3's checks of its call id."""
+        R3's checks of its call id: the SDK refused it, the adapter names the refusal."""
         if args.kind != "tool_not_found":
             return None
         index = run.index_of(args.call_id, args.tool_name) if run.batch else -1
@@ -623,11 +627,11 @@ class OpenAiAgents:
             return json.dumps(result, ensure_ascii=False)
         assert run.batch is not None
         run.started(index)
-        result = run.refusal(index, run.batch.calls[index])
-        if result is None:
-            result = not_allowed_off(args.tool_name)
-        elif result["error"]["code"] == "TOOL_NOT_FOUND":
+        result = precheck(run.batch.calls[index], run.batch.seen, run.guard)
+        if result is None and run.tool(args.tool_name) is None:
             result = failure("TOOL_NOT_FOUND", args.default_message, run.available())
+        elif result is None:
+            result = run.not_allowed(args.tool_name) or not_allowed_off(args.tool_name)
         run.finished(index, result)
         return json.dumps(result, ensure_ascii=False)
 
