@@ -37,7 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "src"))
 
 from ward_kit import wire  # noqa: E402 — the clocks are faked before anything else is imported
 
-wire.pin_hash_seed()  # string hashing pinned: the interpreter starts again, before your imports
+# `wire.serve` starts the interpreter again with string hashing pinned (PYTHONHASHSEED=0); a
+# runtime slow to import calls `wire.pin_hash_seed()` here first, so as to import it once.
 wire.install()
 
 from ward_kit.agent import Agent, Run, Stop, input_invalid, validator_of  # noqa: E402

@@ -30,7 +30,7 @@ function adapter() {
 test("advance stops at each timer before the target, and leaves the target's timers to the next message", async () => {
   const { send, close } = adapter();
   assert.equal((await send({ type: "hello", protocol: 1 }))[0].type, "ready");
-  assert.deepEqual(await send({ type: "reset", seed: 1, tools: [] }), [{ type: "idle", atMs: 0 }]);
+  assert.deepEqual(await send({ type: "reset", seed: 1, tools: [] }), [{ type: "idle", atMs: 0, nextTimerMs: null }]);
   // A zero-delay timer set from a promise fires while the runtime settles, at the same instant.
   assert.deepEqual(await send({ type: "startRun" }), [
     { type: "seen", what: "startRun", now: 0 },
@@ -51,12 +51,12 @@ test("advance stops at each timer before the target, and leaves the target's tim
   assert.deepEqual(await send({ type: "cancel" }), [
     { type: "seen", what: "cancel", now: 400 },
     { type: "fired", at: 400, now: 400 },
-    { type: "idle", atMs: 400 },
+    { type: "idle", atMs: 400, nextTimerMs: null },
   ]);
   // `reset` forgets every timer and sets the clock back to 0.
   await send({ type: "startRun" });
-  assert.deepEqual(await send({ type: "reset", seed: 2, tools: [] }), [{ type: "idle", atMs: 0 }]);
-  assert.deepEqual(await send({ type: "advance", toMs: 1000 }), [{ type: "idle", atMs: 1000 }]);
+  assert.deepEqual(await send({ type: "reset", seed: 2, tools: [] }), [{ type: "idle", atMs: 0, nextTimerMs: null }]);
+  assert.deepEqual(await send({ type: "advance", toMs: 1000 }), [{ type: "idle", atMs: 1000, nextTimerMs: null }]);
   close();
 });
 
@@ -83,18 +83,18 @@ function adapterOf(fixture) {
   return { send, close: () => child.stdin.end() };
 }
 
-test("a durable runtime answers protocol 2; one without a store keeps protocol 1", async () => {
+test("every runtime answers protocol 2; a durable one names its store", async () => {
   const durable = adapterOf("durable.js");
   const [ready] = await durable.send({ type: "hello", protocol: 2 });
   assert.equal(ready.protocol, 2);
   assert.deepEqual(ready.durable, { store: "none", version: "0", drop: "drops its state" });
   durable.close();
   const plain = adapterOf("timers.js");
-  const [old] = await plain.send({ type: "hello", protocol: 2 });
-  assert.equal(old.protocol, 1);
-  assert.equal(old.durable, undefined);
-  // Version 1 never says `nextTimerMs: null`.
-  assert.deepEqual(await plain.send({ type: "reset", seed: 1, tools: [] }), [{ type: "idle", atMs: 0 }]);
+  const [plainReady] = await plain.send({ type: "hello", protocol: 2 });
+  assert.equal(plainReady.protocol, 2);
+  assert.equal(plainReady.durable, undefined);
+  // `nextTimerMs: null`: no timer set, so ward may hand a delivery over with its instant.
+  assert.deepEqual(await plain.send({ type: "reset", seed: 1, tools: [] }), [{ type: "idle", atMs: 0, nextTimerMs: null }]);
   plain.close();
 });
 

@@ -48,9 +48,9 @@ def test_hello_is_answered_by_ready_alone_and_reset_by_idle(template):
     server = wire.Server(Agent(template.Template()))
     ready = exchange(server, {"type": "hello", "protocol": 2})
     assert [message["type"] for message in ready] == ["ready"]
-    assert ready[0]["protocol"] == 1 and ready[0]["runtime"]["name"] == "ward-template-python"
+    assert ready[0]["protocol"] == 2 and ready[0]["runtime"]["name"] == "ward-template-python"
     assert "R15" not in ready[0]["claims"] and "R15" in ready[0]["notes"]
-    assert exchange(server, {"type": "reset", "seed": 3, "tools": TOOLS}) == [{"type": "idle", "atMs": 0}]
+    assert exchange(server, {"type": "reset", "seed": 3, "tools": TOOLS}) == [{"type": "idle", "atMs": 0, "nextTimerMs": None}]
 
 
 def test_a_run_in_lockstep(template):
@@ -91,7 +91,7 @@ def test_a_run_in_lockstep(template):
     assert after[0]["event"]["timeMs"] == 75 and after[5]["requestId"] == "r1"
     ended = exchange(server, {"type": "modelReply", "requestId": "r1", "text": "Done.", "calls": [], "atMs": 90})
     assert ended[-2] == {"type": "runEnd", "outcome": "run.completed", "code": None, "batches": 1, "calls": 2}
-    assert ended[-1] == {"type": "idle", "atMs": 90}
+    assert ended[-1] == {"type": "idle", "atMs": 90, "nextTimerMs": None}
 
 
 def test_a_request_times_out_on_wards_clock(template):
@@ -103,7 +103,7 @@ def test_a_request_times_out_on_wards_clock(template):
         {"type": "modelCancel", "requestId": "r0"},
         {"type": "event", "event": {"seq": 2, "timeMs": 1_000, "type": "run.failed", "error": {"code": "PROVIDER_TIMEOUT", "message": "The provider did not answer in time.", "retryable": True, "recommendedAction": "Retry the request later."}}},
         {"type": "runEnd", "outcome": "run.failed", "code": "PROVIDER_TIMEOUT", "batches": 0, "calls": 0},
-        {"type": "idle", "atMs": 1_000},
+        {"type": "idle", "atMs": 1_000, "nextTimerMs": None},
     ]
 
 
