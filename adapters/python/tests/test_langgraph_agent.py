@@ -3,31 +3,17 @@ calls as LangChain's message (text that is not JSON an ``invalid_tool_calls`` en
 3), results matched to calls by id, ToolNode's own texts as envelopes, and LangChain's run ids
 drawn from the seeded stream (P4)."""
 
-import importlib.util
 import json
-import os
-import sys
-from pathlib import Path
 
 import pytest
+from conftest import imported
 
 from ward_kit import wire
-
-ADAPTER = Path(__file__).resolve().parent.parent / "langgraph-agent.py"
 
 
 @pytest.fixture(scope="module")
 def adapter():
-    """The adapter's module, imported (not run: no handshake is answered, and with the hash
-    seed already pinned the interpreter is not started again)."""
-    os.environ["PYTHONHASHSEED"] = "0"
-    name = "ward_langgraph_under_test"
-    spec = importlib.util.spec_from_file_location(name, ADAPTER)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[name]
+    yield from imported("langgraph-agent.py", "ward_langgraph_under_test")
 
 
 def test_a_call_that_is_not_json_becomes_an_invalid_tool_call(adapter):

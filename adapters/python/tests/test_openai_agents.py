@@ -3,29 +3,17 @@ of the argument text, which the adapter keeps because the Python SDK hands a Fun
 built from a JSON Schema the raw text, and the conversions between the SDK's input items and
 the protocol's transcript."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
+from conftest import imported
 
 from ward_kit.agent import validator_of
-
-ADAPTER = Path(__file__).resolve().parent.parent / "openai-agents.py"
 
 
 @pytest.fixture(scope="module")
 def adapter():
-    """The adapter's module, imported (not run: the interpreter is not started again). Its
-    import installs the faked clocks; conftest gives the real ones back after each test."""
-    name = "ward_openai_agents_under_test"
-    spec = importlib.util.spec_from_file_location(name, ADAPTER)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[name]
+    yield from imported("openai-agents.py", "ward_openai_agents_under_test")
 
 
 def test_blank_text_is_the_empty_object(adapter):

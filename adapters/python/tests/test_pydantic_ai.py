@@ -8,14 +8,11 @@ defaults and with ``Tool.from_schema``, including the defaults the adapter sets 
 (the retry budget, a tool's exception, an empty reply), which no scenario file can show."""
 
 import asyncio
-import importlib.util
 import json
-import os
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import LIMITS, TOOLS, imported
 
 from ward_kit import wire
 from ward_kit.agent import Agent
@@ -28,55 +25,10 @@ from pydantic_ai.exceptions import UnexpectedModelBehavior  # noqa: E402
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart  # noqa: E402
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 
-ADAPTER = Path(__file__).resolve().parent.parent / "pydantic-ai.py"
-
-TOOLS = [
-    {
-        "name": "settings_get",
-        "label": "Get settings",
-        "description": "Reads the chart settings.",
-        "parameters": {"type": "object", "properties": {}, "additionalProperties": False},
-        "safety": "read-only",
-        "executionMode": "parallel",
-    },
-    {
-        "name": "settings_update",
-        "label": "Update settings",
-        "description": "Changes the chart settings.",
-        "parameters": {
-            "type": "object",
-            "properties": {"theme": {"enum": ["light", "dark"]}},
-            "required": ["theme"],
-            "additionalProperties": False,
-        },
-        "safety": "destructive",
-        "executionMode": "sequential",
-    },
-]
-LIMITS = {"turnsMax": 8, "callsPerBatchMax": 32, "providerTimeoutMs": 60_000, "inactivityTimeoutMs": 120_000, "providerRetriesMax": 2}
-
 
 @pytest.fixture(scope="module")
 def adapter():
-    """The adapter's module, imported, not run. Its import starts the interpreter again unless
-    ``PYTHONHASHSEED`` is ``0`` (``wire.pin_hash_seed``), which would start pytest again with
-    its output captured away: the variable says so while the module is imported. Its import
-    also installs the faked clocks; conftest gives the real ones back after each test."""
-    name = "ward_pydantic_ai_under_test"
-    spec = importlib.util.spec_from_file_location(name, ADAPTER)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    seed = os.environ.get("PYTHONHASHSEED")
-    os.environ["PYTHONHASHSEED"] = "0"
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        if seed is None:
-            del os.environ["PYTHONHASHSEED"]
-        else:
-            os.environ["PYTHONHASHSEED"] = seed
-    yield module
-    del sys.modules[name]
+    yield from imported("pydantic-ai.py", "ward_pydantic_ai_under_test")
 
 
 def exchange(server: wire.Server, message: dict[str, Any]) -> list[dict[str, Any]]:

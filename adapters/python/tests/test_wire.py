@@ -9,30 +9,7 @@ from pathlib import Path
 from ward_kit import wire
 from ward_kit.agent import Agent
 
-TOOLS = [
-    {
-        "name": "settings_get",
-        "label": "Get settings",
-        "description": "Reads the chart settings.",
-        "parameters": {"type": "object", "properties": {}, "additionalProperties": False},
-        "safety": "read-only",
-        "executionMode": "parallel",
-    },
-    {
-        "name": "settings_update",
-        "label": "Update settings",
-        "description": "Changes the chart settings.",
-        "parameters": {
-            "type": "object",
-            "properties": {"theme": {"enum": ["light", "dark"]}},
-            "required": ["theme"],
-            "additionalProperties": False,
-        },
-        "safety": "destructive",
-        "executionMode": "sequential",
-    },
-]
-LIMITS = {"turnsMax": 8, "callsPerBatchMax": 32, "providerTimeoutMs": 60_000, "inactivityTimeoutMs": 120_000, "providerRetriesMax": 2}
+from conftest import LIMITS, TOOLS
 
 
 def start_run(**fields):
