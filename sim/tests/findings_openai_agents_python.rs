@@ -16,11 +16,9 @@
 
 mod common;
 
-use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
-use common::replay::{Claim, adapter, names_a_body_by_its_guarded_call_id, replays};
-use common::repository;
+use common::replay::{Claim, names_a_body_by_its_guarded_call_id, replay_of, replays};
 
 const RUNTIME: &str = "openai-agents-python";
 
@@ -129,24 +127,13 @@ fn openai_agents_python_an_identical_call_reused_in_a_later_turn_is_skipped() {
 /// Replays `file` against the adapter and checks that every invariant held (none violated, none
 /// reported `not claimed` either), or says why the adapter cannot run here.
 fn holds(file: &str) {
-    let command = match adapter(RUNTIME) {
-        Ok(command) => command,
-        Err(why) => {
-            eprintln!("skipped: the {RUNTIME} adapter cannot run here: {why}");
-            return;
-        }
+    let Some((stdout, stderr, success)) = replay_of(RUNTIME, file) else {
+        return;
     };
-    let output = Command::new(env!("CARGO_BIN_EXE_ward"))
-        .args(["replay", "--runtime", &command, file])
-        .current_dir(repository())
-        .output()
-        .expect("ward runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
     let held = stdout.lines().any(|line| line == "all invariants held");
     assert!(
-        held && output.status.success(),
-        "{file} against {command}:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
+        held && success,
+        "{file} against {RUNTIME}:\n{stdout}\n{stderr}"
     );
 }
 

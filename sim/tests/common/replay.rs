@@ -157,28 +157,38 @@ pub fn replays_crash(runtime: &str, file: &str, claim: Claim, invariant: &str, e
     }
 }
 
+/// `ward replay --runtime CMD FILE` against `runtime`: its standard output and error and
+/// whether it exited 0, or `None` (said why) when the adapter cannot run here.
+pub fn replay_of(runtime: &str, file: &str) -> Option<(String, String, bool)> {
+    let command = match adapter(runtime) {
+        Ok(command) => command,
+        Err(why) => {
+            eprintln!("skipped: the {runtime} adapter cannot run here: {why}");
+            return None;
+        }
+    };
+    let output = Command::new(env!("CARGO_BIN_EXE_ward"))
+        .args(["replay", "--runtime", &command, file])
+        .current_dir(repository())
+        .output()
+        .expect("ward runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    Some((stdout, stderr, output.status.success()))
+}
+
 /// The adapters' glue, not an SDK: a body's start names its call as the call's events do, with
 /// the id guarded (R22). Before, the raw id left ward waiting for an `ask_user` whose
 /// `tool.finished` named `[REDACTED]` (false I7 and I10 reports on every SDK). Replays the
 /// scenario that shows it against `runtime` (every claimed invariant holds), or says why the
 /// adapter cannot run here.
 pub fn names_a_body_by_its_guarded_call_id(runtime: &str) {
-    let command = match adapter(runtime) {
-        Ok(command) => command,
-        Err(why) => {
-            eprintln!("skipped: the {runtime} adapter cannot run here: {why}");
-            return;
-        }
-    };
     let file = "adapters/node/test/scenarios/ask-user-secret-call-id.json";
-    let output = Command::new(env!("CARGO_BIN_EXE_ward"))
-        .args(["replay", "--runtime", &command, file])
-        .current_dir(repository())
-        .output()
-        .expect("ward runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let Some((stdout, _, _)) = replay_of(runtime, file) else {
+        return;
+    };
     // Every claimed invariant held (a runtime may break one it does not claim here).
     let held = stdout.lines().any(|line| line.ends_with("invariants held"));
     let violated = stdout.lines().any(|line| line.starts_with("violated:"));
-    assert!(held && !violated, "{file} against {command}:\n{stdout}");
+    assert!(held && !violated, "{file} against {runtime}:\n{stdout}");
 }
