@@ -52,6 +52,8 @@ pub struct ProcessHost {
     /// Whether a line broke the protocol or the output ended: nothing after it is read.
     broken: bool,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// The thread keeping `stderr`'s tail, which ends at the end of the adapter's standard error.
+    stderr_reader: Option<std::thread::JoinHandle<()>>,
     ready: Ready,
     /// The type of the message ward sent last, which the answer being read is to.
     sent: &'static str,
@@ -86,7 +88,7 @@ impl ProcessHost {
         };
         let kept = Arc::new(Mutex::new(VecDeque::new()));
         let tail = Arc::clone(&kept);
-        std::thread::spawn(move || keep_tail(stderr, &tail));
+        let stderr_reader = std::thread::spawn(move || keep_tail(stderr, &tail));
         let mut host = ProcessHost {
             command: command.to_owned(),
             child,
@@ -95,6 +97,7 @@ impl ProcessHost {
             output: BufReader::new(Watched::new(stdout)),
             broken: false,
             stderr: kept,
+            stderr_reader: Some(stderr_reader),
             ready: Ready {
                 protocol: VERSION,
                 runtime: RuntimeId {
@@ -255,8 +258,8 @@ impl ProcessHost {
     /// A violation naming the command, the line and the adapter's last words; the process is
     /// killed.
     fn violation(&mut self, message: String, line: Option<&str>) -> Violation {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill();
+        self.read_stderr_to_its_end();
         let mut text = format!(
             "{message}, in answer to {} (adapter `{}`)",
             self.sent, self.command
@@ -279,6 +282,24 @@ impl ProcessHost {
 }
 
 impl ProcessHost {
+    /// Waits, within the watchdog, until the adapter's standard error is read to its end (its
+    /// group killed, no writer is left), so that a violation quotes what the adapter said last
+    /// before it went, not what happened to be read by then.
+    fn read_stderr_to_its_end(&mut self) {
+        let Some(reader) = self.stderr_reader.take() else {
+            return;
+        };
+        let step = Duration::from_millis(1);
+        let mut waited = Duration::ZERO;
+        while !reader.is_finished() && waited < self.watchdog {
+            std::thread::sleep(step);
+            waited += step;
+        }
+        if reader.is_finished() {
+            let _ = reader.join();
+        }
+    }
+
     /// Kills the adapter with `SIGKILL` (SPEC §17 P9, kill mode), every process of its
     /// group, and waits for it.
     pub fn kill(&mut self) {
