@@ -48,10 +48,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 import sys
+import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "src"))
 
@@ -72,7 +74,7 @@ from ward_kit.runtime import kit_notes, unclaimed_notes  # noqa: E402
 
 RUNTIME = {"name": "langgraph", "version": version("langgraph")}
 
-CLAIMS = ["R1", "R2", "R3", "R4", "R5", "R11", "R12", "R13", "R14", "R16", "R17", "R19", "R20", "R21", "R22", "R23"]
+CLAIMS = ["R1", "R2", "R3", "R4", "R5", "R11", "R12", "R13", "R14", "R16", "R17", "R19", "R20", "R21", "R22", "R23", "R33", "R34"]
 
 NOTES = {
     **kit_notes(None),
@@ -90,13 +92,21 @@ NOTES = {
     "R21": "the adapter's chat model raises ward's error as a provider package does; with_retry retries the retryable kinds",
     **unclaimed_notes(
         r15="LangGraph has no prompt redactor; the kit applies only R22's exact-value guard, not the pattern rules of section 7",
-        r30="no durable sessions: the checkpointer here is LangGraph's InMemorySaver",
+        r30="LangGraph's checkpointer journals the graph state after each super-step (the start, each reply, each task's writes; the run's end is the adapter's aupdate_state), but it stores the state as the nodes return it: the prompt is guarded for exact values only (no redactor, R15), and the model's calls and the bodies' results are stored as they came",
     ),
+    "R31": "ward's chart is outside LangGraph's store: a body's change is applied when it returns and LangGraph commits its result as its task's pending write, not in one transaction with the change",
+    "R32": "LangGraph journals no intent before a body starts: a task cut by a crash runs again from its start (its durable-execution docs: make nodes idempotent), so an outside effect may happen twice and never gets OUTCOME_UNKNOWN; it hands a tool no idempotency key",
+    "R33": "LangGraph's: a resume (ainvoke(None)) runs again every task of the cut super-step that has no writes, the model request and a read among them",
+    "R34": "the adapter's: the run's policy and limits kept in the graph state (ChartState.run), and the turn count read from the run's replies at a resume (a resumed invocation's recursion_limit counts from itself)",
+    "R35": "SQLite's own transactions and journal keep committed data, but a failed checkpoint write ends the run as a failure, not as a crash, and ward faults no real disk",
 }
 
 
 import langchain_core.utils.uuid as lc_uuid  # noqa: E402
 import langgraph.checkpoint.base.id as lg_id  # noqa: E402
+import langgraph.pregel._checkpoint as lg_checkpoint  # noqa: E402
+import langgraph.pregel._loop as lg_loop  # noqa: E402
+import langgraph.pregel._retry as lg_retry  # noqa: E402
 from langchain_core.exceptions import OutputParserException  # noqa: E402
 from langchain_core.language_models.chat_models import BaseChatModel  # noqa: E402
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage  # noqa: E402
@@ -104,13 +114,13 @@ from langchain_core.output_parsers.openai_tools import make_invalid_tool_call, p
 from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
 from langchain_core.tools import StructuredTool  # noqa: E402
 from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
-from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 from langgraph.errors import GraphRecursionError  # noqa: E402
-from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
-from langgraph.graph.message import REMOVE_ALL_MESSAGES  # noqa: E402
+from langgraph.graph import END, START, StateGraph  # noqa: E402
+from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages  # noqa: E402
 from langgraph.prebuilt import ToolNode, ToolRuntime  # noqa: E402
 from langgraph.types import Command, Send, interrupt  # noqa: E402
-from ward_kit.agent import Agent, Run, Stop  # noqa: E402
+from ward_kit.agent import Agent, Batch, Run, Stop, fatal  # noqa: E402
 from ward_kit.runtime import (  # noqa: E402
     HTTP_STATUS,
     NOT_RETRYABLE,
@@ -123,6 +133,10 @@ from ward_kit.runtime import (  # noqa: E402
     unexpected_end,
 )
 
+# LangGraph stamps each checkpoint and task with ``datetime.now()``, which the store keeps (P4).
+wire.fake_datetime(lg_checkpoint, lg_loop, lg_retry)
+
+
 def _uuid7(timestamp: int | None = None, nanos: int | None = None) -> uuid.UUID:
     """LangChain's run ids (``uuid_utils``' uuid7, random from the operating system) made of
     the virtual clock's millisecond and the kit's seeded id stream (P4)."""
@@ -134,6 +148,78 @@ def _uuid7(timestamp: int | None = None, nanos: int | None = None) -> uuid.UUID:
 
 
 lc_uuid._uuid_utils_uuid7 = _uuid7
+
+
+STORE_FILE = "checkpoints.sqlite"
+"""The checkpointer's file, in the store directory ``reset`` gives (P8)."""
+
+VERSIONS = {
+    name: version(name) for name in ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langchain-core")
+}
+
+
+class Wall:
+    """The wall clock LangGraph reads (``time.time_ns``, which its uuid6 checkpoint ids are
+    made of): ``base_ms`` ahead of the virtual clock, 0 but after a crash (:meth:`LangGraph.open_store`)."""
+
+    base_ms = 0
+
+
+def _wall_seconds() -> float:
+    return (wire.clock.now_ms + Wall.base_ms) / 1000
+
+
+def _wall_nanoseconds() -> int:
+    return (wire.clock.now_ms + Wall.base_ms) * 1_000_000
+
+
+def uuid6_ms(checkpoint_id: str) -> int:
+    """The instant (ms since 1970) a uuid6 checkpoint id was made at."""
+    return (lg_id.UUID(checkpoint_id).time - 0x01B21DD213814000) // 10_000
+
+
+class Journal(sqlite3.Connection):
+    """The checkpointer's connection, on SQLite's default rollback journal: ``SqliteSaver.setup``
+    turns WAL on, and SQLite draws each WAL header's salt from the operating system's
+    randomness, so the same writes would leave other bytes (P4; ward digests every byte of the
+    store directory). That one pragma is not applied; every other statement is SqliteSaver's."""
+
+    def executescript(self, script: str) -> sqlite3.Cursor:  # type: ignore[override]
+        return super().executescript(script.replace("PRAGMA journal_mode=WAL;", ""))
+
+
+class LoopSaver(SqliteSaver):
+    """``SqliteSaver`` with the async face LangGraph's ``ainvoke`` calls, each method its sync
+    twin, as LangGraph's own ``InMemorySaver`` does. ``AsyncSqliteSaver`` runs SQLite on a
+    thread of aiosqlite's, outside the lockstep and ward's clock; the statements, the tables
+    and the serializer here are ``SqliteSaver``'s."""
+
+    async def aget_tuple(self, config: Any) -> Any:
+        return self.get_tuple(config)
+
+    async def alist(self, config: Any, *, filter: Any = None, before: Any = None, limit: int | None = None) -> Any:
+        for item in self.list(config, filter=filter, before=before, limit=limit):
+            yield item
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        return self.put(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        self.put_writes(config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self.delete_thread(thread_id)
+
+    async def aget_delta_channel_history(self, *, config: Any, channels: Any) -> Any:
+        return self.get_delta_channel_history(config=config, channels=channels)
+
+
+class ChartState(TypedDict, total=False):
+    """The run's state: LangGraph's messages, and the run's policy and progress (``run``), so
+    that the checkpointer keeps them (R34)."""
+
+    messages: Annotated[list[Any], add_messages]
+    run: dict[str, Any]
 
 
 class ProviderHttpError(Exception):
@@ -266,7 +352,7 @@ class WardChatModel(BaseChatModel):
         except ProviderError as error:
             raise provider_error(error) from error
         run.replied(reply)
-        message = ai_message_of(reply, f"ward-{self.adapter.replies}")
+        message = ai_message_of(reply, f"ward-{self.adapter.epoch}-{self.adapter.replies}")
         self.adapter.replies += 1
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -284,6 +370,12 @@ class LangGraph:
 
     notes = NOTES
 
+    durable = {
+        "store": f"a SQLite database ({STORE_FILE}; SQLite's default rollback journal: the adapter does not apply SqliteSaver's journal_mode=WAL, whose header salts are random) in the store directory, written by langgraph-checkpoint-sqlite's SqliteSaver: one thread per session",
+        "version": f"langgraph-checkpoint-sqlite {VERSIONS['langgraph-checkpoint-sqlite']} (langgraph-checkpoint {VERSIONS['langgraph-checkpoint']}, langgraph {VERSIONS['langgraph']}) on Python's sqlite3, SQLite {sqlite3.sqlite_version}",
+        "drop": "every object of the runtime (graph, checkpointer, run, tasks) and the sqlite3 connection are dropped without close(): the connection is kept referenced so that nothing closes it, until a reset for another store directory; the loop with its tasks and timers is replaced and the dropped runtime's output is cut",
+    }
+
     def __init__(self) -> None:
         self.agent: Agent | None = None
         self.run: Run | None = None
@@ -291,6 +383,10 @@ class LangGraph:
         self.questions: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.inflight: set[asyncio.Future[Any]] = set()
         self.invocation: asyncio.Task[Any] | None = None
+        self.db: sqlite3.Connection | None = None
+        self.store_dir: str | None = None
+        self.dropped: list[sqlite3.Connection] = []
+        self.epoch = 0
 
     def reset(self, message: dict[str, Any], agent: Agent) -> None:
         self.agent = agent
@@ -299,14 +395,61 @@ class LangGraph:
         self.questions = {}
         self.inflight = set()
         self.invocation = None
-        # uuid6 keeps its last instant across calls: checkpoint ids start again per seed (P4).
-        lg_id._last_v6_timestamp = None
-        self.saver = InMemorySaver()
+        if message.get("storeDir") != self.store_dir:
+            # The execution the dropped connections belong to is over: as after a kill, they go.
+            for db in self.dropped:
+                db.close()
+            self.dropped = []
+            if self.db is not None:
+                self.db.close()
+            self.db = None
+        self.store_dir = message.get("storeDir")
+        self.open_store(message["seed"])
         self.tools = [self.tool_of(entry) for entry in message["tools"]]
         self.graph = self.graph_of()
 
+    def open_store(self, seed: int) -> None:
+        """The checkpointer on the store directory's file (P8); the wall clock past its last
+        checkpoint; the seeded streams and uuid6 as a process starting on that store has them."""
+        if self.db is not None:
+            self.db.close()
+        if self.store_dir is None:
+            self.db = sqlite3.connect(":memory:", factory=Journal, check_same_thread=False)
+        else:
+            os.makedirs(self.store_dir, exist_ok=True)
+            self.db = sqlite3.connect(os.path.join(self.store_dir, STORE_FILE), factory=Journal, check_same_thread=False)
+        self.saver = LoopSaver(self.db)
+        self.saver.setup()
+        # The kit installs its clocks as it starts serving: the wall clock goes on top of them.
+        time.time = _wall_seconds
+        time.time_ns = _wall_nanoseconds
+        last = self.db.execute("SELECT checkpoint_id FROM checkpoints ORDER BY checkpoint_id DESC LIMIT 1").fetchone()
+        Wall.base_ms = 0 if last is None else uuid6_ms(last[0]) + 1 - wire.clock.now_ms
+        # A process that starts again on a store draws other numbers than the one that wrote
+        # it: the seeded streams (message ids are random uuids, channel versions random
+        # floats) are seeded again from the seed and the store's size, or the ids drawn after a
+        # crash would repeat those drawn before it, and add_messages would take a new message
+        # for an old one. The replies' ids carry the same count.
+        rows = self.db.execute("SELECT (SELECT count(*) FROM checkpoints) * 65536 + (SELECT count(*) FROM writes)").fetchone()[0]
+        if last is not None:
+            wire.seed_random(seed ^ ((rows * 0x9E3779B1) & 0xFFFFFFFF))
+        self.epoch = rows
+        # uuid6 keeps its last instant across calls: a fresh process has none (P4).
+        lg_id._last_v6_timestamp = None
+
+    def crash(self) -> None:
+        """Drop mode (P9): the connection is kept, never closed; nothing of the runtime runs again."""
+        if self.db is not None:
+            self.dropped.append(self.db)
+        self.db = None
+        self.graph = None
+        self.run = None
+        self.questions = {}
+        self.inflight = set()
+        self.invocation = None
+
     def graph_of(self) -> Any:
-        builder = StateGraph(MessagesState)
+        builder = StateGraph(ChartState)
         builder.add_node("agent", self.call_model)
         builder.add_node("tools", ToolNode(self.tools, handle_tool_errors=True))
         builder.add_edge(START, "agent")
@@ -412,30 +555,44 @@ class LangGraph:
 
     async def start(self, run: Run) -> None:
         assert self.agent is not None
-        run.session = self.agent.session  # type: ignore[attr-defined]
+        self.prepare(run, self.agent.session)  # type: ignore[attr-defined]
+        snapshot = await self.graph.aget_state(self.thread(run))
+        policy = {
+            "session": run.session,  # type: ignore[attr-defined]
+            "prompt": run.prompt,
+            "readOnly": run.read_only,
+            "disabledTools": sorted(run.disabled),
+            "limits": run.limits,
+            "from": len(snapshot.values.get("messages", [])),
+            "open": True,
+        }
+        await self.drive(run, {"messages": [HumanMessage(run.prompt)], "run": policy}, steps_of(run.limits["turnsMax"]))
+
+    def prepare(self, run: Run, session: str) -> None:
+        run.session = session  # type: ignore[attr-defined]
         self.run = run
         self.questions = {}
         # The stop is the cancellation of the task running the graph: LangGraph cancels its
         # tasks in turn. The kit's own listeners (a read's body, the model request) come after.
         run.signal.add_listener(self.cancel_invocation)
-        await self.drive(run, {"messages": [HumanMessage(run.prompt)]})
 
     def cancel_invocation(self) -> None:
         if self.invocation is not None and not self.invocation.done():
             self.invocation.cancel()
 
-    async def drive(self, run: Run, input: Any) -> None:
+    async def drive(self, run: Run, input: Any, steps: int) -> None:
         """Invokes the graph until the run ends: each pause for ``ask_user`` resumed with its
-        answer, each invocation given the steps the turn limit leaves."""
+        answer, each invocation given the steps the turn limit leaves. Every super-step's
+        checkpoint is written before the next starts (``durability="sync"``)."""
         value = input
-        steps = steps_of(run.limits["turnsMax"])
         try:
             while True:
                 config = {**self.thread(run), "recursion_limit": max(1, steps)}
                 # No limit below 1 resumes: a run with a tools step and a model step left
                 # stops after that model step (``interrupt_after``), as its limit would.
                 after = ["agent"] if steps < 1 else None
-                self.invocation = asyncio.ensure_future(self.graph.ainvoke(value, config, interrupt_after=after))
+                invocation = self.graph.ainvoke(value, config, interrupt_after=after, durability="sync")
+                self.invocation = asyncio.ensure_future(invocation)
                 result = await self.invocation
                 if after is not None and getattr(result["messages"][-1], "tool_calls", None):
                     raise GraphRecursionError(f"Recursion limit of {steps} reached")
@@ -458,6 +615,49 @@ class LangGraph:
             await asyncio.gather(*self.inflight, return_exceptions=True)
             await self.close(run, lambda: run.fail(self.outcome_of(run, error)))
 
+    async def recover(self, agent: DurableAgent, message: dict[str, Any]) -> None:
+        """``recover`` (P9): the thread whose run is still open at its last checkpoint is taken
+        up with ``ainvoke(None)``, LangGraph's resume: the tasks of the cut super-step without
+        writes run again from their start; a pause for ``ask_user`` asks again."""
+        assert self.db is not None
+        threads = [row[0] for row in self.db.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id")]
+        for session in threads:
+            snapshot = await self.graph.aget_state({"configurable": {"thread_id": session}})
+            policy = snapshot.values.get("run")
+            if not policy or not policy.get("open"):
+                continue
+            run = agent.resume_run(policy, message["secrets"])
+            self.prepare(run, session)
+            self.restore(run, snapshot.values.get("messages", [])[policy["from"] :], snapshot.next)
+            await self.drive(run, None, await self.steps_left(run))
+            return
+
+    def restore(self, run: Run, messages: list[BaseMessage], next: tuple[str, ...]) -> None:
+        """The run's counts and open batch, from the messages it kept. A batch whose tools step
+        completed (the thread goes on to ``agent``) had its results entered and reported by
+        the process before the crash: the model step after a tools step enters them as it
+        starts, and no boundary falls between that step's checkpoint and its model request.
+        It is not entered again (its results were acknowledged once; I16)."""
+        for message in messages:
+            if not isinstance(message, AIMessage):
+                continue
+            run.turn += 1
+            if message.additional_kwargs.get("ward_calls") and run.batches < run.limits["turnsMax"]:
+                run.batches += 1
+        run.calls = sum(1 for message in messages if isinstance(message, ToolMessage))
+        at = last_reply(messages)
+        calls = [] if at < 0 else messages[at].additional_kwargs.get("ward_calls", [])
+        if not calls or "tools" not in next:
+            return
+        sequential = any((run.tool(call["name"]) or {}).get("executionMode") == "sequential" for call in calls)
+        run.batch = Batch(calls, sequential)
+        for position, index in enumerate(result_indices(messages, at)):
+            if index is not None:
+                result = messages[at + 1 + position]
+                assert isinstance(result, ToolMessage)
+                run.batch.results[index] = run.guard.value(envelope_of(result, run))
+                run.batch.seen.add(calls[index]["id"])
+
     async def steps_left(self, run: Run) -> int:
         """The ``recursion_limit`` of a resumed invocation that keeps the run's turn limit:
         LangGraph counts an invocation's steps from where it starts, so the steps left are
@@ -479,8 +679,13 @@ class LangGraph:
         self.sync_results(run, messages)
         complete = self.completed(run, messages)
         run.enter_results()
+        # The run's end in the thread (the adapter's record), so that recover skips it.
+        closed = {**snapshot.values.get("run", {}), "open": False}
         if complete is not None:
-            await self.graph.aupdate_state(self.thread(run), {"messages": complete}, as_node="tools")
+            await self.graph.aupdate_state(self.thread(run), {"messages": complete, "run": closed}, as_node="tools")
+        else:
+            node = "tools" if messages and isinstance(messages[-1], ToolMessage) else "agent"
+            await self.graph.aupdate_state(self.thread(run), {"run": closed}, as_node=node)
         if self.run is not run:
             return
         self.run = None
@@ -521,15 +726,51 @@ class LangGraph:
         return unexpected_end(repr(error))
 
 
-class LangGraphAgent(Agent):
-    """The kit's agent, keeping the session a run belongs to (LangGraph's thread)."""
+class DurableAgent(Agent):
+    """The kit's agent, keeping the session a run belongs to (LangGraph's thread), durable:
+    ``crash`` drops the runtime, ``recover`` takes a run up."""
 
     session = "session-0"
+
+    def ready(self) -> dict[str, Any]:
+        return {**super().ready(), "durable": self.sdk.durable}  # type: ignore[attr-defined]
+
+    def crash(self) -> None:
+        self.current = None
+        self.tasks = set()
+        self.sdk.crash()  # type: ignore[attr-defined]
+
+    def handle(self, message: dict[str, Any]) -> None:
+        if message["type"] == "recover":
+            self.spawn(self.sdk.recover(self, message))  # type: ignore[attr-defined]
+            return
+        super().handle(message)
 
     def start_run(self, message: dict[str, Any]) -> None:
         self.session = message["session"]
         super().start_run(message)
 
+    def spawn(self, work: Any) -> None:
+        async def go() -> None:
+            try:
+                await work
+            except Exception:
+                fatal()
+
+        task = asyncio.get_running_loop().create_task(go())
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    def resume_run(self, policy: dict[str, Any], secrets: list[str]) -> Run:
+        """A run taken up after a crash: its policy from the state, its secrets from ``recover``."""
+        self.ward.begin_run()
+        keys = ("session", "prompt", "readOnly", "disabledTools", "limits")
+        run = Run(self, {**{key: policy[key] for key in keys}, "secrets": secrets})
+        self.current = run
+        run.recorder.event({"type": "run.started", "readOnly": run.read_only, "tools": run.offered})
+        run.touch()
+        return run
+
 
 if __name__ == "__main__":
-    wire.serve(LangGraphAgent(LangGraph()))
+    wire.serve(DurableAgent(LangGraph()))

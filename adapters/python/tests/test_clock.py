@@ -124,3 +124,26 @@ def test_a_runtime_that_never_stops_running_is_reported(loop, monkeypatch):
     task.cancel()
     loop.settle()
     assert task.cancelled()
+
+
+def test_datetime_now_reads_the_virtual_clock(loop):
+    import datetime
+
+    wire.install()
+    wire.fake_datetime()
+    from datetime import datetime as looked_up, timezone
+
+    wire.clock.now_ms = 1_500
+    assert looked_up.now(timezone.utc) == datetime.datetime(1970, 1, 1, 0, 0, 1, 500_000, tzinfo=timezone.utc)
+    assert looked_up.utcnow() == datetime.datetime(1970, 1, 1, 0, 0, 1, 500_000)
+    # What serializes a datetime by its class's path finds the faked type, and instants are
+    # of the real one.
+    assert (looked_up.__module__, looked_up.__qualname__) == ("datetime", "datetime")
+    assert type(looked_up.now()) is wire._real_datetime
+    # A module that took the type at its import gets the faked one too.
+    import types
+
+    module = types.ModuleType("took_it")
+    module.datetime = wire._real_datetime
+    wire.fake_datetime(module)
+    assert module.datetime is wire.VirtualDatetime

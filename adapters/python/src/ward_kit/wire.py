@@ -24,8 +24,11 @@ while the runtime settles after ward's next message has been handed over: a deli
 tie with a timer, as both falling due at once in one process. ``time.monotonic``,
 ``time.time``, ``time.perf_counter`` (and their ``_ns`` forms) read the same clock, from 0
 at ``reset`` (``time.time()`` is then 1970-01-01, as the Node kit's ``Date.now()`` is 0).
-``datetime.datetime.now()`` is C code that reads the operating system's clock and is not
-faked: take wall time from ``time.time()``.
+``datetime.datetime.now()`` is C code that reads the operating system's clock:
+:func:`fake_datetime` makes ``datetime.datetime`` a subclass whose ``now()``, ``utcnow()`` and
+``today()`` read ``time.time()``, for a runtime that stamps its records with it (LangGraph's
+checkpoints). Call it after the runtime's imports: a module that took the type at its import
+keeps the real one, and pydantic knows a ``datetime`` field by the real type only.
 
 Randomness (P4). ``random``'s module functions and ``uuid.uuid4`` draw from streams seeded by
 ``reset.seed`` (two streams, so that drawing ids changes no draw of ``random``);
@@ -42,6 +45,7 @@ lockstep. A thread of the runtime's own is outside ward's clock: make tools asyn
 from __future__ import annotations
 
 import asyncio
+import datetime
 import heapq
 import json
 import math
@@ -197,6 +201,31 @@ def _nanoseconds() -> int:
     return clock.now_ms * 1_000_000
 
 
+_real_datetime = datetime.datetime
+
+
+class VirtualDatetime(_real_datetime):
+    """``datetime.datetime`` whose clock readings are ``time.time()``'s. It keeps the module's
+    name and the type's, so that what pickles or serializes a datetime by its class's path
+    finds this one; the instants it reads are of the real type."""
+
+    @classmethod
+    def now(cls, tz: datetime.tzinfo | None = None) -> datetime.datetime:  # type: ignore[override]
+        return _real_datetime.fromtimestamp(time.time(), tz)
+
+    @classmethod
+    def utcnow(cls) -> datetime.datetime:  # type: ignore[override]
+        return _real_datetime.fromtimestamp(time.time(), datetime.timezone.utc).replace(tzinfo=None)
+
+    @classmethod
+    def today(cls) -> datetime.datetime:  # type: ignore[override]
+        return _real_datetime.fromtimestamp(time.time())
+
+
+VirtualDatetime.__module__ = "datetime"
+VirtualDatetime.__name__ = VirtualDatetime.__qualname__ = "datetime"
+
+
 def _uuid4() -> uuid.UUID:
     return uuid.UUID(bytes=_ids.randbytes(16), version=4)
 
@@ -213,10 +242,23 @@ def install() -> None:
     uuid.uuid4 = _uuid4
 
 
+def fake_datetime(*modules: Any) -> None:
+    """Makes ``datetime.datetime`` :class:`VirtualDatetime`, so that code looking the type up
+    when it runs (``from datetime import datetime`` in a function) reads the virtual clock,
+    and so is the ``datetime`` name of each of ``modules`` (those that took the type at their
+    import). Call it after the runtime's imports (see the module docs); :func:`uninstall`
+    undoes the first part."""
+    datetime.datetime = VirtualDatetime  # type: ignore[misc]
+    for module in modules:
+        if getattr(module, "datetime", None) is _real_datetime:
+            module.datetime = VirtualDatetime
+
+
 def uninstall() -> None:
     """Gives back the real clocks and ids (for tests)."""
     for name in ("monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns", "time", "time_ns"):
         setattr(time, name, _real[name])
+    datetime.datetime = _real_datetime  # type: ignore[misc]
     uuid.uuid4 = _real["uuid4"]
     os.urandom = _real["urandom"]
 
