@@ -1,7 +1,8 @@
 //! Every finding about LangGraph for Python (`findings/langgraph-python.md`, `langgraph`
-//! 1.2.24 with `langchain-core` 1.8.3) replays: its committed scenario file, run through
-//! `ward replay --runtime` against `adapters/python/langgraph-agent.py`, breaks the invariant
-//! the finding names, with the explanation it quotes.
+//! 1.2.24 with `langchain-core` 1.8.3, durable on `langgraph-checkpoint-sqlite` 3.1.2)
+//! replays: its committed scenario or crash plan file, run through `ward replay --runtime`
+//! against `adapters/python/langgraph-agent.py`, breaks the invariant the finding names, with
+//! the explanation it quotes.
 //!
 //! The adapter needs Python and its environment (`uv sync --project adapters/python
 //! --frozen`, the README's setup command). Without them each test says why it did not run and
@@ -9,7 +10,7 @@
 
 mod common;
 
-use common::replay::{Claim, names_a_body_by_its_guarded_call_id, replays};
+use common::replay::{Claim, names_a_body_by_its_guarded_call_id, replays, replays_crash};
 
 /// Finding 1: a StructuredTool with a JSON Schema `args_schema` passes its input on unchecked.
 #[test]
@@ -65,6 +66,47 @@ fn langgraph_python_the_last_reply_at_the_turn_limit_fails_the_run() {
         Claim::Claimed,
         "I13",
         "the provider stopped calling tools but the run did not end run.completed",
+    );
+}
+
+/// Findings 5 and 6: a body a crash cut runs again from its start on resume (no intent, no
+/// key), and the checkpoint holds the prompt's planted credential.
+#[test]
+fn langgraph_python_an_outside_effect_runs_again_after_a_crash() {
+    let file = "findings/langgraph-python/outside-effect-runs-again.crash.json";
+    replays_crash(
+        "langgraph-python",
+        file,
+        Claim::NotClaimed,
+        "I15",
+        "the body of code_interpreter call call_1 of run 0 started 2 times",
+    );
+    replays_crash(
+        "langgraph-python",
+        file,
+        Claim::NotClaimed,
+        "I17",
+        "code_interpreter call call_1 started, a crash cut it, and it got a success instead of OUTCOME_UNKNOWN",
+    );
+    replays_crash(
+        "langgraph-python",
+        file,
+        Claim::NotClaimed,
+        "I18",
+        "holds 8 characters of the planted credential",
+    );
+}
+
+/// Finding 7: resumed with no step left, the final reply at the turn limit completes the run,
+/// where the crash-free run is finding 4's TOOL_LOOP_LIMIT.
+#[test]
+fn langgraph_python_the_turn_limit_after_a_crash_is_kept_as_r19_says() {
+    replays_crash(
+        "langgraph-python",
+        "findings/langgraph-python/turn-limit-after-a-crash.crash.json",
+        Claim::Claimed,
+        "I19",
+        r#"run 0 ended with {"record":"report","outcome":"run.completed","code":null,"batches":1,"calls":1} after the crashes, {"record":"report","outcome":"run.failed","code":"TOOL_LOOP_LIMIT","batches":1,"calls":1} without them"#,
     );
 }
 
