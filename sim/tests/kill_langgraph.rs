@@ -16,10 +16,5 @@ use common::kill::kill_matches_drop;
 
 #[test]
 fn langgraph_killed_at_every_drop_of_every_plan_gives_the_drop_modes_digest_and_verdict() {
-    kill_matches_drop(
-        "adapters/node/langgraph.js",
-        "langgraph",
-        "WARD_KILL_SEEDS",
-        0..8,
-    );
+    kill_matches_drop("langgraph", "WARD_KILL_SEEDS", 0..8);
 }

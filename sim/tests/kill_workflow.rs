@@ -17,10 +17,5 @@ use common::kill::kill_matches_drop;
 
 #[test]
 fn workflow_devkit_killed_at_every_drop_of_every_plan_gives_the_drop_modes_digest_and_verdict() {
-    kill_matches_drop(
-        "adapters/node/workflow-devkit.js",
-        "workflow",
-        "WARD_KILL_WORKFLOW_SEEDS",
-        0..3,
-    );
+    kill_matches_drop("workflow-devkit", "WARD_KILL_WORKFLOW_SEEDS", 0..3);
 }

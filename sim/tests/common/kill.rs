@@ -1,9 +1,9 @@
-//! Kill mode for real against a durable Node adapter (SPEC §17 P9, I11): every plan of a range
-//! of seeds, drawn against the adapter and played in drop mode, is played again with `SIGKILL`
-//! to the adapter's process group at the same boundaries, in a fresh store directory; the two
-//! executions must give the same digest (the trace and every byte of the store directory after
-//! each crash and at the end) and the same durable verdict. Without Node's packages it says
-//! why and passes.
+//! Kill mode for real against a durable adapter, Node or Python (SPEC §17 P9, I11): every plan
+//! of a range of seeds, drawn against the adapter and played in drop mode, is played again with
+//! `SIGKILL` to the adapter's process group at the same boundaries, in a fresh store directory;
+//! the two executions must give the same digest (the trace and every byte of the store
+//! directory after each crash and at the end) and the same durable verdict. Without the
+//! adapter's packages or environment (`replay::adapter`) it says why and passes.
 
 use std::ops::Range;
 
@@ -21,18 +21,19 @@ fn seeds(variable: &str, default: Range<u64>) -> Range<u64> {
     start.parse().expect("a seed")..end.parse().expect("a seed")
 }
 
-/// Plays every plan of the seeds (`variable`, or `default`) of `script` (a path under the
-/// repository), `name`d in its store folder, in kill mode beside drop mode.
-pub fn kill_matches_drop(script: &str, name: &str, variable: &str, default: Range<u64>) {
+/// Plays every plan of the seeds (`variable`, or `default`) of `runtime`'s adapter (a name of
+/// `replay::adapter`) in kill mode beside drop mode.
+pub fn kill_matches_drop(runtime: &str, variable: &str, default: Range<u64>) {
     let root = super::repository();
-    if !root.join("adapters/node/node_modules").is_dir() {
-        eprintln!(
-            "skipped: adapters/node/node_modules is missing: run `npm ci --prefix adapters/node`"
-        );
-        return;
-    }
-    let command = format!("node '{}'", root.join(script).display());
-    let folder = std::env::temp_dir().join(format!("ward-kill-{name}-{}", std::process::id()));
+    let command = match super::replay::adapter(runtime) {
+        // The adapter's paths are the repository's: its shell starts there, then is replaced.
+        Ok(command) => format!("cd '{}' && exec {command}", root.display()),
+        Err(why) => {
+            eprintln!("skipped: the {runtime} adapter cannot run here: {why}");
+            return;
+        }
+    };
+    let folder = std::env::temp_dir().join(format!("ward-kill-{runtime}-{}", std::process::id()));
     let (mut plans, mut kills) = (0, 0);
     for seed in seeds(variable, default) {
         let dropped = explore_seed(seed, FaultSet::EMPTY, Some(&command));
