@@ -424,6 +424,8 @@ fn an_adapter_that_writes_a_line_that_is_not_json_has_a_protocol_row_and_count()
     let ready =
         r#"{"type":"ready","protocol":1,"runtime":{"name":"broken","version":"0"},"claims":[]}"#;
     let adapter = format!("read l; echo '{ready}'; read l; echo garbage");
+    // Its shrunk failure goes to a folder of the test's own, not the working tree.
+    let folder = folder("protocol-row");
     let output = ward(&[
         "run",
         "--runtime",
@@ -433,6 +435,8 @@ fn an_adapter_that_writes_a_line_that_is_not_json_has_a_protocol_row_and_count()
         "--jobs",
         "1",
         "--json",
+        "--out",
+        folder.to_str().unwrap(),
     ]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
