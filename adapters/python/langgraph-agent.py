@@ -5,7 +5,8 @@ a script's folder is first on ``sys.path`` and would shadow the package). What i
 and what is the adapter's:
 
 LangGraph and LangChain (what ward tests):
-- the turn loop: a ``StateGraph`` over ``MessagesState``, an ``agent`` node calling the model,
+- the turn loop: a ``StateGraph`` over the messages (``add_messages``) and the run's policy, an
+  ``agent`` node calling the model,
   a conditional edge handing each tool call of its reply to the ``tools`` node with ``Send``
   (one task per call, as ``create_react_agent``'s version 2 does), and an edge back; the
   graph's ``recursion_limit`` is R19's turn limit (``GraphRecursionError`` is reported as
@@ -19,8 +20,12 @@ LangGraph and LangChain (what ward tests):
 - ``ask_user``: ``interrupt()`` pauses the graph, and ``Command(resume=...)`` takes it up;
 - retries: ``Runnable.with_retry`` (tenacity's exponential backoff with jitter, on the
   loop's virtual clock); stopping: the cancellation of the task running the graph;
-- the session: a checkpointer thread per session (``InMemorySaver``), whose messages are the
-  next run's transcript.
+- the session and durability (PROTOCOL.md, "Durable runtimes and crashes"): a checkpointer
+  thread per session, ``SqliteSaver`` (``langgraph-checkpoint-sqlite``) on a file in the
+  store directory ``reset`` gives, whose messages are the next run's transcript; every
+  super-step checkpointed before the next (``durability="sync"``), each task's writes as it
+  ends; ``recover`` takes up the thread whose run is still open with ``ainvoke(None)``, which
+  runs again every task of the cut super-step that has no writes (R33).
 
 The adapter's (``ward_kit``, and here):
 - ward's provider as a LangChain chat model (a ``BaseChatModel`` subclass): the messages
@@ -33,14 +38,23 @@ The adapter's (``ward_kit``, and here):
   read is abandoned; the run ends after every call has one), R22's guard, R23's events, each
   call's envelope (``Run.admit``, ``Run.perform``);
 - the run's end written into the thread (``aupdate_state``): the calls a stop or the turn
-  limit left without a result get theirs, so that the session's next run sees every result;
+  limit left without a result get theirs, so that the session's next run sees every result,
+  and the run is marked closed, so that ``recover`` skips it; the run's policy and limits in
+  the graph state, and a resumed run's counts and open batch read back from its messages
+  (R34);
+- the store's async face: ``SqliteSaver``'s async methods raise and ``AsyncSqliteSaver`` runs
+  SQLite on aiosqlite's thread, outside the lockstep, so ``LoopSaver`` gives ``SqliteSaver``
+  an async face of its sync methods, as LangGraph's ``InMemorySaver`` has;
 - start-up: LangGraph's and LangChain's bytecode is cached, whatever
   ``PYTHONDONTWRITEBYTECODE`` says (compiled anew at every start, their thousand modules
   take seconds of CPU), and the interpreter is started again for ``PYTHONHASHSEED`` before
   they are imported, not after;
 - determinism: LangChain's run ids (``uuid7`` of ``uuid_utils``, the operating system's
   randomness) drawn from the kit's seeded id stream and the virtual clock; ``uuid6``
-  checkpoint ids restarted at each ``reset``; LangSmith tracing off.
+  checkpoint ids restarted at each ``reset``; LangSmith tracing off; for the store's bytes
+  (ward digests them): ``datetime.now()`` on the virtual clock (``wire.fake_datetime``), the
+  wall clock past the store's last checkpoint after a crash, the seeded streams seeded again
+  from the seed and the store's size, SQLite's rollback journal instead of WAL.
 """
 
 from __future__ import annotations
