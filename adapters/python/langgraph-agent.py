@@ -134,7 +134,7 @@ from langgraph.graph import END, START, StateGraph  # noqa: E402
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages  # noqa: E402
 from langgraph.prebuilt import ToolNode, ToolRuntime  # noqa: E402
 from langgraph.types import Command, Send, interrupt  # noqa: E402
-from ward_kit.agent import Agent, Batch, Run, Stop, fatal  # noqa: E402
+from ward_kit.agent import Agent, Batch, Run, Stop  # noqa: E402
 from ward_kit.runtime import (  # noqa: E402
     HTTP_STATUS,
     NOT_RETRYABLE,
@@ -763,17 +763,6 @@ class DurableAgent(Agent):
     def start_run(self, message: dict[str, Any]) -> None:
         self.session = message["session"]
         super().start_run(message)
-
-    def spawn(self, work: Any) -> None:
-        async def go() -> None:
-            try:
-                await work
-            except Exception:
-                fatal()
-
-        task = asyncio.get_running_loop().create_task(go())
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
 
     def resume_run(self, policy: dict[str, Any], secrets: list[str]) -> Run:
         """A run taken up after a crash: its policy from the state, its secrets from ``recover``."""

@@ -477,10 +477,15 @@ class Agent:
         run = Run(self, message)
         self.current = run
         run.open()
+        self.spawn(self.sdk.start(run))
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Runs ``work`` (a run, or a durable runtime's recovery) as a task of the loop; an
+        exception in it ends the adapter (:func:`fatal`)."""
 
         async def go() -> None:
             try:
-                await self.sdk.start(run)
+                await work
             except Exception:
                 fatal()
 
