@@ -8,10 +8,15 @@
 //!
 //! The `ward` binary is `WARD_BIN`, or `target/release/ward` from the workspace root (build it
 //! first: `cargo build --release -p ward-sim`); without one the protocol side is skipped
-//! with a message.
+//! with a message. The release profile is the quick build (opt-level 1): to weigh `ward
+//! serve` against the core in process built as this bench is, give the `campaign` profile's
+//! binary, `WARD_BIN=target/campaign/ward`. `ward-serve-pinned` is `--pin`
+//! (`ward_sim::host::pin`).
 //!
 //! ```text
 //! cargo build --release -p ward-sim && cargo bench -p ward-benches --bench protocol
+//! cargo build --profile campaign -p ward-sim && \
+//!   WARD_BIN=target/campaign/ward cargo bench -p ward-benches --bench protocol -- 'in-process|ward-serve'
 //! ```
 
 use std::hint::black_box;
@@ -32,6 +37,7 @@ fn config(runtime: Option<String>) -> CampaignConfig {
         runtime,
         crashes: false,
         stall_after: None,
+        pin: false,
     }
 }
 
@@ -126,6 +132,14 @@ fn protocol(criterion: &mut Criterion) {
             group.bench_function(BenchmarkId::new("runs", "ward-serve"), |bencher| {
                 bencher
                     .iter(|| black_box(campaign::run(&config(serve.clone()), &|_| {}).trace_digest))
+            });
+            // `--pin`: the worker and `ward serve` on one processor (`ward_sim::host::pin`).
+            let pinned = CampaignConfig {
+                pin: true,
+                ..config(serve.clone())
+            };
+            group.bench_function(BenchmarkId::new("runs", "ward-serve-pinned"), |bencher| {
+                bencher.iter(|| black_box(campaign::run(&pinned, &|_| {}).trace_digest))
             });
         }
         None => println!("protocol: no ward binary (set WARD_BIN): ward serve skipped"),

@@ -26,6 +26,7 @@ fn config(jobs: usize) -> CampaignConfig {
         runtime: None,
         crashes: false,
         stall_after: None,
+        pin: false,
     }
 }
 

@@ -57,6 +57,9 @@ pub struct CampaignConfig {
     /// A seed still running after this long is reported and the process exits with status 1
     /// ([`crate::stall`]); `None`: never.
     pub stall_after: Option<Duration>,
+    /// Each worker and the adapter processes it starts share one processor
+    /// ([`crate::host::pin`]): a speed switch, never a verdict's or a digest's.
+    pub pin: bool,
 }
 
 impl CampaignConfig {
@@ -338,6 +341,11 @@ impl Shared<'_> {
     /// scenario (and crash plan) marked for the stall watchdog while it runs.
     fn work(&self, worker: usize, watchdog: Option<&stall::Watchdog>) {
         let config = self.config;
+        if config.pin
+            && let Err(why) = crate::host::pin::pin_worker(worker)
+        {
+            eprintln!("ward: worker {worker} runs unpinned: {why}");
+        }
         let engine = config.engine();
         let mut local = Vec::new();
         loop {

@@ -36,6 +36,7 @@ fn campaign_against(
         runtime: Some(command),
         crashes: false,
         stall_after: None,
+        pin: false,
     }
 }
 
@@ -71,6 +72,27 @@ fn ward_serve_leaves_the_same_trace_as_the_core_in_process() {
     let ready = served.ready().expect("the adapter said ready");
     assert_eq!(ready.runtime.name, "ward-core");
     assert!(ready.claims.iter().any(|rule| rule == "R3"));
+}
+
+#[test]
+fn a_pinned_campaign_leaves_the_same_digest_as_a_free_one() {
+    // `--pin` decides where the processes run, never what they do (`ward_sim::host::pin`).
+    let free = campaign_against(serve(""), 0..40, None);
+    let pinned = CampaignConfig {
+        jobs: 2,
+        pin: true,
+        ..free.clone()
+    };
+    let (free, pinned) = (
+        campaign::run(&free, &|_| {}),
+        campaign::run(&pinned, &|_| {}),
+    );
+    assert_eq!(free.failing_seeds, 0);
+    assert_eq!(pinned.trace_digest, free.trace_digest);
+    assert_eq!(
+        (pinned.runs, pinned.tool_calls),
+        (free.runs, free.tool_calls)
+    );
 }
 
 #[test]

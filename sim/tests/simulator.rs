@@ -32,6 +32,7 @@ fn config(seeds: std::ops::Range<u64>, jobs: usize) -> CampaignConfig {
         runtime: None,
         crashes: false,
         stall_after: None,
+        pin: false,
     }
 }
 

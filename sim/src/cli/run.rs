@@ -61,6 +61,11 @@ pub struct RunArgs {
     /// its runtime never ends the run (0: never).
     #[arg(long, value_name = "SECS", default_value_t = crate::stall::DEFAULT_LIMIT.as_secs())]
     pub stall_after: u64,
+    /// Pin each worker and the adapter processes it starts to one processor of its own (the
+    /// lockstep never runs both at once): faster for a single-threaded adapter, slower for
+    /// one that works on several threads; verdicts and digests are the same.
+    #[arg(long)]
+    pub pin: bool,
 }
 
 impl Default for RunArgs {
@@ -76,6 +81,7 @@ impl Default for RunArgs {
             runtime: None,
             crashes: false,
             stall_after: crate::stall::DEFAULT_LIMIT.as_secs(),
+            pin: false,
         }
     }
 }
@@ -176,6 +182,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
         runtime: args.runtime.clone(),
         crashes: args.crashes,
         stall_after: (args.stall_after > 0).then(|| Duration::from_secs(args.stall_after)),
+        pin: args.pin,
     };
     let total = config.shard().seeds_in(SeedRange::from(&config.seeds));
     let progress = Progress::new(total);

@@ -2,9 +2,10 @@
 //! `ward serve` speaks for, P5) or a runtime behind its adapter's process ([`process`]). Both
 //! are a [`Runtime`]; [`Host`] owns the one a worker checks, starts it on first use, and
 //! starts it again after it broke the protocol, so that nothing of a broken scenario reaches
-//! the next (P6).
+//! the next (P6). [`pin`] gives a campaign worker and its adapter one processor (`--pin`).
 
 pub mod core;
+pub mod pin;
 pub mod process;
 
 use std::time::Duration;
