@@ -119,7 +119,7 @@ function answerHelloEarly() {
       return;
     }
     if (hello?.type !== "hello" || hello.protocol < 2) return;
-    const ready = { type: "ready", protocol: 2, runtime: { name: "@workflow/ai", version: VERSIONS.ai }, claims: CLAIMS, notes: NOTES, durable: DURABLE };
+    const ready = { type: "ready", protocol: 2, catalogueKept: true, runtime: { name: "@workflow/ai", version: VERSIONS.ai }, claims: CLAIMS, notes: NOTES, durable: DURABLE };
     const line = `${JSON.stringify(ready)}\n`;
     const write = process.stdout.write.bind(process.stdout);
     process.stdout.write = (data, ...rest) => {

@@ -136,12 +136,17 @@ export function resetClock() {
  * (`crash()`), every timer is cleared and the `out` it was given stops writing: each `out`
  * handed to a runtime belongs to one epoch, which the next `crash` or `reset` ends, so that
  * no promise or timer of a dropped runtime can reach ward's output.
+ *
+ * The catalogue (`ready.catalogueKept`): ward leaves `tools` out of a `reset` whose catalogue
+ * is the one of the last `reset`, and the kit hands the runtime the kept one, the same object
+ * each time (a runtime never changes it).
  */
 export function serve(runtime) {
   const queued = [];
   let answer = [];
   let busy = false;
   let epoch = 0;
+  let catalogue;
   const version = 2;
   const write = (message) => {
     answer.push(JSON.stringify(message));
@@ -189,10 +194,13 @@ export function serve(runtime) {
     switch (message.type) {
       case "hello": {
         const ready = runtime.ready();
-        write({ type: "ready", protocol: version, ...ready });
+        write({ type: "ready", protocol: version, catalogueKept: true, ...ready });
         return false;
       }
       case "reset":
+        if (message.tools !== undefined) catalogue = message.tools;
+        else if (catalogue === undefined) throw new Error("a reset without tools, and no catalogue before it to keep");
+        else message.tools = catalogue;
         newEpoch();
         resetClock();
         seedRandom(message.seed);

@@ -133,3 +133,15 @@ test("crypto.getRandomValues draws from the seed once an adapter asks for it", a
   assert.deepEqual(draw(7), draw(7));
   assert.notDeepEqual(draw(7), draw(8));
 });
+
+test("a reset without tools keeps the catalogue of the last one (ready says catalogueKept)", async () => {
+  const { send, close } = adapter();
+  const [ready] = await send({ type: "hello", protocol: 2 });
+  assert.equal(ready.catalogueKept, true);
+  const tools = [{ name: "panes_list", label: "List panes", description: "Lists the panes.", parameters: { type: "object" }, safety: "read-only", executionMode: "parallel" }];
+  assert.deepEqual(await send({ type: "reset", seed: 1, tools }), [{ type: "idle", atMs: 0, nextTimerMs: null }]);
+  assert.deepEqual(await send({ type: "reset", seed: 2 }), [{ type: "idle", atMs: 0, nextTimerMs: null }]);
+  const [kept] = await send({ type: "catalogues" });
+  assert.deepEqual(kept, { type: "catalogues", tools, same: true });
+  close();
+});

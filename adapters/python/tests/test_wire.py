@@ -30,6 +30,33 @@ def test_hello_is_answered_by_ready_alone_and_reset_by_idle(template):
     assert exchange(server, {"type": "reset", "seed": 3, "tools": TOOLS}) == [{"type": "idle", "atMs": 0, "nextTimerMs": None}]
 
 
+def test_a_reset_without_tools_keeps_the_catalogue_of_the_last_one(template):
+    seen = []
+
+    class Watching(template.Template):
+        def reset(self, message, agent):
+            seen.append(message["tools"])
+
+    server = wire.Server(Agent(Watching()))
+    ready = exchange(server, {"type": "hello", "protocol": 2})
+    assert ready[0]["catalogueKept"] is True
+    idle = [{"type": "idle", "atMs": 0, "nextTimerMs": None}]
+    assert exchange(server, {"type": "reset", "seed": 3, "tools": TOOLS}) == idle
+    assert exchange(server, {"type": "reset", "seed": 4}) == idle
+    assert seen[1] is seen[0] and seen[0] == TOOLS
+
+
+def test_a_reset_without_tools_and_none_before_it_is_refused(template):
+    server = wire.Server(Agent(template.Template()))
+    exchange(server, {"type": "hello", "protocol": 2})
+    try:
+        server.take(json.dumps({"type": "reset", "seed": 3}))
+    except ValueError as error:
+        assert "no catalogue before it" in str(error)
+    else:
+        raise AssertionError("a reset without a catalogue to keep was taken")
+
+
 def test_a_run_in_lockstep(template):
     server = wire.Server(Agent(template.Template()))
     exchange(server, {"type": "hello", "protocol": 2})

@@ -100,6 +100,9 @@ pub struct CoreHost {
     registries: [Option<(Registry, Vec<ToolDescription>)>; 2],
     /// The catalogue `reset` last sent that matched each registry.
     accepted: [Option<Arc<[ToolDescription]>>; 2],
+    /// The catalogue of the last `reset`, which a `reset` without `tools` keeps (`ready` says
+    /// `catalogueKept`).
+    catalogue: Option<Arc<[ToolDescription]>>,
     /// Where the sessions are kept.
     keeping: Keeping,
     /// The directory `reset` gave for the store.
@@ -201,6 +204,7 @@ impl CoreHost {
             timers: Timers::new(),
             registries: [None, None],
             accepted: [None, None],
+            catalogue: None,
             keeping: Keeping::Memory,
             store_dir: None,
             store_failed: None,
@@ -303,6 +307,14 @@ impl CoreHost {
             ToAdapter::Reset {
                 tools, store_dir, ..
             } => {
+                let tools = match tools.or_else(|| self.catalogue.clone()) {
+                    Some(tools) => tools,
+                    None => {
+                        let why = "a reset without tools, and no catalogue before it to keep";
+                        return Err(HostError(why.to_owned()));
+                    }
+                };
+                self.catalogue = Some(Arc::clone(&tools));
                 self.reset(tools)?;
                 self.open_store(store_dir)?;
             }
@@ -446,6 +458,7 @@ impl CoreHost {
                 .map(|&rule| (rule.to_owned(), NOT_DURABLE.to_owned()))
                 .collect(),
             durable,
+            catalogue_kept: true,
         }
     }
 

@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::protocol::{
-    FromAdapter, LINE_BYTES_MAX, Ready, Runtime, RuntimeId, ToAdapter, VERSION, VERSION_MIN,
-    Violation, at, schema,
+    FromAdapter, LINE_BYTES_MAX, Ready, Runtime, RuntimeId, ToAdapter, ToolDescription, VERSION,
+    VERSION_MIN, Violation, at, schema,
 };
 
 /// How long ward waits for the adapter's next line before it calls the adapter hung.
@@ -58,6 +58,9 @@ pub struct ProcessHost {
     /// The type of the message ward sent last, which the answer being read is to.
     sent: &'static str,
     watchdog: Duration,
+    /// The catalogue of the last `reset` this process was sent, for an adapter that keeps it
+    /// (`ready.catalogueKept`): a `reset` with the same one leaves `tools` out.
+    catalogue: Option<Arc<[ToolDescription]>>,
 }
 
 impl ProcessHost {
@@ -107,9 +110,11 @@ impl ProcessHost {
                 claims: Vec::new(),
                 notes: std::collections::BTreeMap::new(),
                 durable: None,
+                catalogue_kept: false,
             },
             sent: "hello",
             watchdog,
+            catalogue: None,
         };
         host.shake_hands()?;
         Ok(host)
@@ -132,11 +137,12 @@ impl ProcessHost {
                     claims,
                     notes,
                     durable,
+                    catalogue_kept,
                 }),
                 true,
             ) if (VERSION_MIN..=VERSION).contains(&protocol) => {
-                if durable.is_some() && protocol < 2 {
-                    let why = "ready names a durable store, which protocol 1 does not know";
+                if (durable.is_some() || catalogue_kept) && protocol < 2 {
+                    let why = "ready names a durable store or a kept catalogue, which protocol 1 does not know";
                     return Err(self.violation(why.to_owned(), None));
                 }
                 self.ready = Ready {
@@ -145,6 +151,7 @@ impl ProcessHost {
                     claims,
                     notes,
                     durable,
+                    catalogue_kept,
                 };
                 Ok(())
             }
@@ -161,7 +168,11 @@ impl ProcessHost {
 
     fn write(&mut self, message: &ToAdapter, at_ms: Option<u64>) -> Result<(), Violation> {
         self.sent = message_type(message);
-        let line = at::encode(message, at_ms).map_err(Violation::new)?;
+        let line = match self.kept_catalogue(message) {
+            Some(kept) => at::encode(&kept, at_ms),
+            None => at::encode(message, at_ms),
+        }
+        .map_err(Violation::new)?;
         let written = writeln!(self.input, "{line}").and_then(|()| self.input.flush());
         written.map_err(|error| {
             // A closed input is, most often, an adapter that went away. What it wrote before
@@ -183,6 +194,33 @@ impl ProcessHost {
                 _ => format!("cannot write to the adapter: {error}"),
             };
             self.violation(reason, None)
+        })
+    }
+
+    /// For an adapter that keeps its catalogue, a `reset` whose catalogue is the one the last
+    /// `reset` sent: the same `reset` without `tools`. Every other `reset` is remembered.
+    fn kept_catalogue(&mut self, message: &ToAdapter) -> Option<ToAdapter> {
+        let ToAdapter::Reset {
+            seed,
+            tools: Some(tools),
+            store_dir,
+        } = message
+        else {
+            return None;
+        };
+        let kept = self.ready.catalogue_kept
+            && (self.catalogue.as_ref()).is_some_and(|last| {
+                // ward shares one catalogue: the same allocation is the same catalogue.
+                Arc::ptr_eq(last, tools) || **last == **tools
+            });
+        if !kept {
+            self.catalogue = Some(Arc::clone(tools));
+            return None;
+        }
+        Some(ToAdapter::Reset {
+            seed: *seed,
+            tools: None,
+            store_dir: store_dir.clone(),
         })
     }
 

@@ -62,8 +62,11 @@ pub enum ToAdapter {
         /// The scenario's seed.
         seed: u64,
         /// The tool catalogue, in registration order (shared: ward sends the same catalogue
-        /// for every scenario).
-        tools: Arc<[ToolDescription]>,
+        /// for every scenario). `None` on the wire only (version 2): the catalogue of the last
+        /// `reset` this process was sent, left out for an adapter whose `ready` says
+        /// `catalogueKept` (P2).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tools: Option<Arc<[ToolDescription]>>,
         /// For a durable runtime (version 2): the directory its store lives in, empty at a
         /// seed's first reset and kept across that seed's crashes (P8).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -254,6 +257,10 @@ pub enum FromAdapter {
         /// without one is never crashed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         durable: Option<Durable>,
+        /// Whether the adapter keeps the catalogue of the last `reset` it was given (version
+        /// 2): ward then leaves `tools` out of a `reset` whose catalogue is that one.
+        #[serde(default, skip_serializing_if = "is_false")]
+        catalogue_kept: bool,
     },
     /// The runtime asks the model.
     ModelRequest {
@@ -403,6 +410,10 @@ mod next_timer {
             None => NextTimer::None,
         })
     }
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 fn is_zero(count: &u64) -> bool {

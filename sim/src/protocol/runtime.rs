@@ -59,4 +59,7 @@ pub struct Ready {
     pub notes: BTreeMap<String, String>,
     /// Where it keeps durable sessions (version 2, P7); `None`: it is never crashed.
     pub durable: Option<Durable>,
+    /// Whether it keeps the catalogue of its last `reset` (version 2): `tools` is then left
+    /// out of a `reset` whose catalogue is that one.
+    pub catalogue_kept: bool,
 }

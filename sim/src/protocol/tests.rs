@@ -32,19 +32,19 @@ fn to_adapter() -> Vec<ToAdapter> {
         ToAdapter::Hello { protocol: VERSION },
         ToAdapter::Reset {
             seed: 7,
-            tools: Arc::from([ToolDescription {
+            tools: Some(Arc::from([ToolDescription {
                 name: "drawings_list".to_owned(),
                 label: "List drawings".to_owned(),
                 description: "Lists the drawings of a pane.".to_owned(),
                 parameters: json!({"type": "object", "properties": {}}),
                 safety: Safety::ReadOnly,
                 execution_mode: ExecutionMode::Parallel,
-            }]),
+            }])),
             store_dir: None,
         },
         ToAdapter::Reset {
             seed: 8,
-            tools: Arc::from([]),
+            tools: None,
             store_dir: Some("/tmp/ward-store-8".to_owned()),
         },
         ToAdapter::Crash,
@@ -140,6 +140,7 @@ fn from_adapter() -> Vec<FromAdapter> {
             claims: vec!["R3".to_owned(), "R17".to_owned()],
             notes: [("R22".to_owned(), "no guard".to_owned())].into(),
             durable: None,
+            catalogue_kept: true,
         },
         FromAdapter::Ready {
             protocol: VERSION,
@@ -154,6 +155,7 @@ fn from_adapter() -> Vec<FromAdapter> {
                 version: "redb 2.6.3".to_owned(),
                 drop: "drops the database handle unflushed".to_owned(),
             }),
+            catalogue_kept: false,
         },
         FromAdapter::ModelRequest {
             request_id: "r0".to_owned(),

@@ -300,7 +300,7 @@ fn reset(
     let store_dir = runtimes.store_dir();
     let answer = runtimes.current().exchange(ToAdapter::Reset {
         seed: scenario.seed.unwrap_or(scenario.chart_seed),
-        tools: Arc::clone(&catalogue.tools),
+        tools: Some(Arc::clone(&catalogue.tools)),
         store_dir,
     })?;
     idle(&answer).map(|(at_ms, _)| at_ms)

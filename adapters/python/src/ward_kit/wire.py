@@ -328,6 +328,10 @@ class Server:
         self.version = 2
         self.loop = VirtualLoop()
         self.loop.enter()
+        # The catalogue of the last `reset` (`ready.catalogueKept`): ward leaves `tools` out of
+        # a `reset` whose catalogue is that one, and the kit hands the runtime the kept one,
+        # the same object each time (a runtime never changes it).
+        self.catalogue: list[dict[str, Any]] | None = None
 
     def write(self, message: dict[str, Any]) -> None:
         self.answer.append(dumps(message))
@@ -358,9 +362,15 @@ class Server:
         kind = message["type"]
         if kind == "hello":
             ready = self.runtime.ready()
-            self.write({"type": "ready", "protocol": self.version, **ready})
+            self.write({"type": "ready", "protocol": self.version, "catalogueKept": True, **ready})
             return self.flush()
         if kind == "reset":
+            if "tools" in message:
+                self.catalogue = message["tools"]
+            elif self.catalogue is None:
+                raise ValueError("a reset without tools, and no catalogue before it to keep")
+            else:
+                message["tools"] = self.catalogue
             out = self.new_epoch()
             self.new_loop()
             clock.now_ms = 0

@@ -30,7 +30,7 @@ fn started(host: &mut CoreHost, prompt: &str) -> Vec<FromAdapter> {
     let reset = host
         .handle(ToAdapter::Reset {
             seed: 3,
-            tools: catalogue().into(),
+            tools: Some(catalogue().into()),
             store_dir: None,
         })
         .unwrap();
@@ -341,7 +341,7 @@ fn a_durable_host_takes_up_the_run_a_crash_cut() {
     again
         .handle(ToAdapter::Reset {
             seed: 3,
-            tools: catalogue().into(),
+            tools: Some(catalogue().into()),
             store_dir: None,
         })
         .unwrap();
@@ -364,4 +364,44 @@ fn a_durable_host_takes_up_the_run_a_crash_cut() {
         kinds(&recovered)
     );
     let _ = std::fs::remove_dir_all(&folder);
+}
+
+#[test]
+fn a_reset_without_tools_keeps_the_last_catalogue_and_needs_one() {
+    let mut host = CoreHost::new(FaultSet::EMPTY).unwrap();
+    let ready = host.handle(ToAdapter::Hello { protocol: VERSION }).unwrap();
+    assert!(matches!(
+        ready.as_slice(),
+        [FromAdapter::Ready {
+            catalogue_kept: true,
+            ..
+        }]
+    ));
+    let kept = |seed| ToAdapter::Reset {
+        seed,
+        tools: None,
+        store_dir: None,
+    };
+    let refused = host.handle(kept(1)).unwrap_err();
+    assert!(
+        refused.0.contains("no catalogue before it"),
+        "{}",
+        refused.0
+    );
+    let given = ToAdapter::Reset {
+        seed: 2,
+        tools: Some(catalogue().into()),
+        store_dir: None,
+    };
+    assert!(host.handle(given).is_ok());
+    assert!(host.handle(kept(3)).is_ok());
+    // A different catalogue, given, is still refused: keeping is not accepting anything.
+    let mut other = catalogue();
+    other.pop();
+    let changed = ToAdapter::Reset {
+        seed: 4,
+        tools: Some(other.into()),
+        store_dir: None,
+    };
+    assert!(host.handle(changed).is_err());
 }
