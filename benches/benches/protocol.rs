@@ -102,6 +102,7 @@ fn adapters() -> Vec<(&'static str, String)> {
         vec![
             ("openai-agents-python", python.clone(), "openai-agents.py"),
             ("pydantic-ai", python.clone(), "pydantic-ai.py"),
+            ("pydantic-ai-dbos", python.clone(), "pydantic-ai-dbos.py"),
             ("langgraph-python", python.clone(), "langgraph-agent.py"),
             ("python-template", python, "template.py"),
         ],

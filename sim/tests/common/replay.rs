@@ -17,6 +17,7 @@ pub fn adapter(runtime: &str) -> Result<String, String> {
         "openai-agents-python" => python("openai-agents.py", "agents"),
         "pydantic-ai" => python("pydantic-ai.py", "pydantic_ai"),
         "langgraph-python" => python("langgraph-agent.py", "langgraph"),
+        "pydantic-ai-dbos" => python("pydantic-ai-dbos.py", "dbos"),
         node_runtime => node(node_runtime),
     }
 }
