@@ -134,7 +134,7 @@ from langgraph.graph import END, START, StateGraph  # noqa: E402
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages  # noqa: E402
 from langgraph.prebuilt import ToolNode, ToolRuntime  # noqa: E402
 from langgraph.types import Command, Send, interrupt  # noqa: E402
-from ward_kit.agent import Agent, Batch, Run, Stop  # noqa: E402
+from ward_kit.agent import Agent, Batch, DurableAgent, Run, Stop  # noqa: E402
 from ward_kit.runtime import (  # noqa: E402
     HTTP_STATUS,
     NOT_RETRYABLE,
@@ -738,41 +738,6 @@ class LangGraph:
         if isinstance(error, ProviderHttpError) and error.kind in PROVIDER_CODES:
             return provider_failure(error.kind, error.provider_message)
         return unexpected_end(repr(error))
-
-
-class DurableAgent(Agent):
-    """The kit's agent, keeping the session a run belongs to (LangGraph's thread), durable:
-    ``crash`` drops the runtime, ``recover`` takes a run up."""
-
-    session = "session-0"
-
-    def ready(self) -> dict[str, Any]:
-        return {**super().ready(), "durable": self.sdk.durable}  # type: ignore[attr-defined]
-
-    def crash(self) -> None:
-        self.current = None
-        self.tasks = set()
-        self.sdk.crash()  # type: ignore[attr-defined]
-
-    def handle(self, message: dict[str, Any]) -> None:
-        if message["type"] == "recover":
-            self.spawn(self.sdk.recover(self, message))  # type: ignore[attr-defined]
-            return
-        super().handle(message)
-
-    def start_run(self, message: dict[str, Any]) -> None:
-        self.session = message["session"]
-        super().start_run(message)
-
-    def resume_run(self, policy: dict[str, Any], secrets: list[str]) -> Run:
-        """A run taken up after a crash: its policy from the state, its secrets from ``recover``."""
-        self.ward.begin_run()
-        keys = ("session", "prompt", "readOnly", "disabledTools", "limits")
-        run = Run(self, {**{key: policy[key] for key in keys}, "secrets": secrets})
-        self.current = run
-        run.recorder.event({"type": "run.started", "readOnly": run.read_only, "tools": run.offered})
-        run.touch()
-        return run
 
 
 if __name__ == "__main__":

@@ -107,7 +107,7 @@ from pydantic_ai.settings import ModelSettings  # noqa: E402
 from pydantic_ai.toolsets import FunctionToolset  # noqa: E402
 from pydantic_ai.usage import UsageLimits  # noqa: E402
 
-from ward_kit.agent import Agent, Run  # noqa: E402
+from ward_kit.agent import Agent, DurableAgent, Run  # noqa: E402
 from ward_kit.runtime import unclaimed_notes  # noqa: E402
 
 # The SDK stamps each message with ``now_utc()``, which DBOS pickles into the store. Only these
@@ -486,7 +486,7 @@ class PydanticAiDbos(memory.PydanticAi):
         with muted(run):
             run.replied(reply_of(response))
 
-    async def recover(self, agent: DurableAgent, message: dict[str, Any]) -> None:
+    async def recover(self, agent: SessionAgent, message: dict[str, Any]) -> None:
         """``recover`` (P9): the run workflow still pending, its run rebuilt from the
         workflow's recorded inputs, then DBOS's own recovery of it, on the kit's loop."""
         instance = dbos_state._dbos_global_instance
@@ -510,45 +510,13 @@ class PydanticAiDbos(memory.PydanticAi):
             execute_dequeued_workflow(instance, database.get_workflow_status(workflow_id), owner)
 
 
-class DurableAgent(Agent):
-    """The kit's agent with the session of each run, its history from DBOS's store, and
-    ``crash`` and ``recover``."""
-
-    def ready(self) -> dict[str, Any]:
-        return {**super().ready(), "durable": self.sdk.durable}  # type: ignore[attr-defined]
+class SessionAgent(DurableAgent):
+    """The kit's durable agent with each session's history read from DBOS's store."""
 
     def session_store(self, name: str) -> list[Any]:
         if name not in self.sessions:
             self.sessions[name] = self.sdk.history(name)  # type: ignore[attr-defined]
         return self.sessions[name]
-
-    def crash(self) -> None:
-        self.current = None
-        self.tasks = set()
-        self.sdk.crash()  # type: ignore[attr-defined]
-
-    def handle(self, message: dict[str, Any]) -> None:
-        if message["type"] == "recover":
-            self.spawn(self.sdk.recover(self, message))  # type: ignore[attr-defined]
-            return
-        super().handle(message)
-
-    def start_run(self, message: dict[str, Any]) -> None:
-        self.session = message["session"]
-        super().start_run(message)
-        if self.current is not None:
-            self.current.session = message["session"]  # type: ignore[attr-defined]
-
-    def resume_run(self, policy: dict[str, Any], secrets: list[str]) -> Run:
-        """A run taken up after a crash: its policy from the workflow's inputs, its secrets
-        from ``recover``."""
-        self.ward.begin_run()
-        run = Run(self, {**policy, "secrets": secrets})
-        run.session = policy["session"]  # type: ignore[attr-defined]
-        self.current = run
-        run.recorder.event({"type": "run.started", "readOnly": run.read_only, "tools": run.offered})
-        run.touch()
-        return run
 
 
 WARM_UP_TOOLS = [
@@ -577,7 +545,7 @@ def warm_up() -> None:
     graphs on first use, drawing ids from the seeded stream as they do: a process started
     again after a kill would draw them after its ``reset`` where the process that was only
     dropped had drawn them long before, and the store would differ between the two (P9)."""
-    server = wire.Server(DurableAgent(PydanticAiDbos()))
+    server = wire.Server(SessionAgent(PydanticAiDbos()))
     calls = [{"id": "w0", "name": "settings_get", "arguments": "{}"}, {"id": "w1", "name": "settings_update", "arguments": '{"theme":"dark"}'}]
     messages = [
         {"type": "reset", "seed": 0, "tools": WARM_UP_TOOLS},
@@ -593,4 +561,4 @@ def warm_up() -> None:
 
 if __name__ == "__main__":
     warm_up()
-    wire.serve(DurableAgent(PydanticAiDbos()))
+    wire.serve(SessionAgent(PydanticAiDbos()))

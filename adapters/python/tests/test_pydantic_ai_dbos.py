@@ -30,7 +30,7 @@ def kinds(messages: list[dict[str, Any]]) -> list[str]:
 
 def served(adapter: Any, store: str) -> wire.Server:
     wire.install()  # conftest gave the real clocks and ids back after the import's test
-    server = wire.Server(adapter.DurableAgent(adapter.PydanticAiDbos()))
+    server = wire.Server(adapter.SessionAgent(adapter.PydanticAiDbos()))
     exchange(server, {"type": "hello", "protocol": 2})
     exchange(server, {"type": "reset", "seed": 5, "tools": TOOLS, "storeDir": store})
     return server
@@ -45,7 +45,7 @@ READ = [{"id": "c1", "name": "settings_get", "arguments": "{}"}]
 
 
 def test_ready_declares_the_store_and_whose_rules_they_are(adapter):
-    server = wire.Server(adapter.DurableAgent(adapter.PydanticAiDbos()))
+    server = wire.Server(adapter.SessionAgent(adapter.PydanticAiDbos()))
     ready = exchange(server, {"type": "hello", "protocol": 2})[0]
     assert ready["runtime"] == {"name": "pydantic-ai-dbos", "version": "2.68.0 (dbos 3.4.0)"}
     assert "dbos 3.4.0" in ready["durable"]["version"] and "SQLAlchemy 2.1.9" in ready["durable"]["version"]

@@ -493,3 +493,45 @@ class Agent:
         task = asyncio.get_running_loop().create_task(go())
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+
+
+class DurableAgent(Agent):
+    """The kit's agent for a durable runtime (PROTOCOL.md, "Durable runtimes and crashes"):
+    ``ready`` names the store (the adapter's ``durable``), ``crash`` drops the runtime (its
+    ``crash()``) with the run in progress and its tasks, ``recover`` runs its ``recover(agent,
+    message)`` as a task, and :meth:`resume_run` opens the run a crash cut. The agent and each
+    run know the session the run belongs to (``session``)."""
+
+    session = "session-0"
+
+    def ready(self) -> dict[str, Any]:
+        return {**super().ready(), "durable": self.sdk.durable}  # type: ignore[attr-defined]
+
+    def crash(self) -> None:
+        self.current = None
+        self.tasks = set()
+        self.sdk.crash()  # type: ignore[attr-defined]
+
+    def handle(self, message: dict[str, Any]) -> None:
+        if message["type"] == "recover":
+            self.spawn(self.sdk.recover(self, message))  # type: ignore[attr-defined]
+            return
+        super().handle(message)
+
+    def start_run(self, message: dict[str, Any]) -> None:
+        self.session = message["session"]
+        super().start_run(message)
+        if self.current is not None:
+            self.current.session = message["session"]  # type: ignore[attr-defined]
+
+    def resume_run(self, policy: dict[str, Any], secrets: list[str]) -> Run:
+        """A run taken up after a crash: its policy (session, prompt, read-only flag,
+        switched-off tools, limits) from the adapter's store, its secrets from ``recover``."""
+        self.ward.begin_run()
+        keys = ("session", "prompt", "readOnly", "disabledTools", "limits")
+        run = Run(self, {**{key: policy[key] for key in keys}, "secrets": secrets})
+        run.session = policy["session"]  # type: ignore[attr-defined]
+        self.current = run
+        run.recorder.event({"type": "run.started", "readOnly": run.read_only, "tools": run.offered})
+        run.touch()
+        return run
