@@ -41,7 +41,10 @@ The adapter's (``ward_kit``, ``pydantic-ai.py``, and here):
   recorded by DBOS as the run workflow's output and read back from the last one that ended;
 - the batch results' marker: the results of a batch enter the session when the next model
   request starts, in a DBOS step of the adapter's (``ward.results``); a workflow replayed
-  after a crash finds the step recorded and does not enter them twice;
+  after a crash finds the step recorded and does not report them again, but the session it
+  keeps then holds the results of the bodies that ran again, which may differ from those
+  reported before the crash (finding 1: ``drawing-4`` where ward was told ``drawing-3``),
+  unreported: the session DBOS stores and ward's record of it part there (R30, not claimed);
 - a replayed reply, which never reaches the provider, opens its batch in the kit silently:
   it was reported before the crash;
 - determinism (ward digests the store's bytes): an engine of the adapter's
@@ -132,7 +135,7 @@ NOTES = {
     "R20": "the kit's: the run's signal ends the waits (a read's body, the model request, a question) and no request or body starts after it; the adapter's: a running write is shielded and completes. PydanticAI refuses a CancellationToken in a DBOS workflow, and DBOS.cancel_workflow acts only when the next step starts",
     **unclaimed_notes(
         r15="PydanticAI has no prompt redactor; the adapter applies only R22's exact-value guard, not the pattern rules of section 7",
-        r30="DBOS journals a run's start (the workflow's inputs: the guarded prompt, the policy, the limits) and each model reply (a step's recorded output), but not each call's result: PydanticAI does not make a function tool a step under DBOS (its docs: not automatically wrapped), and DBOS records the model's replies as they came, unguarded (R22's guard is on what ward observes, not on what DBOS pickles)",
+        r30="DBOS journals a run's start (the workflow's inputs: the guarded prompt, the policy, the limits) and each model reply (a step's recorded output), but not each call's result: PydanticAI does not make a function tool a step under DBOS (its docs: not automatically wrapped), and DBOS records the model's replies as they came, unguarded (R22's guard is on what ward observes, not on what DBOS pickles); after a crash the session holds the results of the bodies that ran again, entered by the adapter without reporting them again, where ward was told the results from before the crash",
     ),
     "R31": "a function tool is not a DBOS step: a body's change and its result are never committed together, and the workflow's recovery runs every body of the run again, those that had finished before the crash included",
     "R32": "no intent is journaled before a body starts and a cut call never gets OUTCOME_UNKNOWN: the recovery runs the body again; DBOS hands a tool no idempotency key",

@@ -3,11 +3,15 @@
 //! a violation that names what went wrong, never a hang or a panic, after which the campaign
 //! goes on with a fresh process (P6).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use ward_core::fault::Fault;
+use ward_core::tool::{ExecutionMode, Safety};
 use ward_sim::campaign::{self, CampaignConfig};
+use ward_sim::host::process::ProcessHost;
 use ward_sim::oracle::Invariant;
+use ward_sim::protocol::{Runtime, ToAdapter, ToolDescription};
 use ward_sim::simulate::Engine;
 
 /// `ward serve`, from the binary cargo built for these tests.
@@ -92,6 +96,80 @@ fn a_pinned_campaign_leaves_the_same_digest_as_a_free_one() {
     assert_eq!(
         (pinned.runs, pinned.tool_calls),
         (free.runs, free.tool_calls)
+    );
+}
+
+/// An adapter that keeps its catalogue and answers every message with `idle`, writing each
+/// line it reads to `log`.
+fn keeping_adapter(log: &std::path::Path) -> String {
+    let ready = r#"{"type":"ready","protocol":2,"catalogueKept":true,"runtime":{"name":"keeper","version":"0"},"claims":[]}"#;
+    format!(
+        r#"while IFS= read -r line; do printf '%s\n' "$line" >> '{}'; case "$line" in *'"hello"'*) echo '{ready}';; *) echo '{IDLE}';; esac; done"#,
+        log.display()
+    )
+}
+
+fn tool(name: &str) -> ToolDescription {
+    ToolDescription {
+        name: name.to_owned(),
+        label: name.to_owned(),
+        description: format!("The {name} tool."),
+        parameters: serde_json::json!({"type": "object"}),
+        safety: Safety::ReadOnly,
+        execution_mode: ExecutionMode::Parallel,
+    }
+}
+
+#[test]
+fn a_reset_leaves_out_only_the_catalogue_the_process_was_last_sent() {
+    let folder = std::env::temp_dir().join(format!("ward-kept-catalogue-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).expect("a folder");
+    let log = folder.join("in.jsonl");
+    let command = keeping_adapter(&log);
+    let one: Arc<[ToolDescription]> = Arc::from([tool("panes_list")]);
+    let two: Arc<[ToolDescription]> = Arc::from([tool("panes_list"), tool("drawings_list")]);
+    let reset = |seed, tools: &Arc<[ToolDescription]>| ToAdapter::Reset {
+        seed,
+        tools: Some(Arc::clone(tools)),
+        store_dir: None,
+    };
+    let mut host = ProcessHost::spawn(&command).expect("the adapter starts");
+    for (seed, tools) in [(1, &one), (2, &one), (3, &two), (4, &two), (5, &one)] {
+        host.exchange(reset(seed, tools)).expect("idle");
+    }
+    // An equal catalogue that is not the same allocation is the same catalogue.
+    let copy: Arc<[ToolDescription]> = Arc::from([tool("panes_list")]);
+    host.exchange(reset(6, &copy)).expect("idle");
+    drop(host);
+    // A new process (a kill, a restart after a violation) is sent the catalogue again.
+    let mut again = ProcessHost::spawn(&command).expect("the adapter starts");
+    again.exchange(reset(7, &one)).expect("idle");
+    drop(again);
+    let lines = std::fs::read_to_string(&log).expect("the log");
+    let resets: Vec<(u64, bool)> = lines
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("JSON"))
+        .filter(|message| message["type"] == "reset")
+        .map(|message| {
+            (
+                message["seed"].as_u64().unwrap(),
+                message.get("tools").is_some(),
+            )
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&folder);
+    assert_eq!(
+        resets,
+        [
+            (1, true),
+            (2, false),
+            (3, true),
+            (4, false),
+            (5, true),
+            (6, false),
+            (7, true)
+        ]
     );
 }
 

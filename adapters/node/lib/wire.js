@@ -138,8 +138,9 @@ export function resetClock() {
  * no promise or timer of a dropped runtime can reach ward's output.
  *
  * The catalogue (`ready.catalogueKept`): ward leaves `tools` out of a `reset` whose catalogue
- * is the one of the last `reset`, and the kit hands the runtime the kept one, the same object
- * each time (a runtime never changes it).
+ * is the one of the last `reset`, and the kit hands the runtime a fresh copy of the kept one,
+ * so that a runtime changing what it was given changes no later scenario. It survives a
+ * `crash`: it is ward's, not the runtime's.
  */
 export function serve(runtime) {
   const queued = [];
@@ -198,9 +199,9 @@ export function serve(runtime) {
         return false;
       }
       case "reset":
-        if (message.tools !== undefined) catalogue = message.tools;
+        if (message.tools !== undefined) catalogue = structuredClone(message.tools);
         else if (catalogue === undefined) throw new Error("a reset without tools, and no catalogue before it to keep");
-        else message.tools = catalogue;
+        else message.tools = structuredClone(catalogue);
         newEpoch();
         resetClock();
         seedRandom(message.seed);

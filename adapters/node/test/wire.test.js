@@ -142,6 +142,7 @@ test("a reset without tools keeps the catalogue of the last one (ready says cata
   assert.deepEqual(await send({ type: "reset", seed: 1, tools }), [{ type: "idle", atMs: 0, nextTimerMs: null }]);
   assert.deepEqual(await send({ type: "reset", seed: 2 }), [{ type: "idle", atMs: 0, nextTimerMs: null }]);
   const [kept] = await send({ type: "catalogues" });
-  assert.deepEqual(kept, { type: "catalogues", tools, same: true });
+  // A fresh copy: a runtime that changed what it was given changes no later scenario.
+  assert.deepEqual(kept, { type: "catalogues", tools, same: false });
   close();
 });

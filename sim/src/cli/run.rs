@@ -61,9 +61,10 @@ pub struct RunArgs {
     /// its runtime never ends the run (0: never).
     #[arg(long, value_name = "SECS", default_value_t = crate::stall::DEFAULT_LIMIT.as_secs())]
     pub stall_after: u64,
-    /// Pin each worker and the adapter processes it starts to one processor of its own (the
-    /// lockstep never runs both at once): faster for a single-threaded adapter, slower for
-    /// one that works on several threads; verdicts and digests are the same.
+    /// Pin worker W and the adapter processes it starts to the W-th processor this process may
+    /// run on (the lockstep never runs both at once): faster with processors to spare and a
+    /// single-threaded adapter, slower for one that works on several threads; the same
+    /// digests. Two pinned campaigns side by side share their processors.
     #[arg(long)]
     pub pin: bool,
 }

@@ -307,14 +307,7 @@ impl CoreHost {
             ToAdapter::Reset {
                 tools, store_dir, ..
             } => {
-                let tools = match tools.or_else(|| self.catalogue.clone()) {
-                    Some(tools) => tools,
-                    None => {
-                        let why = "a reset without tools, and no catalogue before it to keep";
-                        return Err(HostError(why.to_owned()));
-                    }
-                };
-                self.catalogue = Some(Arc::clone(&tools));
+                let tools = self.keep_catalogue(tools)?;
                 self.reset(tools)?;
                 self.open_store(store_dir)?;
             }
@@ -437,6 +430,19 @@ impl CoreHost {
         Ok(())
     }
 
+    /// `reset`'s catalogue, or, left out (`ready.catalogueKept`), the last one given.
+    fn keep_catalogue(
+        &mut self,
+        tools: Option<Arc<[ToolDescription]>>,
+    ) -> Result<Arc<[ToolDescription]>, HostError> {
+        let Some(tools) = tools.or_else(|| self.catalogue.clone()) else {
+            let why = "a reset without tools, and no catalogue before it to keep";
+            return Err(HostError(why.to_owned()));
+        };
+        self.catalogue = Some(Arc::clone(&tools));
+        Ok(tools)
+    }
+
     /// What `ready` says: the runtime, its claims, and for a durable core its store.
     fn ready(&self) -> FromAdapter {
         let durable = match &self.keeping {
@@ -540,6 +546,8 @@ impl CoreHost {
         self.sessions.clear();
         self.cancel = None;
         self.registry = None;
+        // A new process has no catalogue to keep: ward sends the next `reset` its tools.
+        self.catalogue = None;
         *lock(&self.shared) = Shared::default();
     }
 

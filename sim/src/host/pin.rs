@@ -12,13 +12,17 @@
 //! Measured (12-07, 2 processors, the `campaign` profile, medians of alternating runs): `ward
 //! run --runtime 'ward serve' --seeds 0..1000 --jobs 1` took 1.17 s pinned against 2.10 s
 //! free (0.56× the time, 7 pairs); the protocol bench (`benches/benches/protocol.rs`, one
-//! job) 271 ms against 523 ms, with the core in process at 69 ms. With as many jobs as
+//! job, `ward serve` of the `campaign` profile), two sittings: 228 ms against 428 ms and 227
+//! against 443, with the core in process at 89 and 74 ms. With as many jobs as
 //! processors there is no processor to spare and nothing to gain (`--jobs 2`, seeds
 //! 0..2000: 1.03× the time). It is a switch, off by default, because it is not a gain for
 //! every runtime: an adapter that works on several threads (Node's garbage collector and its
 //! worker pool) has them all pinned to the one processor too — the Node template took 1.05×
 //! the time pinned, the Python template 0.92× (seeds 0..200, one job, 5 pairs). Scheduling
-//! decides no verdict and no byte of a trace: digests are the same with and without it.
+//! decides no verdict and no byte of a trace: digests are the same with and without it (a
+//! verdict that rests on real time, the watchdog's, is the one exception, and a runtime
+//! slow enough to meet it is a finding either way). Pinning is per campaign: two pinned
+//! campaigns side by side put their first workers on the same processor.
 
 use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
 

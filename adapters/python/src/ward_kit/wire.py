@@ -328,10 +328,11 @@ class Server:
         self.version = 2
         self.loop = VirtualLoop()
         self.loop.enter()
-        # The catalogue of the last `reset` (`ready.catalogueKept`): ward leaves `tools` out of
-        # a `reset` whose catalogue is that one, and the kit hands the runtime the kept one,
-        # the same object each time (a runtime never changes it).
-        self.catalogue: list[dict[str, Any]] | None = None
+        # The catalogue of the last `reset` (`ready.catalogueKept`), as JSON text: ward leaves
+        # `tools` out of a `reset` whose catalogue is that one, and the kit hands the runtime a
+        # fresh copy of the kept one, so that a runtime changing what it was given changes no
+        # later scenario. It survives a `crash`: it is ward's, not the runtime's.
+        self.catalogue: str | None = None
 
     def write(self, message: dict[str, Any]) -> None:
         self.answer.append(dumps(message))
@@ -366,11 +367,11 @@ class Server:
             return self.flush()
         if kind == "reset":
             if "tools" in message:
-                self.catalogue = message["tools"]
+                self.catalogue = json.dumps(message["tools"])
             elif self.catalogue is None:
                 raise ValueError("a reset without tools, and no catalogue before it to keep")
             else:
-                message["tools"] = self.catalogue
+                message["tools"] = json.loads(self.catalogue)
             out = self.new_epoch()
             self.new_loop()
             clock.now_ms = 0
