@@ -209,10 +209,7 @@ impl ProcessHost {
             return None;
         };
         let kept = self.ready.catalogue_kept
-            && (self.catalogue.as_ref()).is_some_and(|last| {
-                // ward shares one catalogue: the same allocation is the same catalogue.
-                Arc::ptr_eq(last, tools) || **last == **tools
-            });
+            && (self.catalogue.as_ref()).is_some_and(|last| **last == **tools);
         if !kept {
             self.catalogue = Some(Arc::clone(tools));
             return None;
