@@ -569,7 +569,7 @@ class LangGraph:
 
     async def start(self, run: Run) -> None:
         assert self.agent is not None
-        self.prepare(run, self.agent.session)  # type: ignore[attr-defined]
+        self.prepare(run)
         snapshot = await self.graph.aget_state(self.thread(run))
         policy = {
             "session": run.session,  # type: ignore[attr-defined]
@@ -582,8 +582,7 @@ class LangGraph:
         }
         await self.drive(run, {"messages": [HumanMessage(run.prompt)], "run": policy}, steps_of(run.limits["turnsMax"]))
 
-    def prepare(self, run: Run, session: str) -> None:
-        run.session = session  # type: ignore[attr-defined]
+    def prepare(self, run: Run) -> None:
         self.run = run
         self.questions = {}
         # The stop is the cancellation of the task running the graph: LangGraph cancels its
@@ -641,7 +640,7 @@ class LangGraph:
             if not policy or not policy.get("open"):
                 continue
             run = agent.resume_run(policy, message["secrets"])
-            self.prepare(run, session)
+            self.prepare(run)
             self.restore(run, snapshot.values.get("messages", [])[policy["from"] :], snapshot.next)
             await self.drive(run, None, await self.steps_left(run))
             return

@@ -499,10 +499,8 @@ class DurableAgent(Agent):
     """The kit's agent for a durable runtime (PROTOCOL.md, "Durable runtimes and crashes"):
     ``ready`` names the store (the adapter's ``durable``), ``crash`` drops the runtime (its
     ``crash()``) with the run in progress and its tasks, ``recover`` runs its ``recover(agent,
-    message)`` as a task, and :meth:`resume_run` opens the run a crash cut. The agent and each
-    run know the session the run belongs to (``session``)."""
-
-    session = "session-0"
+    message)`` as a task, and :meth:`resume_run` opens the run a crash cut. Each run knows the
+    session it belongs to (``run.session``)."""
 
     def ready(self) -> dict[str, Any]:
         return {**super().ready(), "durable": self.sdk.durable}  # type: ignore[attr-defined]
@@ -519,7 +517,6 @@ class DurableAgent(Agent):
         super().handle(message)
 
     def start_run(self, message: dict[str, Any]) -> None:
-        self.session = message["session"]
         super().start_run(message)
         if self.current is not None:
             self.current.session = message["session"]  # type: ignore[attr-defined]
