@@ -33,3 +33,17 @@ fn pydantic_ai_dbos_a_finished_write_runs_again_after_a_crash() {
         "after 1 crash(es) the chart holds 2 drawing(s) and went through 2 change(s), without crashes 1 and 1",
     );
 }
+
+/// Finding 2: DBOS's serializer writes base64 of a pickle, so the prompt's credential, which
+/// PydanticAI does not redact (R15, not claimed), is at rest one decoding away; I18 reads a
+/// store's base64 runs decoded. The plan of finding 1 has a planted credential.
+#[test]
+fn pydantic_ai_dbos_keeps_the_prompt_s_credential_at_rest_base64_encoded() {
+    replays_crash(
+        "pydantic-ai-dbos",
+        "findings/pydantic-ai-dbos/finished-write-runs-again.crash.json",
+        Claim::NotClaimed,
+        "I18",
+        r#"write 0 to the disk (without crashes) holds 8 characters of the planted credential "pkuaT4pCRg6CKcix4PAhdA3yfpcg", base64-encoded"#,
+    );
+}

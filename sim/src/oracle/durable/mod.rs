@@ -27,6 +27,7 @@ use ward_core::envelope::ToolResult;
 use ward_core::session::Message;
 use ward_core::tool::ToolCall;
 
+pub mod encoded;
 pub mod i15_at_most_once_exactly_once;
 pub mod i16_nothing_acknowledged_is_lost;
 pub mod i17_one_result_per_call_after_resumes;
