@@ -8,6 +8,9 @@
 
 mod nesting;
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+
 use crate::catalogue::{KEY_FAMILIES, KeyFamily};
 use crate::rng::{ALPHANUMERIC, SimRng};
 use crate::scenario::{PlantedSecret, SecretShape};
@@ -191,29 +194,12 @@ fn basic_credential(rng: &mut SimRng) -> String {
     let mut credential = String::new();
     while credential.chars().all(char::is_alphabetic) {
         let secret = format!("{}:{}", token(rng, 6), token(rng, 10));
-        credential = base64(secret.as_bytes());
+        credential = STANDARD.encode(secret.as_bytes());
         if strip {
             credential = credential.trim_end_matches('=').to_owned();
         }
     }
     credential
-}
-
-/// Standard base64 with `=` padding.
-fn base64(bytes: &[u8]) -> String {
-    const BASE64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let word = chunk
-            .iter()
-            .fold(0u32, |word, &byte| word << 8 | u32::from(byte))
-            << (8 * (3 - chunk.len()));
-        for index in 0..=chunk.len() {
-            out.push(char::from(BASE64[(word >> (18 - 6 * index) & 63) as usize]));
-        }
-        out.push_str(&"=".repeat(3 - chunk.len()));
-    }
-    out
 }
 
 /// A key of one of R26's families with the fewest key characters its rule redacts
