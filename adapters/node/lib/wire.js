@@ -120,6 +120,9 @@ export function resetClock() {
   clock.now = 0;
 }
 
+/** The protocol version the kit speaks. */
+const VERSION = 2;
+
 /**
  * Serves the protocol on standard input and output. `runtime` is the adapter:
  * `{ ready(): {runtime, claims, notes, durable?}, reset(message, out), handle(message, out),
@@ -143,27 +146,46 @@ export function resetClock() {
  * `crash`: it is ward's, not the runtime's.
  */
 export function serve(runtime) {
-  const queued = [];
-  let answer = [];
-  let busy = false;
-  let epoch = 0;
-  let catalogue;
-  const version = 2;
-  const write = (message) => {
-    answer.push(JSON.stringify(message));
-  };
-  let out = write;
-  const newEpoch = () => {
-    epoch += 1;
-    const mine = epoch;
-    out = (message) => {
-      if (epoch === mine) write(message);
-    };
-  };
+  const lockstep = new Lockstep(runtime);
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  lines.on("line", (line) => {
+    lockstep.queued.push(line);
+    lockstep.drain().catch((error) => {
+      process.stderr.write(`${error?.stack ?? error}\n`);
+      process.exit(70);
+    });
+  });
+  lines.on("close", () => process.exit(0));
+}
 
-  async function settle() {
+/** One adapter process's side of the lockstep: the messages queued, the answer being written. */
+class Lockstep {
+  constructor(runtime) {
+    this.runtime = runtime;
+    this.queued = [];
+    this.answer = [];
+    this.busy = false;
+    this.epoch = 0;
+    this.catalogue = undefined;
+    this.out = (message) => this.write(message);
+  }
+
+  write(message) {
+    this.answer.push(JSON.stringify(message));
+  }
+
+  /** Ends the epoch of every `out` handed to the runtime so far; the next writes while it lasts. */
+  newEpoch() {
+    this.epoch += 1;
+    const mine = this.epoch;
+    this.out = (message) => {
+      if (this.epoch === mine) this.write(message);
+    };
+  }
+
+  async settle() {
     let quiet = 0;
-    let seen = answer.length;
+    let seen = this.answer.length;
     while (quiet < 2) {
       await yieldToLoop();
       const at = nextTimerAt();
@@ -172,8 +194,8 @@ export function serve(runtime) {
         quiet = 0;
         continue;
       }
-      if (answer.length !== seen) {
-        seen = answer.length;
+      if (this.answer.length !== seen) {
+        seen = this.answer.length;
         quiet = 0;
       } else {
         quiet += 1;
@@ -181,40 +203,45 @@ export function serve(runtime) {
     }
   }
 
-  async function advance(toMs) {
+  async advance(toMs) {
     const at = nextTimerAt();
     if (at !== undefined && at < toMs) {
       clock.tick(Math.max(0, at - clock.now));
-      await settle();
+      await this.settle();
       return;
     }
     clock.now = Math.max(clock.now, toMs);
   }
 
-  async function take(message) {
+  reset(message) {
+    if (message.tools !== undefined) this.catalogue = structuredClone(message.tools);
+    else if (this.catalogue === undefined) throw new Error("a reset without tools, and no catalogue before it to keep");
+    else message.tools = structuredClone(this.catalogue);
+    this.newEpoch();
+    resetClock();
+    seedRandom(message.seed);
+    this.runtime.reset(message, this.out);
+  }
+
+  /** Hands `message` to the runtime and lets it settle; whether the answer ends with `idle`. */
+  async take(message) {
     switch (message.type) {
       case "hello": {
-        const ready = runtime.ready();
-        write({ type: "ready", protocol: version, catalogueKept: true, ...ready });
+        const ready = this.runtime.ready();
+        this.write({ type: "ready", protocol: VERSION, catalogueKept: true, ...ready });
         return false;
       }
       case "reset":
-        if (message.tools !== undefined) catalogue = structuredClone(message.tools);
-        else if (catalogue === undefined) throw new Error("a reset without tools, and no catalogue before it to keep");
-        else message.tools = structuredClone(catalogue);
-        newEpoch();
-        resetClock();
-        seedRandom(message.seed);
-        runtime.reset(message, out);
+        this.reset(message);
         break;
       case "crash":
         // Drop mode (P9): nothing runs, nothing settles; the clock stays where it is.
-        newEpoch();
+        this.newEpoch();
         clearTimers();
-        runtime.crash?.();
+        this.runtime.crash?.();
         break;
       case "advance":
-        await advance(message.toMs);
+        await this.advance(message.toMs);
         break;
       default:
         // Version 2: a delivery due after the clock carries its instant; the clock moves there
@@ -224,40 +251,32 @@ export function serve(runtime) {
           clock.now = Math.max(clock.now, message.atMs);
           delete message.atMs;
         }
-        runtime.handle(message, out);
-        await settle();
+        this.runtime.handle(message, this.out);
+        await this.settle();
     }
     return true;
   }
 
-  async function drain() {
-    if (busy) return;
-    busy = true;
-    while (queued.length > 0) {
-      const message = JSON.parse(queued.shift());
-      const idle = await take(message);
-      if (idle) {
-        const next = nextTimerAt();
-        if (next !== undefined && next > clock.now) write({ type: "idle", atMs: clock.now, nextTimerMs: next });
-        // `null` says no timer is set, so that ward may skip the `advance`s.
-        else if (next === undefined) write({ type: "idle", atMs: clock.now, nextTimerMs: null });
-        else write({ type: "idle", atMs: clock.now });
-      }
-      answer.push("");
-      const text = answer.join("\n");
-      answer = [];
+  async drain() {
+    if (this.busy) return;
+    this.busy = true;
+    while (this.queued.length > 0) {
+      const message = JSON.parse(this.queued.shift());
+      if (await this.take(message)) this.write(idle());
+      this.answer.push("");
+      const text = this.answer.join("\n");
+      this.answer = [];
       process.stdout.write(text);
     }
-    busy = false;
+    this.busy = false;
   }
+}
 
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-  lines.on("line", (line) => {
-    queued.push(line);
-    drain().catch((error) => {
-      process.stderr.write(`${error?.stack ?? error}\n`);
-      process.exit(70);
-    });
-  });
-  lines.on("close", () => process.exit(0));
+/** The `idle` that ends an answer: when the runtime's next timer is due, `null` for none. */
+function idle() {
+  const next = nextTimerAt();
+  if (next !== undefined && next > clock.now) return { type: "idle", atMs: clock.now, nextTimerMs: next };
+  // `null` says no timer is set, so that ward may skip the `advance`s.
+  if (next === undefined) return { type: "idle", atMs: clock.now, nextTimerMs: null };
+  return { type: "idle", atMs: clock.now };
 }
