@@ -7,6 +7,10 @@
 //! "results go back in the order sent" is a promise about what the model reads, and a runtime
 //! may store its records in one order and send them in another.
 //!
+//! A call's `tool.started`, when it has one, comes once and before its `tool.finished` (R23's
+//! events of one call; PROTOCOL.md): a runtime that reports a call started after its result,
+//! or twice, has its events out of turn.
+//!
 //! A breach rests on R3, R16, R17 and R19, and on R20 (the stop) too unless the batch is one
 //! of a run that ended `run.completed` ([`Invariant::rules_unstopped`]): a runtime that keeps
 //! every rule but R20 is judged on the runs no stop touched.
@@ -16,7 +20,26 @@ use ward_core::session::Message;
 use ward_core::tool::ToolCall;
 
 use super::{At, Breach, Findings, Invariant, RunCheck};
-use crate::view::RunView;
+use crate::view::{BatchView, RunView};
+
+/// What is wrong with call `index`'s `tool.started` events, if anything: R23's events of a
+/// call are at most one `tool.started`, before its one `tool.finished` (PROTOCOL.md: a call
+/// never taken up has only its `tool.finished`).
+fn start_out_of_turn(batch: &BatchView<'_>, index: usize) -> Option<String> {
+    let mut starts = (batch.started.iter()).filter(|&&(_, started)| started == index);
+    let finished = batch.finished_of(index).next()?.seq;
+    let &(first, _) = starts.next()?;
+    if let Some(&(second, _)) = starts.next() {
+        return Some(format!(
+            "call {index} of the batch has a second tool.started event (events {first} and {second})"
+        ));
+    }
+    (first > finished).then(|| {
+        format!(
+            "call {index} of the batch has its tool.started (event {first}) after its tool.finished (event {finished})"
+        )
+    })
+}
 
 pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
     let view = run.view;
@@ -33,6 +56,11 @@ pub(super) fn check(run: &RunCheck<'_>, findings: &mut Findings<'_>) {
                 let at = At::Call(batch.turn, &call.id);
                 let rules = rules_of(None);
                 return findings.report_resting_on(Breach::ResultCount, at, explanation, rules);
+            }
+            if let Some(explanation) = start_out_of_turn(batch, index) {
+                let at = At::Call(batch.turn, &call.id);
+                let rules = rules_of(None);
+                return findings.report_resting_on(Breach::StartOutOfTurn, at, explanation, rules);
             }
         }
     }
@@ -116,4 +144,88 @@ fn abbreviate<'a>(ids: &[&'a str]) -> Vec<&'a str> {
         .take(6)
         .map(|id| id.get(..24).unwrap_or(id))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+    use ward_core::envelope::{ToolError, ToolResult};
+    use ward_core::events::{Event, EventKind};
+    use ward_core::tool::ToolCall;
+
+    use crate::catalogue::Schemas;
+    use crate::oracle::{Breach, Oracle};
+    use crate::scenario::Scenario;
+    use crate::world::World;
+    use crate::world::{Record, RunTrace, Trace};
+
+    /// The breaches of a batch of two calls whose events are `events`: (call, finished).
+    fn judged(events: &[(usize, bool)]) -> Vec<Breach> {
+        let calls: Arc<[ToolCall]> = (0..2)
+            .map(|index| ToolCall {
+                id: format!("call_{index}"),
+                name: "settings_get".to_owned(),
+                arguments: "{}".to_owned(),
+            })
+            .collect();
+        let mut records = vec![Record::Reply {
+            at_ms: 0,
+            turn: 0,
+            attempt: 0,
+            text: String::new(),
+            calls: calls.clone(),
+            error: None,
+        }];
+        for (seq, &(index, finished)) in (0u64..).zip(events) {
+            let (call_id, name) = (calls[index].id.as_str().into(), "settings_get".into());
+            let kind = match finished {
+                false => EventKind::ToolStarted {
+                    index,
+                    call_id,
+                    name,
+                },
+                true => EventKind::ToolFinished {
+                    index,
+                    call_id,
+                    name,
+                    result: ToolResult::failure(ToolError::too_many_calls(1)),
+                },
+            };
+            let time_ms = 0;
+            records.push(Record::Event(Event { seq, time_ms, kind }));
+        }
+        let runs = vec![RunTrace {
+            session: 0,
+            run: 0,
+            records,
+            start_error: None,
+        }];
+        let trace = Trace {
+            runs,
+            protocol_violation: None,
+        };
+        let scenario: Scenario = serde_json::from_value(json!({
+            "version": 1, "chartSeed": 7,
+            "sessions": [{"runs": [{"prompt": "p", "turns": []}]}]
+        }))
+        .unwrap();
+        let oracle = Oracle::new(Schemas::compile(World::new().registry(false)));
+        let verdict = oracle.check(&scenario, &trace);
+        (verdict.violations.iter().chain(&verdict.not_claimed))
+            .map(|violation| violation.breach)
+            .collect()
+    }
+
+    #[test]
+    fn a_start_comes_at_most_once_and_before_the_result() {
+        // The second call past the cap: only its `tool.finished`.
+        let in_turn = judged(&[(0, false), (0, true), (1, true)]);
+        assert!(!in_turn.contains(&Breach::StartOutOfTurn), "{in_turn:?}");
+        let late = judged(&[(0, false), (0, true), (1, true), (1, false)]);
+        assert!(late.contains(&Breach::StartOutOfTurn), "{late:?}");
+        let twice = judged(&[(0, false), (0, false), (0, true), (1, true)]);
+        assert!(twice.contains(&Breach::StartOutOfTurn), "{twice:?}");
+    }
 }

@@ -264,6 +264,8 @@ pub enum Breach {
     InvalidInputChangedState,
     /// I6: a call got no `tool.finished` event, or more than one.
     ResultCount,
+    /// I6: a call's `tool.started` came twice, or after its `tool.finished`.
+    StartOutOfTurn,
     /// I6: the store's results of a batch are not one per call, in order, with the calls' ids.
     StoredResultsMismatch,
     /// I6: a provider request gives a batch's results other than one per call, in order, with
@@ -386,7 +388,9 @@ impl Breach {
                 Invariant::I4
             }
             InvalidInputRan | InvalidInputChangedState => Invariant::I5,
-            ResultCount | StoredResultsMismatch | SentResultsMismatch => Invariant::I6,
+            ResultCount | StartOutOfTurn | StoredResultsMismatch | SentResultsMismatch => {
+                Invariant::I6
+            }
             SequentialOutOfOrder | SequentialOverlap | WritesOverlap => Invariant::I7,
             SecretInRequest | SecretInStore | SecretInEvent | SecretInToolInput
             | GuardedRecordDiffers => Invariant::I8,
