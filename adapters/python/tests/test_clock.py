@@ -147,3 +147,29 @@ def test_datetime_now_reads_the_virtual_clock(loop):
     module.datetime = wire._real_datetime
     wire.fake_datetime(module)
     assert module.datetime is wire.VirtualDatetime
+
+
+def test_a_deadline_checked_against_the_loop_when_its_timer_fires_is_met(loop):
+    # anyio's cancel scope: at its timer, `loop.time() >= deadline` or the timer is set again.
+    # A deadline between two milliseconds fires at the nearer one, which may be before it.
+    wire.clock.now_ms = 40
+    fired = []
+
+    def check(deadline):
+        if loop.time() >= deadline:
+            fired.append(wire.clock.now_ms)
+        else:
+            loop.call_at(deadline, check, deadline)
+
+    for extra in (0.1, 0.1004, 0.1006):
+        deadline = loop.time() + extra
+        loop.call_at(deadline, check, deadline)
+    loop.advance(10_000)
+    loop.settle()
+    assert fired == [140, 140]
+    loop.advance(10_000)
+    loop.settle()
+    assert fired == [140, 140, 141]
+    # The clock reads ward's instant again once it moves on.
+    loop.advance(10_000)
+    assert loop.time() == 10.0 and wire.clock.now_ms == 10_000

@@ -90,8 +90,18 @@ class VirtualLoop(asyncio.BaseEventLoop):
     def __init__(self) -> None:
         super().__init__()
         self.set_exception_handler(_report)
+        self._fired: tuple[int, float] = (0, 0.0)
 
     def time(self) -> float:
+        """ward's instant; while the timers due at it run, never before the latest of their own
+        instants. A timer fires at the whole millisecond nearest its instant (:func:`due_ms`),
+        up to half a millisecond before it, and a runtime that checks its deadline against
+        ``loop.time()`` when its timer fires and sets the timer again when it finds itself
+        early (anyio's cancel scopes) would otherwise set it again at the same millisecond
+        forever: a real loop's clock would have moved on, ward's cannot."""
+        fired_ms, fired_when = self._fired
+        if fired_ms == clock.now_ms:
+            return max(clock.now_ms / 1000, fired_when)
         return clock.now_ms / 1000
 
     # BaseEventLoop's hooks for I/O, which this loop never does.
@@ -142,6 +152,7 @@ class VirtualLoop(asyncio.BaseEventLoop):
                 self._timer_cancelled_count -= 1
                 continue
             self._ready.append(handle)
+            self._fired = (clock.now_ms, max(self.time(), handle._when))
         for _ in range(len(self._ready)):
             handle = self._ready.popleft()
             if not handle._cancelled:
