@@ -238,20 +238,14 @@ class AiSdk {
 
   /**
    * The adapter's part of R3 inside `execute`, for a call the SDK decided to run: the call id,
-   * R19's batch cap, the payload size and configured secrets. Unlike lib/agent.js's
+   * the payload size and configured secrets (R19's batch cap is the kit's `Run.admit`'s, before
+   * any of them). Unlike lib/agent.js's
    * `refusal`, no TOOL_NOT_FOUND and no read-only or switched-off check: the SDK parsed the
    * call against `activeTools` alone, which is R12's execution check, and a second check
    * here would hide a tool the SDK ran against its own list.
    */
   refusal(run, index, call) {
-    const cap = run.limits.callsPerBatchMax;
-    return (
-      precheck(call, run.batch.seen, run.guard) ??
-      (index >= cap
-        ? failure("TOO_MANY_CALLS", `Only ${cap} tool calls run per message.`, `Send at most ${cap} tool calls in one message.`)
-        : null) ??
-      argumentsCheck(call.arguments, run.guard)
-    );
+    return precheck(call, run.batch.seen, run.guard) ?? argumentsCheck(call.arguments, run.guard);
   }
 }
 

@@ -339,9 +339,12 @@ class PydanticAi:
         index = run.index_of(call.tool_call_id, call.tool_name, call.args if isinstance(call.args, str) else None)
         await self.unresolved(ctx, index)
         self.indices[call.tool_call_id] = index
-        refusal = run.refusal(index, run.batch.calls[index])
+        refusal = run.past_cap(index)
+        if refusal is None:
+            refusal = run.refusal(index, run.batch.calls[index])
+            if refusal is not None:
+                self.started(index)
         if refusal is not None:
-            self.started(index)
             run.finished(index, refusal)
         return refusal
 

@@ -223,15 +223,19 @@ export class Run {
   }
 
   /**
-   * A call taken up: its `tool.started`, then R3's checks that come before validation (the
-   * call id, the tool's existence, R12 and R13 unless the SDK refuses them itself, the batch
-   * cap, the size and secret values). The refusal, reported, or `null`. For a runtime that
-   * validates the input itself, between `admit` and `perform` (`template.js`).
+   * A call taken up: past the batch cap `TOO_MANY_CALLS` alone; else its `tool.started`,
+   * then R3's checks that come before validation (the call id, the tool's existence, R12 and
+   * R13 unless the SDK refuses them itself, the size and secret values). The refusal,
+   * reported, or `null`. For a runtime that validates the input itself, between `admit` and
+   * `perform` (`template.js`).
    */
   admit(index) {
     const call = this.batch.calls[index];
-    this.started(index);
-    const refusal = this.refusal(index, call);
+    let refusal = this.pastCap(index);
+    if (refusal === null) {
+      this.started(index);
+      refusal = this.refusal(index, call);
+    }
     if (refusal) this.finished(index, refusal);
     return refusal;
   }
@@ -265,19 +269,24 @@ export class Run {
     }
   }
 
+  /**
+   * `TOO_MANY_CALLS` for the batch's `index`-th call past the batch cap (R19), or `null`. Such
+   * a call is never taken up, whatever else is wrong with it: no `tool.started`, and none of
+   * R3's checks (PROTOCOL.md).
+   */
+  pastCap(index) {
+    const cap = this.limits.callsPerBatchMax;
+    if (index < cap) return null;
+    return failure("TOO_MANY_CALLS", `Only ${cap} tool calls run per message.`, `Send at most ${cap} tool calls in one message.`);
+  }
+
+  /** R3's checks before validation, in their order, of the batch's `index`-th call. */
   refusal(index, call) {
     const tool = this.tool(call.name);
     return (
       precheck(call, this.batch.seen, this.guard) ??
       (tool === undefined ? failure("TOOL_NOT_FOUND", `No tool is named '${call.name}'.`, this.available()) : null) ??
       (this.agent.sdk.refusesAtExecution ? null : this.notAllowed(call.name)) ??
-      (index >= this.limits.callsPerBatchMax
-        ? failure(
-            "TOO_MANY_CALLS",
-            `Only ${this.limits.callsPerBatchMax} tool calls run per message.`,
-            `Send at most ${this.limits.callsPerBatchMax} tool calls in one message.`,
-          )
-        : null) ??
       argumentsCheck(call.arguments, this.guard)
     );
   }

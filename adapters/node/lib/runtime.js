@@ -115,7 +115,9 @@ export function argumentsCheck(argumentsText, guard) {
 
 /**
  * Whether a string or key of the JSON text, once its escapes are decoded (`\u0055` is `U`),
- * holds a configured value: the body would receive the decoded text.
+ * holds a configured value: the body would receive the decoded text. As R3 orders it, the
+ * text is parsed first: text that is not JSON or repeats a key is R6's to refuse
+ * (`TOOL_INPUT_INVALID`, the runtime's validation), and has no decoded strings here.
  */
 function decodedCarriesValue(argumentsText, guard) {
   let value;
@@ -124,6 +126,7 @@ function decodedCarriesValue(argumentsText, guard) {
   } catch {
     return false;
   }
+  if (repeatsAKey(argumentsText)) return false;
   const stack = [value];
   while (stack.length > 0) {
     const item = stack.pop();
@@ -136,6 +139,35 @@ function decodedCarriesValue(argumentsText, guard) {
         if (guard.carriesValue(key)) return true;
         stack.push(inner);
       }
+    }
+  }
+  return false;
+}
+
+/**
+ * Whether JSON text (text `JSON.parse` read) repeats a key in one of its objects, the keys
+ * compared decoded, as ward's core compares them. `JSON.parse` keeps the last value and says
+ * nothing.
+ */
+export function repeatsAKey(text) {
+  const open = [];
+  for (let at = 0; at < text.length; at += 1) {
+    const char = text[at];
+    if (char === "{") open.push(new Set());
+    else if (char === "[") open.push(null);
+    else if (char === "}" || char === "]") open.pop();
+    else if (char === '"') {
+      let end = at + 1;
+      while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      let next = end + 1;
+      while (" \t\n\r".includes(text[next])) next += 1;
+      const keys = open.at(-1);
+      if (keys && text[next] === ":") {
+        const key = JSON.parse(text.slice(at, end + 1));
+        if (keys.has(key)) return true;
+        keys.add(key);
+      }
+      at = end;
     }
   }
   return false;
@@ -195,9 +227,19 @@ export class Guard {
     if (typeof value === "string") return this.text(value);
     if (Array.isArray(value)) return value.map((item) => this.value(item));
     if (value !== null && typeof value === "object") {
-      return Object.fromEntries(
-        Object.entries(value).map(([key, item]) => [this.text(key), this.value(item)]),
-      );
+      // Keys that guard to the same text keep every member, as ward's core does: in key order
+      // (by code point), the later one becomes `<text> (2)`, then `(3)`…
+      const members = Object.entries(value).sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      const names = new Set();
+      const guarded = [];
+      for (const [key, item] of members) {
+        const text = this.text(key);
+        let name = text;
+        for (let ordinal = 2; names.has(name); ordinal += 1) name = `${text} (${ordinal})`;
+        names.add(name);
+        guarded.push([name, this.value(item)]);
+      }
+      return Object.fromEntries(guarded);
     }
     return value;
   }

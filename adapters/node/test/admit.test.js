@@ -41,3 +41,25 @@ test("the kit's notes say whose execution check it is", () => {
   assert.match(sdk.R13, /the SDK's \(a guardrail\)/);
   assert.deepEqual(Object.keys(sdk), ["R1", "R3", "R4", "R11", "R12", "R13", "R14", "R19", "R20", "R22", "R23"]);
 });
+
+test("a call past the batch cap gets TOO_MANY_CALLS and no start, whatever else is wrong with it", () => {
+  // R19: past the cap a call is never taken up, so none of R3's refusals is its answer (here
+  // a repeated id and an unknown tool), and it has no `tool.started` (PROTOCOL.md).
+  const records = [];
+  const sdk = { runtime: { name: "test", version: "0" }, claims: [], notes: {}, refusesAtExecution: false };
+  const agent = new Agent(sdk);
+  agent.reset({ type: "reset", seed: 0, tools: TOOLS }, (record) => records.push(record));
+  const limits = { ...LIMITS, callsPerBatchMax: 1 };
+  const run = new Run(agent, { prompt: "p", readOnly: false, disabledTools: [], secrets: [], limits, session: "s" });
+  run.replied({ text: "", calls: [
+    { id: "call_1", name: "get_chart", arguments: "{}" },
+    { id: "call_1", name: "no_such_tool", arguments: "{}" },
+  ] });
+  clearTimeout(run.deadline);
+  assert.equal(run.admit(0), null);
+  assert.equal(run.admit(1).error.code, "TOO_MANY_CALLS");
+  const events = records
+    .filter((record) => record.type === "event" && record.event.type.startsWith("tool."))
+    .map((record) => [record.event.type, record.event.index]);
+  assert.deepEqual(events, [["tool.started", 0], ["tool.finished", 1]]);
+});

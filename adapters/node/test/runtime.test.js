@@ -11,6 +11,12 @@ test("the guard replaces every value and every 8-character fragment, merging wha
   assert.equal(guard.text("Zq81xLp0Wm3vB7Zq81xLp0Wm3vB7"), "[REDACTED]");
   assert.equal(guard.text("nothing to hide, short"), "nothing to hide, short");
   assert.deepEqual(guard.value({ "Zq81xLp0Wm3vB7": ["x Zq81xLp0Wm3vB7"] }), { "[REDACTED]": ["x [REDACTED]"] });
+  // Keys that guard to the same text keep every member, the later in key order renamed.
+  assert.deepEqual(guard.value({ "[REDACTED]": 1, "Zq81xLp0Wm3vB7": 2, "Zq81xLp0 end": 3 }), {
+    "[REDACTED]": 2,
+    "[REDACTED] (2)": 1,
+    "[REDACTED] end": 3,
+  });
   assert.equal(guard.carriesValue("…Zq81xLp0Wm3vB7…"), true);
   assert.equal(guard.carriesValue("Zq81xLp0 only a fragment"), false);
 });
@@ -68,6 +74,19 @@ test("a secret written with JSON escapes is refused as the body would read it", 
   assert.equal(code('{"query":["a",{"b":"\\u00559SpenxsANi sk-Y9H"}]}'), "SECRET_IN_INPUT");
   assert.equal(code('{"query":"login with U9Spenxs"}'), null);
   assert.equal(code("not json U9Spenxs"), null);
+  // Text that repeats a key is parsed first and refused by R6 (TOOL_INPUT_INVALID), so its
+  // decoded strings are not read: nested, escaped, after white space.
+  assert.equal(code('{"a":{"q":"\\u00559SpenxsANi sk-Y9H", "q" :1}}'), null);
+  assert.equal(code('{"\\u0071":"\\u00559SpenxsANi sk-Y9H","q":1}'), null);
+  assert.equal(code('{"q":"\\u00559SpenxsANi sk-Y9H","r":{"q":1},"s":["q","q"]}'), "SECRET_IN_INPUT");
+});
+
+test("repeated keys are found in objects only, compared decoded", async () => {
+  const { repeatsAKey } = await import("../lib/runtime.js");
+  assert.equal(repeatsAKey('{"a":1,"b":{"a":2},"c":["a","a"]}'), false);
+  assert.equal(repeatsAKey('{"a":1,"\\u0061":2}'), true);
+  assert.equal(repeatsAKey('[{"a":"x\\"y"},{"a":1}]'), false);
+  assert.equal(repeatsAKey('{"k":"a\\\\","k" : 2}'), true);
 });
 
 test("R21's run errors: every code as the SPEC names it, retryable exactly for R18's four", () => {

@@ -298,14 +298,16 @@ class Run:
         return self.admit(index) or await self.perform(index, input, signal, idempotency_key)
 
     def admit(self, index: int) -> dict[str, Any] | None:
-        """A call taken up: its ``tool.started``, then R3's checks that come before validation
-        (the call id, the tool's existence, R12, R13, the batch cap, the size and secret
-        values). The refusal, reported, or ``None``. For a runtime that validates the input
+        """A call taken up: past the batch cap ``TOO_MANY_CALLS`` alone; else its
+        ``tool.started``, then R3's checks that come before validation (the call id, the tool's
+        existence, R12, R13, the size and secret values). The refusal, reported, or ``None``. For a runtime that validates the input
         itself, between ``admit`` and ``perform`` (``template.py``)."""
         assert self.batch is not None
         call = self.batch.calls[index]
-        self.started(index)
-        refusal = self.refusal(index, call)
+        refusal = self.past_cap(index)
+        if refusal is None:
+            self.started(index)
+            refusal = self.refusal(index, call)
         if refusal is not None:
             self.finished(index, refusal)
         return refusal
@@ -338,7 +340,17 @@ class Run:
             self.finished(index, result)
             return result
 
+    def past_cap(self, index: int) -> dict[str, Any] | None:
+        """``TOO_MANY_CALLS`` for the batch's ``index``-th call past the batch cap (R19), or
+        ``None``. Such a call is never taken up, whatever else is wrong with it: no
+        ``tool.started``, and none of R3's checks (PROTOCOL.md)."""
+        cap = self.limits["callsPerBatchMax"]
+        if index < cap:
+            return None
+        return failure("TOO_MANY_CALLS", f"Only {cap} tool calls run per message.", f"Send at most {cap} tool calls in one message.")
+
     def refusal(self, index: int, call: dict[str, Any]) -> dict[str, Any] | None:
+        """R3's checks before validation, in their order, of the batch's ``index``-th call."""
         assert self.batch is not None
         refused = precheck(call, self.batch.seen, self.guard)
         if refused is not None:
@@ -349,9 +361,6 @@ class Run:
             refused = self.not_allowed(call["name"])
             if refused is not None:
                 return refused
-        cap = self.limits["callsPerBatchMax"]
-        if index >= cap:
-            return failure("TOO_MANY_CALLS", f"Only {cap} tool calls run per message.", f"Send at most {cap} tool calls in one message.")
         return arguments_check(call["arguments"], self.guard)
 
     def not_allowed(self, name: str) -> dict[str, Any] | None:

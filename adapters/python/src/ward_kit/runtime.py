@@ -142,10 +142,17 @@ def arguments_check(arguments_text: str, guard: Guard) -> dict[str, Any] | None:
     return None
 
 
-def parse_json(text: str) -> Any:
+def parse_json(text: str, repeats: bool = True) -> Any:
     """Strict JSON, as ``JSON.parse`` and ward read it: ``NaN`` and ``Infinity`` are not
     JSON, and a number too large for a double is refused rather than made infinite. A
-    repeated key keeps its last value (``json.loads``'s choice, as ``JSON.parse``'s)."""
+    repeated key keeps its last value (``json.loads``'s choice, as ``JSON.parse``'s), or,
+    with ``repeats=False``, is refused (``ValueError``) as R6 refuses it."""
+
+    def members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        value = dict(pairs)
+        if not repeats and len(value) < len(pairs):
+            raise ValueError("an object repeats a key")
+        return value
 
     def constant(name: str) -> Any:
         raise ValueError(f"{name} is not JSON")
@@ -156,14 +163,16 @@ def parse_json(text: str) -> Any:
             raise ValueError("number out of range")
         return value
 
-    return json.loads(text, parse_constant=constant, parse_float=number)
+    return json.loads(text, parse_constant=constant, parse_float=number, object_pairs_hook=members)
 
 
 def _decoded_carries_value(arguments_text: str, guard: Guard) -> bool:
     """Whether a string or key of the JSON text, once its escapes are decoded (``\\u0055`` is
-    ``U``), holds a configured value: the body would receive the decoded text."""
+    ``U``), holds a configured value: the body would receive the decoded text. As R3 orders
+    it, the text is parsed first: text that is not JSON or repeats a key is R6's to refuse
+    (``TOOL_INPUT_INVALID``, the runtime's validation), and has no decoded strings here."""
     try:
-        value = parse_json(arguments_text)
+        value = parse_json(arguments_text, repeats=False)
     except (ValueError, RecursionError):
         return False
     stack = [value]
@@ -226,13 +235,23 @@ class Guard:
         return "".join(pieces)
 
     def value(self, value: Any) -> Any:
-        """Every string of a JSON value, keys included."""
+        """Every string of a JSON value, keys included. Keys that guard to the same text keep
+        every member, as ward's core does: in key order, the later one becomes ``<text> (2)``,
+        then ``(3)``…"""
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, list):
             return [self.value(item) for item in value]
         if isinstance(value, dict):
-            return {self.text(key): self.value(item) for key, item in value.items()}
+            guarded: dict[str, Any] = {}
+            for key, item in sorted(value.items(), key=lambda member: member[0]):
+                text = name = self.text(key)
+                ordinal = 1
+                while name in guarded:
+                    ordinal += 1
+                    name = f"{text} ({ordinal})"
+                guarded[name] = self.value(item)
+            return guarded
         return value
 
 
