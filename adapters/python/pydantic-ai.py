@@ -422,6 +422,10 @@ class PydanticAi:
                 if index < 0:
                     continue
                 self.indices[part.tool_call_id] = index
+            if run.batch.results[index] is not None:
+                # Answered already: by the adapter's refusal (a call past the cap, never
+                # taken up, has no `tool.started`) or by its body.
+                continue
             self.started(index)
             run.finished(index, self.envelope_of(part))
 
