@@ -145,8 +145,8 @@ function decodedCarriesValue(argumentsText, guard) {
 }
 
 /**
- * Whether JSON text (text `JSON.parse` read) repeats a key in one of its objects, the keys
- * compared decoded, as ward's core compares them. `JSON.parse` keeps the last value and says
+ * Whether JSON text (text `JSON.parse` read; other text ends the scan, never hangs it) repeats
+ * a key in one of its objects, the keys compared decoded, as ward's core compares them. `JSON.parse` keeps the last value and says
  * nothing.
  */
 export function repeatsAKey(text) {
@@ -158,7 +158,7 @@ export function repeatsAKey(text) {
     else if (char === "}" || char === "]") open.pop();
     else if (char === '"') {
       let end = at + 1;
-      while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      while (end < text.length && text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
       let next = end + 1;
       while (" \t\n\r".includes(text[next])) next += 1;
       const keys = open.at(-1);

@@ -113,3 +113,9 @@ test("the unclaimed notes cover R15, R24-R29 and R30-R35, each with a sentence",
   assert.equal(notes.R30, "why not R30");
   for (const rule of rules) assert.ok(notes[rule].length > 0, rule);
 });
+
+test("the repeated-key scan ends on text that is not JSON", async () => {
+  const { repeatsAKey } = await import("../lib/runtime.js");
+  assert.equal(repeatsAKey('{"a'), false);
+  assert.equal(repeatsAKey('{"a":1,"a'), false);
+});

@@ -9,7 +9,7 @@
 //!
 //! A call's `tool.started`, when it has one, comes once and before its `tool.finished` (R23's
 //! events of one call; PROTOCOL.md): a runtime that reports a call started after its result,
-//! or twice, has its events out of turn.
+//! or twice, has its events out of turn (in the order of its events' sequence numbers, R23).
 //!
 //! A breach rests on R3, R16, R17 and R19, and on R20 (the stop) too unless the batch is one
 //! of a run that ended `run.completed` ([`Invariant::rules_unstopped`]): a runtime that keeps
