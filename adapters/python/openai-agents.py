@@ -548,7 +548,11 @@ class OpenAiAgents:
                 return ToolGuardrailFunctionOutput.allow()
             index = run.index_of(context.tool_call_id, context.tool_name, context.tool_arguments) if run.batch else -1
             if index >= 0:
-                run.started(index)
+                # Past the cap the kit's answer comes first, with no `tool.started` (R19).
+                capped = run.past_cap(index)
+                if capped is None:
+                    run.started(index)
+                refusal = capped or refusal
                 run.finished(index, refusal)
             return ToolGuardrailFunctionOutput.reject_content(json.dumps(refusal, ensure_ascii=False))
 
@@ -581,7 +585,7 @@ class OpenAiAgents:
                 return result
 
         async def call(index: int, text: str) -> dict[str, Any]:
-            if run.signal.aborted:
+            if run.signal.aborted and run.past_cap(index) is None:
                 result = aborted()
                 run.finished(index, result)
                 return result
@@ -626,8 +630,10 @@ class OpenAiAgents:
             result = failure("TOOL_NOT_FOUND", args.default_message, run.available()) if run.tool(args.tool_name) is None else run.not_allowed(args.tool_name) or not_allowed_off(args.tool_name)
             return json.dumps(result, ensure_ascii=False)
         assert run.batch is not None
-        run.started(index)
-        result = precheck(run.batch.calls[index], run.batch.seen, run.guard)
+        result = run.past_cap(index)
+        if result is None:
+            run.started(index)
+            result = precheck(run.batch.calls[index], run.batch.seen, run.guard)
         if result is None and run.tool(args.tool_name) is None:
             result = failure("TOOL_NOT_FOUND", args.default_message, run.available())
         elif result is None:
