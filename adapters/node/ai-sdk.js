@@ -114,8 +114,12 @@ class AiSdk {
     const index = run.indexOf(toolCall.toolCallId, toolCall.toolName, toolCall.input);
     const name = toolCall.toolName;
     const entry = run.tool(name);
+    // Past the cap the kit's answer comes first, with no `tool.started` (R19).
+    const capped = index >= 0 ? run.pastCap(index) : null;
     let result;
-    if (NoSuchToolError.isInstance(error) && entry !== undefined) {
+    if (capped !== null) {
+      result = capped;
+    } else if (NoSuchToolError.isInstance(error) && entry !== undefined) {
       result = run.notAllowed(name) ?? NOT_ALLOWED_OFF(name);
       result.error.message = error.message;
     } else if (NoSuchToolError.isInstance(error)) {
@@ -125,7 +129,7 @@ class AiSdk {
     }
     rendered.set(toolCall.toolCallId, result);
     if (index >= 0) {
-      run.started(index);
+      if (capped === null) run.started(index);
       run.finished(index, result);
     }
   }

@@ -365,8 +365,11 @@ class OpenAiAgents {
     if (call !== undefined) {
       const index = run.indexOf(call.callId, name, call.arguments);
       if (index >= 0) {
+        // Past the cap the kit's answer comes first, with no `tool.started` (R19).
+        const capped = run.pastCap(index);
+        if (capped !== null) result = capped;
+        else run.started(index);
         rendered.set(call.callId, result);
-        run.started(index);
         run.finished(index, result);
       }
     }
@@ -376,14 +379,17 @@ class OpenAiAgents {
   /** `toolErrorFormatter`: a call to a tool not enabled, as SPEC §4's envelope. */
   notFound(run, rendered, { kind, toolName, callId, defaultMessage }) {
     if (kind !== "tool_not_found") return undefined;
-    const result =
+    let result =
       run.tool(toolName) === undefined
         ? failure("TOOL_NOT_FOUND", defaultMessage, run.available())
         : (run.notAllowed(toolName) ?? NOT_ALLOWED_OFF(toolName));
     const index = run.batch ? run.indexOf(callId, toolName) : -1;
     if (index >= 0) {
+      // Past the cap the kit's answer comes first, with no `tool.started` (R19).
+      const capped = run.pastCap(index);
+      if (capped !== null) result = capped;
+      else run.started(index);
       rendered.set(callId, result);
-      run.started(index);
       run.finished(index, result);
     }
     return JSON.stringify(result);
