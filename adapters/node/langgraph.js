@@ -328,7 +328,7 @@ class LangGraph {
   notes = {
     ...kitNotes(null),
     R17: "the adapter's for a sequential batch: a lock taken in the order ToolNode starts the calls; ToolNode's for a parallel batch and the order of results",
-    R19: "LangGraph's: the turn limit (`recursionLimit`); the adapter's: the provider timeout (a timer aborting the request); the kit's: the batch cap and the inactivity deadline (lib/agent.js)",
+    R19: "LangGraph's: the turn limit (`recursionLimit`); the adapter's: the provider timeout (a timer aborting the request); the kit's: the batch cap and the inactivity deadline (lib/agent.js); a call past the cap that ToolNode refuses itself before the tool's function runs (an unknown tool, input its schema refuses) gets ToolNode's refusal, which the model reads, where R19 answers TOO_MANY_CALLS first",
     R6: "LangChain validates with @cfworker/json-schema and ToolNode gives the model its own text (`Error: Received tool input did not match expected schema ... Please fix your mistakes.`): no field list, no path",
     R7: "see R6: the messages are LangChain's, not R7's",
     R8: "LangChain's validator reports every error of an input; nothing bounds it to 5",

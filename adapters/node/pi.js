@@ -256,7 +256,7 @@ class Pi {
 
   notes = {
     ...kitNotes("the `beforeToolCall` hook, `{ block: true }`"),
-    R19: "the adapter's: the turn limit (pi has none: the run is stopped through the agent's signal) and the provider timeout (`timeoutMs`); the kit's: the batch cap and the inactivity deadline (lib/agent.js)",
+    R19: "the adapter's: the turn limit (pi has none: the run is stopped through the agent's signal) and the provider timeout (`timeoutMs`); the kit's: the batch cap and the inactivity deadline (lib/agent.js); a call past the cap that pi refuses itself before the adapter's hooks see it (its input validation) gets pi's refusal, which the model reads, where R19 answers TOO_MANY_CALLS first",
     R6: "pi's validation error is its own text, which the model reads: `Validation failed for tool \"<name>\":` then one `  - <dotted.path>: <message>` line per failing keyword, uncapped, with `root` for the root (not a JSON Pointer), no `The tool input is invalid: ` prefix and no `fields`; malformed JSON is repaired where it can be and duplicate keys are accepted (last wins)",
     R7: "pi's validation and parse errors end with `Received arguments:` and the model's arguments, so they echo input values",
     R8: "pi-schema's errors() collects one error per failing keyword over the whole input before pi formats them: the cost is not bounded",

@@ -101,7 +101,7 @@ NOTES = {
     "R12": "resolution: the kit's list, offered with bind_tools; execution: the kit's (Run.admit refuses the call): ToolNode runs any tool the graph was built with, and LangGraph has no hook that refuses a call by policy",
     "R17": "LangGraph's: one task per call (Send), results in call order; the kit's: a sequential batch's lock, taken in the order ToolNode starts the calls (LangGraph has no sequential tool)",
     "R18": "LangChain's Runnable.with_retry retries the provider (providerRetriesMax, tenacity's exponential backoff with jitter, on virtual time) but never reads retry-after: not claimed",
-    "R19": "LangGraph's: the turn limit (recursion_limit); the adapter's: the provider timeout (asyncio.timeout; LangChain's core has none); the kit's: the batch cap and the inactivity deadline",
+    "R19": "LangGraph's: the turn limit (recursion_limit); the adapter's: the provider timeout (asyncio.timeout; LangChain's core has none); the kit's: the batch cap and the inactivity deadline; a call past the cap that ToolNode refuses itself before the tool's function runs (an unknown tool, input its schema refuses) gets ToolNode's refusal, which the model reads, where R19 answers TOO_MANY_CALLS first",
     "R20": "LangGraph's: the stop cancels the task running the graph; the kit's: a running write keeps its result (its body runs apart from the task), a read is abandoned, and the run ends after every call has one",
     "R21": "the adapter's chat model raises ward's error as a provider package does; with_retry retries the retryable kinds",
     **unclaimed_notes(
