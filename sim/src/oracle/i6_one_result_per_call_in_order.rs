@@ -148,36 +148,16 @@ fn abbreviate<'a>(ids: &[&'a str]) -> Vec<&'a str> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use serde_json::json;
     use ward_core::envelope::{ToolError, ToolResult};
     use ward_core::events::{Event, EventKind};
-    use ward_core::tool::ToolCall;
 
-    use crate::catalogue::Schemas;
-    use crate::oracle::{Breach, Oracle};
-    use crate::scenario::Scenario;
-    use crate::world::World;
-    use crate::world::{Record, RunTrace, Trace};
+    use crate::oracle::Breach;
+    use crate::world::Record;
 
     /// The breaches of a batch of two calls whose events are `events`: (call, finished).
     fn judged(events: &[(usize, bool)]) -> Vec<Breach> {
-        let calls: Arc<[ToolCall]> = (0..2)
-            .map(|index| ToolCall {
-                id: format!("call_{index}"),
-                name: "settings_get".to_owned(),
-                arguments: "{}".to_owned(),
-            })
-            .collect();
-        let mut records = vec![Record::Reply {
-            at_ms: 0,
-            turn: 0,
-            attempt: 0,
-            text: String::new(),
-            calls: calls.clone(),
-            error: None,
-        }];
+        let (calls, reply) = crate::oracle::reply_calling(&["settings_get"; 2]);
+        let mut records = vec![reply];
         for (seq, &(index, finished)) in (0u64..).zip(events) {
             let (call_id, name) = (calls[index].id.as_str().into(), "settings_get".into());
             let kind = match finished {
@@ -196,26 +176,7 @@ mod tests {
             let time_ms = 0;
             records.push(Record::Event(Event { seq, time_ms, kind }));
         }
-        let runs = vec![RunTrace {
-            session: 0,
-            run: 0,
-            records,
-            start_error: None,
-        }];
-        let trace = Trace {
-            runs,
-            protocol_violation: None,
-        };
-        let scenario: Scenario = serde_json::from_value(json!({
-            "version": 1, "chartSeed": 7,
-            "sessions": [{"runs": [{"prompt": "p", "turns": []}]}]
-        }))
-        .unwrap();
-        let oracle = Oracle::new(Schemas::compile(World::new().registry(false)));
-        let verdict = oracle.check(&scenario, &trace);
-        (verdict.violations.iter().chain(&verdict.not_claimed))
-            .map(|violation| violation.breach)
-            .collect()
+        crate::oracle::breaches_of_run(records)
     }
 
     #[test]

@@ -153,13 +153,9 @@ mod tests {
     use ward_core::chart::{ChartState, SharedChart};
     use ward_core::envelope::{ToolError, ToolResult};
     use ward_core::events::{Event, EventKind};
-    use ward_core::tool::ToolCall;
 
-    use crate::catalogue::Schemas;
-    use crate::oracle::{Breach, Oracle};
-    use crate::scenario::Scenario;
-    use crate::world::World;
-    use crate::world::{Record, RunTrace, Trace};
+    use crate::oracle::Breach;
+    use crate::world::Record;
 
     /// A parallel batch of three writes: the first changes the chart, the second fails with
     /// its `tool.finished` after the third's change, the third changes it again; then undo
@@ -173,21 +169,8 @@ mod tests {
             })
         };
         let names = ["comparison_create", "comparison_remove", "settings_update"];
-        let calls: Arc<[ToolCall]> = (0..3)
-            .map(|index| ToolCall {
-                id: format!("call_{index}"),
-                name: names[index].to_owned(),
-                arguments: "{}".to_owned(),
-            })
-            .collect();
-        let mut records = vec![Record::Reply {
-            at_ms: 0,
-            turn: 0,
-            attempt: 0,
-            text: String::new(),
-            calls: calls.clone(),
-            error: None,
-        }];
+        let (calls, reply) = crate::oracle::reply_calling(&names);
+        let mut records = vec![reply];
         let changed = ToolResult::success(json!({}), true);
         let failed = ToolResult::failure(ToolError::internal());
         // (call, finished with, the state after the event; `None`: as before)
@@ -225,26 +208,7 @@ mod tests {
             });
         }
         records.extend(undone.map(|step| Record::Undo { state: state(step) }));
-        let trace = Trace {
-            runs: vec![RunTrace {
-                session: 0,
-                run: 0,
-                records,
-                start_error: None,
-            }],
-            protocol_violation: None,
-        };
-        let scenario: Scenario = serde_json::from_value(json!({
-            "version": 1, "chartSeed": 7,
-            "sessions": [{"runs": [{"prompt": "p", "turns": []}]}]
-        }))
-        .unwrap();
-        let world = World::new();
-        let oracle = Oracle::new(Schemas::compile(world.registry(false)));
-        let verdict = oracle.check(&scenario, &trace);
-        (verdict.violations.iter().chain(&verdict.not_claimed))
-            .map(|violation| violation.breach)
-            .collect()
+        crate::oracle::breaches_of_run(records)
     }
 
     #[test]

@@ -903,6 +903,58 @@ pub(crate) fn any_string(value: &Value, test: &dyn Fn(&str) -> bool) -> bool {
     }
 }
 
+/// A reply at 0 ms of turn 0 calling `names`, ids `call_0`, `call_1`…, arguments `{}`.
+#[cfg(test)]
+pub(crate) fn reply_calling(
+    names: &[&str],
+) -> (
+    std::sync::Arc<[ward_core::tool::ToolCall]>,
+    crate::world::Record,
+) {
+    let calls: std::sync::Arc<[ward_core::tool::ToolCall]> = (names.iter().enumerate())
+        .map(|(index, name)| ward_core::tool::ToolCall {
+            id: format!("call_{index}"),
+            name: (*name).to_owned(),
+            arguments: "{}".to_owned(),
+        })
+        .collect();
+    let reply = crate::world::Record::Reply {
+        at_ms: 0,
+        turn: 0,
+        attempt: 0,
+        text: String::new(),
+        calls: calls.clone(),
+        error: None,
+    };
+    (calls, reply)
+}
+
+/// The breaches the oracle finds in one run of a one-run scenario made of `records` (the
+/// oracle's unit tests build such runs by hand).
+#[cfg(test)]
+pub(crate) fn breaches_of_run(records: Vec<crate::world::Record>) -> Vec<Breach> {
+    let trace = Trace {
+        runs: vec![crate::world::RunTrace {
+            session: 0,
+            run: 0,
+            records,
+            start_error: None,
+        }],
+        protocol_violation: None,
+    };
+    let scenario: Scenario = serde_json::from_value(serde_json::json!({
+        "version": 1, "chartSeed": 7,
+        "sessions": [{"runs": [{"prompt": "p", "turns": []}]}]
+    }))
+    .expect("a scenario of one run");
+    let world = crate::world::World::new();
+    let oracle = Oracle::new(Schemas::compile(world.registry(false)));
+    let verdict = oracle.check(&scenario, &trace);
+    (verdict.violations.iter().chain(&verdict.not_claimed))
+        .map(|violation| violation.breach)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
