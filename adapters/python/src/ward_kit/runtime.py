@@ -150,7 +150,7 @@ def parse_json(text: str, repeats: bool = True) -> Any:
 
     def members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         value = dict(pairs)
-        if not repeats and len(value) < len(pairs):
+        if len(value) < len(pairs):
             raise ValueError("an object repeats a key")
         return value
 
@@ -163,7 +163,9 @@ def parse_json(text: str, repeats: bool = True) -> Any:
             raise ValueError("number out of range")
         return value
 
-    return json.loads(text, parse_constant=constant, parse_float=number, object_pairs_hook=members)
+    # The hook only where a repeat is refused; otherwise json.loads keeps the last value itself.
+    hook = None if repeats else members
+    return json.loads(text, parse_constant=constant, parse_float=number, object_pairs_hook=hook)
 
 
 def _decoded_carries_value(arguments_text: str, guard: Guard) -> bool:
