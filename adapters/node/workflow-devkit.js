@@ -16,8 +16,9 @@
 //   tool before `execute`;
 // - scheduling: DurableAgent runs a step's calls with `Promise.all`, each a step of its own;
 // - retries: the step handler's retries (`step_retrying`, its backoff, a `RetryableError`'s
-//   `retryAfter`) of the model's step; a tool step's `maxRetries` is 0 (a body that throws is
-//   not run again); stopping: the run's cancellation (`Run.cancel`, a `run_cancelled` event);
+//   `retryAfter`) of the model's step; a tool step keeps core's retries, which take up a step
+//   a crash cut, and a body that panics fails its step at once (`FatalError`, the SDK's way
+//   not to retry); stopping: the run's cancellation (`Run.cancel`, a `run_cancelled` event);
 // - durability: every step's start, result and failure, and the run's start and end, are
 //   events that world-local writes as JSON files in the store directory before the workflow
 //   goes on; `recover` opens a world with `recoverActiveRuns`, which re-enqueues every run

@@ -9,7 +9,9 @@
 
 mod common;
 
-use common::replay::{Claim, names_a_body_by_its_guarded_call_id, replays};
+use common::replay::{
+    Claim, holds_crash, names_a_body_by_its_guarded_call_id, replays, replays_crash,
+};
 
 const RUNTIME: &str = "workflow-devkit";
 
@@ -44,6 +46,36 @@ fn workflow_devkit_a_batchs_bodies_start_after_the_reply() {
         "I12",
         "in a parallel batch starting at 0 ms, call 0 started at 40 ms",
     );
+}
+
+/// Finding 4: core's step handler counts every start of a step as an attempt, a start that a
+/// crash cut too; at the fifth start of the model's step the run fails (R33 claimed).
+#[test]
+fn workflow_devkit_a_step_cut_by_four_crashes_fails_the_run() {
+    replays_crash(
+        RUNTIME,
+        "findings/workflow-devkit/step-fails-after-four-crashes.crash.json",
+        Claim::Claimed,
+        "I19",
+        r#"run 0 ended with {"record":"report","outcome":"run.failed","code":"INTERNAL_ERROR","batches":0,"calls":0} after the crashes"#,
+    );
+}
+
+/// The adapter's part after a crash, fixed: a read body cut by a crash runs again (its step
+/// keeps core's retries), a call whose step finished before the crash gets its journaled
+/// result, and the next run's history keeps a result acknowledged under a guarded call id.
+#[test]
+fn workflow_devkit_resumes_as_without_a_crash_where_the_sdk_does() {
+    for plan in [
+        "read-body-cut-runs-again",
+        "finished-step-after-a-crash",
+        "guarded-call-id-after-a-crash",
+    ] {
+        holds_crash(
+            RUNTIME,
+            &format!("adapters/node/test/plans/{plan}.crash.json"),
+        );
+    }
 }
 
 /// The adapter's glue, not the SDK: a body's start names its call by its guarded id (R22).

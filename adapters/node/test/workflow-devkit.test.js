@@ -92,14 +92,20 @@ test("the handshake names the SDK's version, the store and every rule it does no
   }
 });
 
-test("the same seed gives the same messages and the same store bytes; drop mode gives a fresh process's", async () => {
+test("the same seed gives the same messages and the same store bytes; drop mode, and a seed recovered before, give a fresh process's", async () => {
   const root = mkdtempSync(join(tmpdir(), "ward-workflow-devkit-test-"));
   try {
     const first = adapter();
     await first.send({ type: "hello", protocol: 2 });
     const a = await oneCall(first.send, join(root, "a"));
-    // The same seed again in the same process, after a drop: as in a new process.
+    const storeA = files(join(root, "a"));
+    // The same seed again in the same process, after a drop and a recovery (which moves the
+    // wall clock past the store's last record): as in a new process.
     assert.deepEqual(await first.send({ type: "crash" }), [{ type: "idle", atMs: a.at(-1).at(-1).atMs, nextTimerMs: null }]);
+    await first.send({ type: "reset", seed: 7, tools: TOOLS, storeDir: join(root, "a") });
+    const recovered = await first.send({ type: "recover", secrets: [] });
+    assert.ok(recovered.some((message) => message.type === "bodyStart"), "the cut step runs again");
+    assert.deepEqual(await first.send({ type: "crash" }), [{ type: "idle", atMs: recovered.at(-1).atMs, nextTimerMs: null }]);
     const b = await oneCall(first.send, join(root, "b"));
     await first.close();
     const second = adapter();
@@ -110,8 +116,8 @@ test("the same seed gives the same messages and the same store bytes; drop mode 
     assert.deepEqual(c, a);
     const body = a.at(-1).find((message) => message.type === "bodyStart");
     assert.match(body.idempotencyKey, /^step_/u, "the step id is the body's key");
-    assert.deepEqual(files(join(root, "b")), files(join(root, "a")));
-    assert.deepEqual(files(join(root, "c")), files(join(root, "a")));
+    assert.deepEqual(files(join(root, "b")), storeA);
+    assert.deepEqual(files(join(root, "c")), storeA);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -98,5 +98,3 @@ function callsOf(messages) {
   }));
 }
 
-// A tool body that throws is not run again: the step handler's retries are for the provider.
-toolBody.maxRetries = 0;

@@ -243,6 +243,9 @@ function messagesOf(history) {
   return messages;
 }
 
+/** The result of a call whose step threw (a body that panicked). */
+const THREW = () => failure("INTERNAL_ERROR", "The tool failed unexpectedly.");
+
 /** The text a provider failure leaves in the run's error, and its kind read back. */
 const providerText = (error) => `ward provider ${error.kind}: ${error.message}`;
 const providerKindOf = (text) => /ward provider ([a-zA-Z]+): /u.exec(String(text ?? ""))?.[1];
@@ -266,8 +269,12 @@ class WorkflowDevKit {
   }
 
   reset(message, agent) {
-    // As in a fresh process: the ids world-local and core make start again (`ulid.js`).
+    // As in a fresh process: the ids world-local and core make start again (`ulid.js`), and
+    // the wall clock starts from 2026-01-01 again. A base kept from the seed before would move
+    // every ulid of this seed's store, and would move `Date` under a run already recording when
+    // the first run opens the world (`openWorld`): its events' times before its start.
     ulids.restart();
+    wallBaseMs = EPOCH_MS;
     this.world = null;
     this.run = null;
     this.agent = agent;
@@ -322,9 +329,10 @@ class WorkflowDevKit {
   /**
    * The conversation of a run that did not complete, as its steps journaled it: its input's
    * messages and prompt, then each model step's reply and the results of its calls (a call
-   * whose step left no result: ABORTED, as the run's end gave it).
+   * whose step left no result: the result acknowledged in this process, if any, else ABORTED,
+   * as the run's end gave it).
    */
-  async conversationOf(world, runId, input) {
+  async conversationOf(world, runId, input, acknowledged = () => undefined) {
     const messages = [...input.history, { role: "user", content: input.prompt }];
     const steps = [];
     let cursor;
@@ -356,7 +364,7 @@ class WorkflowDevKit {
           type: "tool-result",
           toolCallId: call.toolCallId,
           toolName: call.toolName,
-          output: { type: "json", value: results.get(call.toolCallId) ?? ABORTED() },
+          output: { type: "json", value: acknowledged(call.toolCallId) ?? results.get(call.toolCallId) ?? ABORTED() },
         })),
       });
     }
@@ -453,10 +461,16 @@ class WorkflowDevKit {
     if (!run.resumed) {
       this.histories.set(run.session, [...run.startedFrom, ...messagesOf(run.store.slice(run.history.length))]);
     } else {
-      // A resumed run's earlier replies were seen by the process a crash dropped: its steps say them.
+      // A resumed run's earlier replies were seen by the process a crash dropped: its steps say
+      // them. A result this process acknowledged is the one ward holds, also where the step
+      // left no record (a step that finished after its workflow failed).
       const input = { history: run.startedFrom, prompt: run.prompt };
+      const results = new Map(
+        run.store.filter((message) => message.role === "tool").map((message) => [message.callId, message.result]),
+      );
+      const acknowledged = (callId) => results.get(run.guard.text(callId));
       this.histories.delete(run.session);
-      this.pendingHistory = this.conversationOf(this.world, run.runId, input).then((messages) =>
+      this.pendingHistory = this.conversationOf(this.world, run.runId, input, acknowledged).then((messages) =>
         this.histories.set(run.session, messages),
       );
     }
@@ -490,6 +504,25 @@ class WorkflowDevKit {
     run.calls = Math.max(run.calls, calls);
   }
 
+  /**
+   * After a crash, a call of the batch whose step finished before it is not run again: the
+   * workflow replays its journaled result, which this process never saw. That result, as the
+   * SDK hands it to the model, is the call's result here too (not the ABORTED of a call left
+   * without one); a step that threw has the result `body` gave it.
+   */
+  settleFrom(run, prompt) {
+    const batch = run.batch;
+    if (!batch) return;
+    const parts = prompt.filter((message) => message.role === "tool").flatMap((message) => message.content);
+    batch.calls.forEach((call, index) => {
+      if (batch.results[index] !== null) return;
+      const part = parts.findLast((entry) => entry.type === "tool-result" && entry.toolCallId === call.id);
+      if (part === undefined) return;
+      const value = part.output?.type === "json" && isEnvelope(part.output.value) ? part.output.value : THREW();
+      run.finished(index, run.guard.value(value));
+    });
+  }
+
   /** ward's provider as a language model (the SDK's `LanguageModelV3`), inside `doStreamStep`. */
   model(meta) {
     return {
@@ -508,6 +541,7 @@ class WorkflowDevKit {
     const run = this.run;
     if (run === null) throw new FatalError("a model step ran outside a run");
     const prompt = options.prompt.filter((message) => message.role !== "system");
+    if (run.resumed) this.settleFrom(run, prompt);
     if (!run.restored && run.resumed) this.restoreFrom(run, prompt);
     run.restored = true;
     run.enterResults();
@@ -563,8 +597,10 @@ class WorkflowDevKit {
     try {
       return run.guard.value(await work);
     } catch (error) {
-      run.finished(index, failure("INTERNAL_ERROR", "The tool failed unexpectedly."));
-      throw error;
+      run.finished(index, THREW());
+      // A body that panicked is not run again: a `FatalError` is the SDK's way to fail a step
+      // at once. The step keeps core's retries, which take up a step a crash cut (R33).
+      throw error?.name === "BodyPanic" ? new FatalError(error.message) : error;
     } finally {
       run.inflight.delete(work);
     }

@@ -193,3 +193,18 @@ pub fn names_a_body_by_its_guarded_call_id(runtime: &str) {
     let violated = stdout.lines().any(|line| line.starts_with("violated:"));
     assert!(held && !violated, "{file} against {runtime}:\n{stdout}");
 }
+
+/// Replays crash plan `file` against `runtime` and checks that every claimed durable
+/// invariant held (a runtime may break one it does not claim), for an adapter's fix that the
+/// plan once showed; or says why the adapter cannot run here.
+pub fn holds_crash(runtime: &str, file: &str) {
+    let Some((stdout, stderr, _)) = replay_of(runtime, file) else {
+        return;
+    };
+    let held = (stdout.lines()).any(|line| line == "all claimed durable invariants held");
+    let violated = stdout.lines().any(|line| line.starts_with("violated:"));
+    assert!(
+        held && !violated,
+        "{file} against {runtime}:\n{stdout}\nstderr:\n{stderr}"
+    );
+}

@@ -17,20 +17,27 @@ use crate::oracle::Breach;
 
 /// Checks I19: the session went on after each crash, a resumed read-only run ran no write,
 /// no run went past its turn limit, and every request, every acknowledged message and every
-/// run's end is the one the session without crashes had.
+/// run's end is the one the session without crashes had. Of those, the first difference
+/// named is the earliest run's: its requests, then its end, then the messages it kept (a run
+/// that ends otherwise changes every later run's transcript, and keeps other messages).
 pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     let found = went_on(check)
         .or_else(|| read_only(check))
         .or_else(|| turn_limit(check))
-        .or_else(|| requests(check))
-        .or_else(|| appended(check))
-        .or_else(|| ends(check));
+        .or_else(|| {
+            (0..runs(check)).find_map(|run| {
+                requests(check, run)
+                    .or_else(|| ends(check, run))
+                    .or_else(|| appended(check, run))
+            })
+        });
     breaches.extend(found);
 }
 
-/// The runs of both executions (the plan's and the closing one).
+/// The runs of both executions (the plan's and the closing one), any run asked for among them.
 fn runs(check: &DurableCheck<'_>) -> usize {
-    check.before.kept.len().max(check.after.kept.len())
+    let asked = (check.after.asked.iter()).map(|request| request.run + 1);
+    (check.before.kept.len().max(check.after.kept.len())).max(asked.max().unwrap_or(0))
 }
 
 fn breach(breach: Breach, message: String) -> Option<DurableBreach> {
@@ -90,16 +97,18 @@ fn turn_limit(check: &DurableCheck<'_>) -> Option<DurableBreach> {
 /// Every request is the one the session without crashes made at that turn of that run: the
 /// same system prompt (the read-only note), the same offered tools in order (I1, I3, I13), the
 /// same transcript but for the results a crash fixes.
-fn requests(check: &DurableCheck<'_>) -> Option<DurableBreach> {
+/// Every request of `run` is the one the session without crashes made for its turn.
+fn requests(check: &DurableCheck<'_>, run: usize) -> Option<DurableBreach> {
     if check.crashed.failure.is_some() {
         return None;
     }
-    let mut asked: BTreeMap<(usize, usize), &Asked> = BTreeMap::new();
-    for request in &check.before.asked {
-        asked.entry((request.run, request.turn)).or_insert(request);
+    let of_run = |request: &&Asked| request.run == run;
+    let mut asked: BTreeMap<usize, &Asked> = BTreeMap::new();
+    for request in check.before.asked.iter().filter(of_run) {
+        asked.entry(request.turn).or_insert(request);
     }
-    check.after.asked.iter().find_map(|request| {
-        let Some(want) = asked.get(&(request.run, request.turn)) else {
+    check.after.asked.iter().filter(of_run).find_map(|request| {
+        let Some(want) = asked.get(&request.turn) else {
             let message = format!(
                 "run {} asked for turn {} after a crash; without crashes it never did",
                 request.run, request.turn
@@ -163,57 +172,53 @@ fn request_differs(check: &DurableCheck<'_>, request: &Asked, want: &Asked) -> S
     }
 }
 
-/// Each run kept the messages it kept without crashes, but for the results a crash fixes
-/// (a run's end no transcript shows may be seen only in part, `Story::end_unseen`).
-fn appended<'a>(check: &'a DurableCheck<'_>) -> Option<DurableBreach> {
+/// `run` kept the messages it kept without crashes, but for the results a crash fixes (a
+/// run's end no transcript shows may be seen only in part, `Story::end_unseen`).
+fn appended<'a>(check: &'a DurableCheck<'_>, run: usize) -> Option<DurableBreach> {
     if check.crashed.failure.is_some() {
         return None;
     }
-    (0..runs(check)).find_map(|run| {
-        let kept = |story: &'a Story| story.kept.get(run).map_or(&[][..], Vec::as_slice);
-        let (want, got) = (kept(&check.before), kept(&check.after));
-        let differs =
-            (want.iter().zip(got).enumerate()).find(|(_, (want, got))| !check.accepts(want, got));
-        if let Some((at, (want, got))) = differs {
-            let message = format!(
-                "run {run}: message {at} it kept is {} after {} crash(es), {} without them",
-                short(got),
-                check.crashes(),
-                short(want),
-            );
-            return breach(Breach::AppendedDiffers, message);
-        }
-        let unseen = check.after.end_unseen(run) && got.len() < want.len();
-        (want.len() != got.len() && !unseen).then(|| DurableBreach {
-            breach: Breach::AppendedCountDiffers,
-            message: format!(
-                "run {run} kept {} message(s) after the crashes, {} without them",
-                got.len(),
-                want.len()
-            ),
-        })
+    let kept = |story: &'a Story| story.kept.get(run).map_or(&[][..], Vec::as_slice);
+    let (want, got) = (kept(&check.before), kept(&check.after));
+    let differs =
+        (want.iter().zip(got).enumerate()).find(|(_, (want, got))| !check.accepts(want, got));
+    if let Some((at, (want, got))) = differs {
+        let message = format!(
+            "run {run}: message {at} it kept is {} after {} crash(es), {} without them",
+            short(got),
+            check.crashes(),
+            short(want),
+        );
+        return breach(Breach::AppendedDiffers, message);
+    }
+    let unseen = check.after.end_unseen(run) && got.len() < want.len();
+    (want.len() != got.len() && !unseen).then(|| DurableBreach {
+        breach: Breach::AppendedCountDiffers,
+        message: format!(
+            "run {run} kept {} message(s) after the crashes, {} without them",
+            got.len(),
+            want.len()
+        ),
     })
 }
 
-/// Each run ended as it did without crashes, as its entry point reported it; a run a fresh
+/// `run` ended as it did without crashes, as its entry point reported it; a run a fresh
 /// runtime did not take up after a crash may end unreported (P11's "the run ended").
-fn ends(check: &DurableCheck<'_>) -> Option<DurableBreach> {
+fn ends(check: &DurableCheck<'_>, run: usize) -> Option<DurableBreach> {
     if check.crashed.failure.is_some() {
         return None;
     }
-    (0..runs(check)).find_map(|run| {
-        let (want, got) = (
-            check.before.reports.get(&run),
-            check.after.reports.get(&run),
-        );
-        let unreported = got.is_none() && check.after.recovered_nothing.contains(&run);
-        (want != got && !unreported).then(|| DurableBreach {
-            breach: Breach::RunEndDiffers,
-            message: format!(
-                "run {run} ended with {} after the crashes, {} without them",
-                got.map_or("no report", String::as_str),
-                want.map_or("no report", String::as_str),
-            ),
-        })
+    let (want, got) = (
+        check.before.reports.get(&run),
+        check.after.reports.get(&run),
+    );
+    let unreported = got.is_none() && check.after.recovered_nothing.contains(&run);
+    (want != got && !unreported).then(|| DurableBreach {
+        breach: Breach::RunEndDiffers,
+        message: format!(
+            "run {run} ended with {} after the crashes, {} without them",
+            got.map_or("no report", String::as_str),
+            want.map_or("no report", String::as_str),
+        ),
     })
 }
