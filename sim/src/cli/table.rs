@@ -19,19 +19,29 @@ pub fn report_summary(summary: &Summary, how: &str, json: bool) -> ExitCode {
     }
 }
 
+/// A rate as a person reads it: whole from ten up, with tenths below (a real runtime behind
+/// an adapter may run less than one run a second, which `0` would hide).
+fn rate(per_sec: f64) -> String {
+    if per_sec < 10.0 {
+        format!("{per_sec:.1}")
+    } else {
+        format!("{per_sec:.0}")
+    }
+}
+
 /// Prints a summary as the table `ward run` and `ward merge` show on standard error; `how`
 /// closes the first line (`2 jobs`, `4 shards side by side`). A row per entry of
 /// `byInvariant`: the protocol (P6), I1–I14, and I15–I19 when crashes ran (armed and violated
 /// counting plans there, not runs).
 pub fn print_summary(summary: &Summary, how: &str) {
     tell!(
-        "ward: {} seeds, {} runs, {} tool calls, {} provider turns in {:.1} s ({:.0} runs/s, {how})",
+        "ward: {} seeds, {} runs, {} tool calls, {} provider turns in {:.1} s ({} runs/s, {how})",
         summary.seeds,
         summary.runs,
         summary.tool_calls,
         summary.turns,
         summary.elapsed_ms as f64 / 1000.0,
-        summary.runs_per_sec
+        rate(summary.runs_per_sec)
     );
     if let Some(runtime) = &summary.runtime {
         tell!(
@@ -127,5 +137,18 @@ fn print_crashes(crashes: &CrashSummary) {
             .map(|(recovery, count)| format!("{recovery} {count}"))
             .collect();
         tell!("  {point}: {}", said.join(", "));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rate;
+
+    #[test]
+    fn a_rate_below_ten_keeps_its_tenths() {
+        assert_eq!(rate(0.46), "0.5");
+        assert_eq!(rate(9.94), "9.9");
+        assert_eq!(rate(10.0), "10");
+        assert_eq!(rate(2794.4), "2794");
     }
 }

@@ -213,7 +213,8 @@ fn armed(check: &DurableCheck<'_>) -> [bool; 5] {
         after.asked.iter().any(|asked| asked.process > 0),
         crashed && results,
         check.crashed.written.iter().any(|bytes| !bytes.is_empty()),
-        after.recoveries > 0,
+        // I19 judges a reference that did not finish too (`ReferenceUnfinished`).
+        after.recoveries > 0 || check.reference.failure.is_some(),
     ]
 }
 
@@ -388,5 +389,20 @@ mod tests {
         claimed.apply_claims(&["R34".to_owned()]);
         assert_eq!(claimed.breaches, [breach(Breach::SessionStopped)]);
         assert!(claimed.not_claimed.is_empty());
+    }
+
+    /// A session without crashes that did not finish is I19's, and I19 counts it armed: no
+    /// campaign shows more plans violating I19 than armed it.
+    #[test]
+    fn a_reference_that_did_not_finish_arms_the_i19_it_breaks() {
+        let plan = crate::crash::generate(3);
+        let reference = crate::crash::Execution {
+            failure: Some("not a message of the protocol".to_owned()),
+            ..Default::default()
+        };
+        let verdict = check(&plan, &reference, &crate::crash::Execution::default());
+        let kinds: Vec<Breach> = verdict.breaches.iter().map(|found| found.breach).collect();
+        assert_eq!(kinds, [Breach::ReferenceUnfinished]);
+        assert!(verdict.armed[4], "I19 is armed where it is broken");
     }
 }
