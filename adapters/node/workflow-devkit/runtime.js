@@ -434,6 +434,7 @@ class WorkflowDevKit {
       }
       return this.close(run, () => run.complete(output.text ?? ""));
     }
+    await this.restoreEnded(run);
     if (run.signal.aborted && run.signal.reason instanceof Stop) return this.close(run, () => run.fail(run.signal.reason));
     if (run.turn > run.limits.turnsMax && (run.batch?.calls.length ?? 0) > 0) {
       // The reply past the turn limit ended the run, whatever DurableAgent then did with its
@@ -480,6 +481,18 @@ class WorkflowDevKit {
   ended(runId, data) {
     const run = this.run;
     if (run?.runId === runId) run.done(data);
+  }
+
+  /**
+   * A resumed run that ends without a model step in this process (it failed, or was
+   * cancelled): its batch's results and its counts from its journaled steps, as a model step
+   * would have had them (`settleFrom`, `restoreFrom`).
+   */
+  async restoreEnded(run) {
+    if (!run.resumed || run.restored) return;
+    const journal = await this.conversationOf(this.world, run.runId, { history: run.startedFrom, prompt: run.prompt });
+    this.settleFrom(run, journal);
+    this.restoreFrom(run, journal);
   }
 
   /** The run's counts from the SDK's conversation (after a crash, the host saw none of it). */
