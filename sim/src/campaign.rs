@@ -207,6 +207,22 @@ pub struct CampaignReport {
     pub trace_digest: u64,
     /// The crash explorer's counts, with `--crashes`.
     pub crashes: Option<CrashSummary>,
+    /// Each seed's digests and violated invariants, in seed order.
+    pub per_seed: Vec<SeedDigest>,
+}
+
+/// One seed's part of a campaign's digests: two campaigns of the same seeds whose digests
+/// differ differ on the seeds that ran otherwise (`ward run --seed-digests`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeedDigest {
+    /// The seed.
+    pub seed: u64,
+    /// Its scenario's trace digest (I11's), before the campaign mixes it in.
+    pub trace: u64,
+    /// Its crash plan's digest, with `--crashes`.
+    pub crash: Option<u64>,
+    /// The invariants it violated, of its scenario or of its crash plan, in order.
+    pub violated: Vec<Invariant>,
 }
 
 impl CampaignReport {
@@ -506,8 +522,18 @@ fn merge(
         elapsed_ms: 0,
         trace_digest: 0,
         crashes: None,
+        per_seed: Vec::with_capacity(summaries.len()),
     };
     for summary in summaries {
+        report.per_seed.push(SeedDigest {
+            seed: summary.seed,
+            trace: summary.digest,
+            crash: summary.durable.as_ref().map(|durable| durable.digest),
+            violated: (Invariant::ALL.iter())
+                .filter(|invariant| summary.violated[invariant.index()] > 0)
+                .copied()
+                .collect(),
+        });
         if let Some(durable) = &summary.durable {
             report.add_durable(summary.seed, durable);
         }

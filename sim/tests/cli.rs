@@ -250,6 +250,63 @@ fn a_small_campaign_holds_and_replay_writes_traces() {
 }
 
 #[test]
+fn seed_digests_name_every_seed_and_what_it_violated() {
+    let folder = folder("seed-digests");
+    let (two, one) = (folder.join("two.tsv"), folder.join("one.tsv"));
+    for (jobs, file) in [("2", &two), ("1", &one)] {
+        let output = ward(&[
+            "run",
+            "--seeds",
+            "3..40",
+            "--jobs",
+            jobs,
+            "--seed-digests",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+    }
+    let text = std::fs::read_to_string(&two).unwrap();
+    assert_eq!(text, std::fs::read_to_string(&one).unwrap());
+    let seeds: Vec<&str> = text
+        .lines()
+        .map(|line| line.split('\t').next().unwrap())
+        .collect();
+    let expected: Vec<String> = (3..40).map(|seed| seed.to_string()).collect();
+    assert_eq!(seeds, expected);
+    assert!(text.lines().all(|line| line.ends_with("\t-\t-")), "{text}");
+
+    // With crashes and a bug of durable sessions: the plan's digest, and the invariant.
+    let file = folder.join("crashes.tsv");
+    let output = ward(&[
+        "run",
+        "--crashes",
+        "--bug",
+        "turns-reset-on-resume",
+        "--seeds",
+        "0..2",
+        "--out",
+        folder.to_str().unwrap(),
+        "--seed-digests",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let first: Vec<&str> = text.lines().next().unwrap().split('\t').collect();
+    assert_eq!(first[0], "0");
+    assert!(first[2].len() == 16 && first[3].contains("I19"), "{text}");
+
+    let output = ward(&[
+        "run",
+        "--seeds",
+        "0..2",
+        "--seed-digests",
+        "/no/such/dir/d.tsv",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("/no/such/dir/d.tsv"));
+}
+
+#[test]
 fn a_seeded_bug_is_reported_shrunk_and_replayable() {
     let folder = folder("failures");
     let output = ward(&[

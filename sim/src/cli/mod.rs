@@ -32,6 +32,7 @@ pub mod pipe;
 pub mod redact;
 pub mod replay;
 pub mod run;
+mod seed_digests;
 pub mod serve;
 mod table;
 pub mod tools;

@@ -67,6 +67,11 @@ pub struct RunArgs {
     /// digests. Two pinned campaigns side by side share their processors.
     #[arg(long)]
     pub pin: bool,
+    /// Write each seed's trace digest, crash digest (with --crashes) and violated invariants
+    /// to FILE, one line per seed in seed order: two campaigns that differ differ on the lines
+    /// of the seeds that ran otherwise (`diff`).
+    #[arg(long, value_name = "FILE")]
+    pub seed_digests: Option<PathBuf>,
 }
 
 impl Default for RunArgs {
@@ -83,6 +88,7 @@ impl Default for RunArgs {
             crashes: false,
             stall_after: crate::stall::DEFAULT_LIMIT.as_secs(),
             pin: false,
+            seed_digests: None,
         }
     }
 }
@@ -185,10 +191,25 @@ pub fn run(args: &RunArgs) -> ExitCode {
         stall_after: (args.stall_after > 0).then(|| Duration::from_secs(args.stall_after)),
         pin: args.pin,
     };
+    let digests_file = match args
+        .seed_digests
+        .as_deref()
+        .map(super::seed_digests::create)
+    {
+        Some(Err(why)) => return super::usage_error(why),
+        Some(Ok(file)) => Some(file),
+        None => None,
+    };
     let total = config.shard().seeds_in(SeedRange::from(&config.seeds));
     let progress = Progress::new(total);
     let report = campaign::run(&config, &|done| progress.update(done));
     progress.finish();
+    if let Some(file) = digests_file
+        && let Err(error) = super::seed_digests::write(file, &report.per_seed)
+    {
+        tell!("ward: --seed-digests: {error}");
+        return ExitCode::from(2);
+    }
     let replay = (report.first_failure.as_ref())
         .and_then(|first| super::failure::shrink_and_write(first, &config, &args.out));
     let summary = report.to_summary(&config, replay);
