@@ -105,12 +105,14 @@ impl DurableCheck<'_> {
     }
 
     /// Whether `result` of call `call_id` is one a crash fixes: `OUTCOME_UNKNOWN` for a cut
-    /// call of R32, `ABORTED` for a cut call the guard changed.
+    /// call of R32, any result for a cut call of R32 whose body had started (I17 judges that
+    /// one, and only `OUTCOME_UNKNOWN` passes it: the wrong result is R32's, not a resumed
+    /// run's), `ABORTED` for a cut call the guard changed.
     pub fn fixed_by_a_crash(&self, call_id: &str, result: &ToolResult) -> bool {
         let Some(cut) = self.cut.get(call_id) else {
             return false;
         };
-        (OUTSIDE_EFFECT_TOOLS.contains(&&*cut.tool) && is_outcome_unknown(result))
+        (OUTSIDE_EFFECT_TOOLS.contains(&&*cut.tool) && (cut.ran || is_outcome_unknown(result)))
             || (cut.guarded && is_aborted(result))
     }
 
