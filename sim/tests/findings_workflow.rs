@@ -61,6 +61,19 @@ fn workflow_devkit_a_step_cut_by_four_crashes_fails_the_run() {
     );
 }
 
+/// Finding 5: a run DurableAgent fails (finding 2) still runs the steps it had queued, but
+/// not after a crash: recovery takes up no failed run, so a write never runs.
+#[test]
+fn workflow_devkit_a_failed_runs_queued_steps_are_lost_in_a_crash() {
+    replays_crash(
+        RUNTIME,
+        "findings/workflow-devkit/failed-run-loses-queued-steps.crash.json",
+        Claim::Claimed,
+        "I19",
+        r#"run 2: message 3 it kept is {"role":"tool","callId":"call_16","name":"drawing_create","result":{"success":false,"error":{"code":"ABORTED""#,
+    );
+}
+
 /// The adapter's part after a crash, fixed: a read body cut by a crash runs again (its step
 /// keeps core's retries), a call whose step finished before the crash gets its journaled
 /// result, and the next run's history keeps a result acknowledged under a guarded call id.
