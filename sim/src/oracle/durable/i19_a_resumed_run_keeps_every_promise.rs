@@ -24,14 +24,19 @@ pub fn check(check: &DurableCheck<'_>, breaches: &mut Vec<DurableBreach>) {
     let found = went_on(check)
         .or_else(|| read_only(check))
         .or_else(|| turn_limit(check))
-        .or_else(|| {
-            (0..runs(check)).find_map(|run| {
-                requests(check, run)
-                    .or_else(|| ends(check, run))
-                    .or_else(|| appended(check, run))
-            })
-        });
+        .or_else(|| (0..runs(check)).find_map(|run| run_differs(check, run)));
     breaches.extend(found);
+}
+
+/// The first difference of `run` from the session without crashes: a request, its end, a
+/// message it kept. None when the session stopped short after a crash (`went_on` says so).
+fn run_differs(check: &DurableCheck<'_>, run: usize) -> Option<DurableBreach> {
+    if check.crashed.failure.is_some() {
+        return None;
+    }
+    requests(check, run)
+        .or_else(|| ends(check, run))
+        .or_else(|| appended(check, run))
 }
 
 /// The runs of both executions (the plan's and the closing one), any run asked for among them.
@@ -94,14 +99,10 @@ fn turn_limit(check: &DurableCheck<'_>) -> Option<DurableBreach> {
     })
 }
 
-/// Every request is the one the session without crashes made at that turn of that run: the
-/// same system prompt (the read-only note), the same offered tools in order (I1, I3, I13), the
-/// same transcript but for the results a crash fixes.
-/// Every request of `run` is the one the session without crashes made for its turn.
+/// Every request of `run` is the one the session without crashes made at that turn: the same
+/// system prompt (the read-only note), the same offered tools in order (I1, I3, I13), the same
+/// transcript but for the results a crash fixes.
 fn requests(check: &DurableCheck<'_>, run: usize) -> Option<DurableBreach> {
-    if check.crashed.failure.is_some() {
-        return None;
-    }
     let of_run = |request: &&Asked| request.run == run;
     let mut asked: BTreeMap<usize, &Asked> = BTreeMap::new();
     for request in check.before.asked.iter().filter(of_run) {
@@ -175,9 +176,6 @@ fn request_differs(check: &DurableCheck<'_>, request: &Asked, want: &Asked) -> S
 /// `run` kept the messages it kept without crashes, but for the results a crash fixes (a
 /// run's end no transcript shows may be seen only in part, `Story::end_unseen`).
 fn appended<'a>(check: &'a DurableCheck<'_>, run: usize) -> Option<DurableBreach> {
-    if check.crashed.failure.is_some() {
-        return None;
-    }
     let kept = |story: &'a Story| story.kept.get(run).map_or(&[][..], Vec::as_slice);
     let (want, got) = (kept(&check.before), kept(&check.after));
     let differs =
@@ -205,9 +203,6 @@ fn appended<'a>(check: &'a DurableCheck<'_>, run: usize) -> Option<DurableBreach
 /// `run` ended as it did without crashes, as its entry point reported it; a run a fresh
 /// runtime did not take up after a crash may end unreported (P11's "the run ended").
 fn ends(check: &DurableCheck<'_>, run: usize) -> Option<DurableBreach> {
-    if check.crashed.failure.is_some() {
-        return None;
-    }
     let (want, got) = (
         check.before.reports.get(&run),
         check.after.reports.get(&run),
