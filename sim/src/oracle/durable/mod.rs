@@ -393,6 +393,43 @@ mod tests {
         assert!(claimed.not_claimed.is_empty());
     }
 
+    /// R32's cut calls: a cut outside effect whose body had started is I17's to judge, whatever
+    /// its result (I19 accepts it); one whose body had not started is fixed only by
+    /// `OUTCOME_UNKNOWN`; a cut write is fixed by no result of its own (I19 compares it).
+    #[test]
+    fn a_cut_outside_effect_that_started_is_left_to_i17_and_nothing_else_is() {
+        use ward_core::envelope::{ToolError, ToolResult};
+        let plan = crate::crash::generate(3);
+        let (reference, crashed) = (Execution::default(), Execution::default());
+        let cut = |tool: &str, ran: bool| Cut {
+            tool: Arc::from(tool),
+            ran,
+            guarded: false,
+        };
+        let check = DurableCheck {
+            plan: &plan,
+            reference: &reference,
+            crashed: &crashed,
+            before: Story::of(&reference.trace),
+            after: Story::of(&crashed.trace),
+            cut: BTreeMap::from([
+                (Arc::from("started"), cut("code_interpreter", true)),
+                (Arc::from("waiting"), cut("code_interpreter", false)),
+                (Arc::from("write"), cut("drawing_create", true)),
+            ]),
+        };
+        let success = ToolResult::success(serde_json::json!({}), false);
+        let unknown = ToolResult::failure(ToolError::outcome_unknown());
+        let aborted = ToolResult::failure(ToolError::aborted());
+        assert!(check.fixed_by_a_crash("started", &success));
+        assert!(check.fixed_by_a_crash("started", &aborted));
+        assert!(!check.fixed_by_a_crash("waiting", &success));
+        assert!(check.fixed_by_a_crash("waiting", &unknown));
+        assert!(!check.fixed_by_a_crash("write", &unknown));
+        assert!(!check.fixed_by_a_crash("write", &success));
+        assert!(!check.fixed_by_a_crash("no such call", &unknown));
+    }
+
     /// A session without crashes that did not finish is I19's, and I19 counts it armed: no
     /// campaign shows more plans violating I19 than armed it.
     #[test]
