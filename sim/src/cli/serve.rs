@@ -19,6 +19,7 @@ use clap::Args;
 use ward_core::fault::{Fault, FaultSet};
 
 use crate::host::core::CoreHost;
+use crate::host::spin::Awake;
 use crate::protocol::at;
 
 /// Arguments of `ward serve`.
@@ -55,7 +56,9 @@ pub fn run(args: &ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let stdin = std::io::stdin().lock();
+    // Wider than standard input's own buffer, which a read of this size passes by: every
+    // byte is read after the wait of `Awake`, never from a buffer it cannot see.
+    let stdin = std::io::BufReader::with_capacity(1 << 16, Awake::new(std::io::stdin()));
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     for (number, line) in stdin.lines().enumerate() {
         let line = match line {

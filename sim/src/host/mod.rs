@@ -7,6 +7,7 @@
 pub mod core;
 pub mod pin;
 pub mod process;
+pub mod spin;
 
 use std::time::Duration;
 

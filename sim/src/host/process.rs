@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::spin;
 use crate::protocol::{
     FromAdapter, LINE_BYTES_MAX, Ready, Runtime, RuntimeId, ToAdapter, ToolDescription, VERSION,
     VERSION_MIN, Violation, at, schema,
@@ -444,6 +445,8 @@ struct Watched {
     stdout: ChildStdout,
     deadline: Instant,
     timed_out: bool,
+    /// How long a read polls awake before it sleeps ([`spin`]).
+    spin: Duration,
 }
 
 impl Watched {
@@ -452,6 +455,7 @@ impl Watched {
             stdout,
             deadline: Instant::now(),
             timed_out: false,
+            spin: spin::budget(),
         }
     }
 }
@@ -459,6 +463,9 @@ impl Watched {
 impl Read for Watched {
     fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
         use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        if spin::ready_within(&self.stdout, self.spin) {
+            return self.stdout.read(buffer);
+        }
         loop {
             let left = self.deadline.saturating_duration_since(Instant::now());
             let timeout = Timespec::try_from(left).map_err(std::io::Error::other)?;
