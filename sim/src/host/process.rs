@@ -11,10 +11,10 @@
 //! outside every trace and digest). After a violation the process is killed; the caller starts
 //! a fresh one for the next scenario.
 //!
-//! ward reads the adapter's output on its own thread, each read waiting in `poll(2)` for at
-//! most what is left of the watchdog ([`Watched`]): no thread and no channel between the
-//! pipe and the lockstep, so an exchange costs the two processes' work and the pipe's two
-//! wake-ups alone.
+//! ward reads the adapter's output on its own thread, each read polling awake for a moment
+//! ([`super::spin`]) and then waiting in `poll(2)` for at most what is left of the watchdog
+//! ([`Watched`]): no thread and no channel between the pipe and the lockstep, so an exchange
+//! costs the two processes' work and, at most, the pipe's two wake-ups.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, BufWriter, ErrorKind, Read, Write};
