@@ -48,6 +48,19 @@ fn workflow_devkit_a_batchs_bodies_start_after_the_reply() {
     );
 }
 
+/// Finding 3 at a run's end: the final reply's step, too, returns only when its stream is
+/// written through, and a cancel in between ends the run cancelled, not completed.
+#[test]
+fn workflow_devkit_a_run_ends_after_its_final_reply() {
+    replays(
+        RUNTIME,
+        "findings/workflow-devkit/final-reply-ends-late.json",
+        Claim::Claimed,
+        "I13",
+        "the provider stopped calling tools but the run did not end run.completed",
+    );
+}
+
 /// Finding 4: core's step handler counts every start of a step as an attempt, a start that a
 /// crash cut too; at the fifth start of the model's step the run fails (R33 claimed).
 #[test]
