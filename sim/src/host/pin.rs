@@ -27,9 +27,9 @@
 //! Those figures are of readers that slept at once. Since ward's reader and `ward serve`'s
 //! wait awake for a moment ([`crate::host::spin`], which a pinned pair does not: the other
 //! side could not run), the wake-up pinning saved is saved free too, and the free pair runs
-//! on two processors: the protocol bench gave `ward serve` 146.7 ms free against 168.4 pinned
-//! (12-07, same run, the core in process at 50.0). `--pin` stays a switch for adapters whose
-//! runtime gains from one processor's warm caches.
+//! on two processors: the protocol bench gave `ward serve` 156.3 ms free against 187.6 ms
+//! pinned (12-07, 98e8823, same run, the core in process at 54.2). `--pin` stays a switch for
+//! adapters whose runtime gains from one processor's warm caches.
 
 use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
 
