@@ -122,3 +122,59 @@ test("the same seed gives the same messages and the same store bytes; drop mode,
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+const NOTES = [
+  {
+    name: "notes_find",
+    label: "Find notes",
+    description: "Finds the notes that hold a text.",
+    parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false },
+    safety: "read-only",
+    executionMode: "parallel",
+  },
+];
+
+/** Advances the adapter's clock until `done(answer)` holds (at most 50 times). */
+async function until(send, answer, done) {
+  const all = [...answer];
+  for (let i = 0; i < 50 && !done(all); i += 1) {
+    const last = all.at(-1);
+    all.push(...(await send({ type: "advance", toMs: last.nextTimerMs ?? last.atMs + 10 })));
+  }
+  return all;
+}
+
+/** The bodies an answer starts, as ward sees them, in call order. */
+const bodies = (answer) =>
+  answer
+    .filter((message) => message.type === "bodyStart")
+    .map(({ callId, index, tool, input }) => ({ callId, index, tool, input }))
+    .sort((a, b) => a.index - b.index);
+
+test("a tool's step journals its own call, not its batch; after a crash the batch is the reply its model step journaled", async () => {
+  const root = mkdtempSync(join(tmpdir(), "ward-workflow-devkit-test-"));
+  const storeDir = join(root, "store");
+  const long = "x".repeat(50_000);
+  const calls = ["a", long, "b"].map((text, i) => ({ id: `c${i}`, name: "notes_find", arguments: JSON.stringify({ text }) }));
+  try {
+    const { send, close } = adapter();
+    await send({ type: "hello", protocol: 2 });
+    await send({ type: "reset", seed: 7, tools: NOTES, storeDir });
+    const request = (await send({ ...START, prompt: "Find my notes." })).find((message) => message.type === "modelRequest");
+    const replied = await send({ type: "modelReply", requestId: request.requestId, text: "", calls });
+    const started = bodies(await until(send, replied, (all) => bodies(all).length === 3));
+    assert.deepEqual(started.map((body) => body.input.text), ["a", long, "b"]);
+    const steps = readdirSync(join(storeDir, "steps")).map((name) => readFileSync(join(storeDir, "steps", name), "utf8"));
+    const tools = steps.filter((text) => text.includes("//toolBody"));
+    assert.equal(tools.length, 3);
+    assert.equal(tools.filter((text) => text.length > long.length).length, 1, "only the long call's step holds its text");
+    // No body answered: after a crash every step runs again, its batch read from the journal.
+    await send({ type: "crash" });
+    await send({ type: "reset", seed: 7, tools: NOTES, storeDir });
+    const recovered = await until(send, await send({ type: "recover", secrets: [] }), (all) => bodies(all).length === 3);
+    await close();
+    assert.deepEqual(bodies(recovered), started);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -58,15 +58,11 @@ export async function chartRun(input) {
     tools[entry.name] = {
       description: entry.description,
       inputSchema: jsonSchema(entry.parameters, { validate: validatorOf(entry.parameters) }),
-      execute: (value, { toolCallId, messages }) =>
-        toolBody({
-          session: input.session,
-          turn: stepNumber - 1,
-          toolCallId,
-          name: entry.name,
-          input: value,
-          calls: callsOf(messages),
-        }),
+      // The step's input is its own call only: the batch it belongs to is the adapter's to
+      // find (the reply it holds, or after a crash the model step's journaled result), so
+      // that a batch of n calls journals n inputs, not n copies of the batch.
+      execute: (value, { toolCallId }) =>
+        toolBody({ session: input.session, turn: stepNumber - 1, toolCallId, name: entry.name, input: value }),
     };
   }
   const agent = new DurableAgent({ model: wardModel, tools, instructions: input.systemPrompt });
@@ -86,15 +82,3 @@ export async function chartRun(input) {
     messages: result.messages.filter((message) => message.role !== "system"),
   };
 }
-
-/** The calls of the reply whose batch runs: the last assistant message's tool calls. */
-function callsOf(messages) {
-  const reply = messages.findLast((message) => message.role === "assistant");
-  const parts = Array.isArray(reply?.content) ? reply.content.filter((part) => part.type === "tool-call") : [];
-  return parts.map((part) => ({
-    id: part.toolCallId,
-    name: part.toolName,
-    arguments: typeof part.input === "string" ? part.input : JSON.stringify(part.input),
-  }));
-}
-

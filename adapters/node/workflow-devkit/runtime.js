@@ -243,6 +243,31 @@ function messagesOf(history) {
   return messages;
 }
 
+/** Every step world-local journaled for run `runId`, oldest first, with its input and output. */
+async function stepsOf(world, runId) {
+  const steps = [];
+  let cursor;
+  for (;;) {
+    const page = await world.steps.list({ runId, pagination: { limit: 100, cursor, sortOrder: "asc" }, resolveData: "all" });
+    steps.push(...page.data);
+    if (!page.hasMore) return steps;
+    cursor = page.cursor;
+  }
+}
+
+/**
+ * The calls of run `runId`'s model step `turn` (counted from 0), as its journaled result holds
+ * them: `doStreamStep`'s `toolCalls`, each the stream's call with its argument text (the SDK
+ * writes `{}` for an empty one).
+ */
+async function journaledCalls(world, runId, turn) {
+  const replies = (await stepsOf(world, runId)).filter((step) => step.stepName.endsWith("//doStreamStep") && step.status === "completed");
+  const step = replies[turn];
+  if (step === undefined) throw new FatalError(`run ${runId} journaled no model step ${turn}`);
+  const { toolCalls } = await hydrateStepReturnValue(step.output, runId, undefined, globalThis);
+  return toolCalls.map((call) => ({ id: call.toolCallId, name: call.toolName, arguments: call.input }));
+}
+
 /** The result of a call whose step threw (a body that panicked). */
 const THREW = () => failure("INTERNAL_ERROR", "The tool failed unexpectedly.");
 
@@ -334,14 +359,7 @@ class WorkflowDevKit {
    */
   async conversationOf(world, runId, input, acknowledged = () => undefined) {
     const messages = [...input.history, { role: "user", content: input.prompt }];
-    const steps = [];
-    let cursor;
-    for (;;) {
-      const page = await world.steps.list({ runId, pagination: { limit: 100, cursor, sortOrder: "asc" }, resolveData: "all" });
-      steps.push(...page.data);
-      if (!page.hasMore) break;
-      cursor = page.cursor;
-    }
+    const steps = await stepsOf(world, runId);
     const results = new Map();
     for (const step of steps) {
       if (!step.stepName.endsWith("//toolBody") || step.status !== "completed") continue;
@@ -597,7 +615,7 @@ class WorkflowDevKit {
   async body(call, meta) {
     const run = this.run;
     if (run === null) throw new FatalError("a tool ran outside a run");
-    this.ensureBatch(run, call);
+    await this.ensureBatch(run, call);
     const index = run.indexOf(call.toolCallId, call.name);
     if (index < 0) throw new FatalError(`no call ${call.toolCallId} in the batch`);
     if (call.turn >= run.limits.turnsMax) {
@@ -619,11 +637,17 @@ class WorkflowDevKit {
     }
   }
 
-  /** The batch of `call` (after a crash the host holds none: it is the reply the step names). */
-  ensureBatch(run, call) {
+  /**
+   * The batch of `call`: the reply this process took, or after a crash (the host holds none)
+   * the reply its model step journaled. The steps of one batch that start together read the
+   * journal once.
+   */
+  async ensureBatch(run, call) {
+    if (run.batch !== null && run.batch.turn === call.turn) return;
+    if (run.journaled?.turn !== call.turn) run.journaled = { turn: call.turn, calls: journaledCalls(this.world, run.runId, call.turn) };
+    const calls = await run.journaled.calls;
     if (run.batch !== null && run.batch.turn === call.turn) return;
     run.enterResults();
-    const calls = call.calls;
     run.turn = Math.max(run.turn, call.turn + 1);
     run.batch = {
       turn: call.turn,
