@@ -255,14 +255,17 @@ async function stepsOf(world, runId) {
   }
 }
 
+/** The steps of `steps` named `name` (`doStreamStep`, `toolBody`) that completed. */
+const completed = (steps, name) => steps.filter((step) => step.stepName.endsWith(`//${name}`) && step.status === "completed");
+
 /**
  * The calls of run `runId`'s model step `turn` (counted from 0), as its journaled result holds
- * them: `doStreamStep`'s `toolCalls`, each the stream's call with its argument text (the SDK
- * writes `{}` for an empty one).
+ * them: `doStreamStep`'s `toolCalls`, each the stream's call with its argument text. The SDK
+ * writes `{}` for an empty text, which the batch's checks answer as they answer an empty one
+ * (`argumentsCheck` looks at size and secrets only; a body gets the step's own input).
  */
 async function journaledCalls(world, runId, turn) {
-  const replies = (await stepsOf(world, runId)).filter((step) => step.stepName.endsWith("//doStreamStep") && step.status === "completed");
-  const step = replies[turn];
+  const step = completed(await stepsOf(world, runId), "doStreamStep")[turn];
   if (step === undefined) throw new FatalError(`run ${runId} journaled no model step ${turn}`);
   const { toolCalls } = await hydrateStepReturnValue(step.output, runId, undefined, globalThis);
   return toolCalls.map((call) => ({ id: call.toolCallId, name: call.toolName, arguments: call.input }));
@@ -361,8 +364,7 @@ class WorkflowDevKit {
     const messages = [...input.history, { role: "user", content: input.prompt }];
     const steps = await stepsOf(world, runId);
     const results = new Map();
-    for (const step of steps) {
-      if (!step.stepName.endsWith("//toolBody") || step.status !== "completed") continue;
+    for (const step of completed(steps, "toolBody")) {
       // A step's input is its call's arguments (an array, or an object holding it as `args`).
       const value = await hydrateStepArguments(step.input, runId, undefined, [], globalThis);
       const list = Array.isArray(value) ? value : Array.isArray(value?.args) ? value.args : [value];
@@ -370,8 +372,7 @@ class WorkflowDevKit {
       if (call === undefined) continue;
       results.set(call.toolCallId, await hydrateStepReturnValue(step.output, runId, undefined, globalThis));
     }
-    for (const step of steps) {
-      if (!step.stepName.endsWith("//doStreamStep") || step.status !== "completed") continue;
+    for (const step of completed(steps, "doStreamStep")) {
       const { step: reply, toolCalls } = await hydrateStepReturnValue(step.output, runId, undefined, globalThis);
       const calls = reply.toolCalls ?? [];
       messages.push({ role: "assistant", content: [...(reply.text ? [{ type: "text", text: reply.text }] : []), ...calls] });

@@ -17,11 +17,12 @@
 //! Real time decides only how long the reader stays awake, never what it reads: no verdict
 //! and no byte of a trace depends on it.
 //!
-//! Measured (12-07, 2 processors, the `campaign` profile, ward's side and `ward serve`'s both
-//! awake or both asleep, in a build whose wait an environment variable set, removed before
-//! this was committed; the final code gave 156.3 ms against 54.2 in process): the protocol bench (`benches/benches/protocol.rs`, seeds 0..200, one
-//! job) gave `ward serve` 146.7 ms awake against 268.7 ms asleep (0.55× the time), the core
-//! in process 50.0 and 52.4 ms in the same runs: 0.34× of in process against 0.20×. `ward run
+//! Measured (12-07, 2 processors, the `campaign` profile; awake against asleep in one build
+//! whose wait an environment variable chose, which this code does not read; this code gave
+//! `ward serve` 156.3 ms against 54.2 in process): the protocol bench
+//! (`benches/benches/protocol.rs`, seeds 0..200, one job) gave `ward serve` 146.7 ms awake
+//! against 268.7 ms asleep (0.55× the time), the core in process 50.0 and 52.4 ms in the same
+//! runs: 0.34× of in process against 0.20×. `ward run
 //! --runtime 'ward serve' --seeds 0..1000 --jobs 1`, 5 alternating rounds: asleep 1.13–1.32 s,
 //! awake for 50 µs 0.59–0.65, for 200 µs 0.51–0.56, for 1 ms 0.50–0.54 (200 µs taken: nearly
 //! all of the gain, a fifth of the longest wait). With as many jobs as processors, seeds
