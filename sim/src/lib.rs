@@ -17,6 +17,7 @@
 //! | [`simulate`] | one scenario or seed end to end: generate, execute, check, digest, rerun |
 //! | [`campaign`], [`shrink`] | many seeds in parallel, reported in seed order; shrinking a failing scenario or crash plan |
 //! | [`stall`] | the watchdog that reports a seed whose runtime never ends its run |
+//! | [`awake`] | real time without the machine's pauses, for the two watchdogs (P6's and [`stall`]'s) |
 //! | [`summary`] | a campaign's JSON summary, and merging the summaries of its shards |
 //! | [`schema`] | the JSON Schema checks of the files ward reads |
 //! | [`cli`] | the `ward` commands |
@@ -24,6 +25,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod awake;
 pub mod campaign;
 pub mod catalogue;
 pub mod cli;

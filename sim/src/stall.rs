@@ -13,7 +13,8 @@
 //! for longer than the limit is a [`Stall`]. A thread stuck in a loop cannot be stopped, so
 //! after the report the process exits with status 1, a violation's status (SPEC §12).
 //!
-//! Wall-clock time is read only here, only to notice a stall, like the protocol's watchdog
+//! Wall-clock time is read only here, only to notice a stall, and only while the machine is
+//! awake ([`crate::awake`]: a pause of the whole machine is not a seed's), like the protocol's watchdog
 //! of P6 (SPEC §15): it never reaches a scenario, a trace, a digest or a verdict, so every
 //! seed that ends runs exactly as without the watchdog (determinism, I11). Unlike P6's, it
 //! cannot let the campaign go on: a runtime in process that never yields holds its thread,
@@ -27,7 +28,9 @@
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::awake::AwakeClock;
 
 /// The default limit of `ward run`: a seed still running after a minute is stalled.
 pub const DEFAULT_LIMIT: Duration = Duration::from_secs(60);
@@ -80,7 +83,9 @@ impl fmt::Display for Stall {
 /// The watchdog of a set of workers.
 #[derive(Debug)]
 pub struct Watchdog {
-    epoch: Instant,
+    /// Time awake since the watchdog was made, read by the watcher every [`Watchdog::period`]
+    /// and by the workers as they mark a seed in between.
+    clock: Mutex<AwakeClock>,
     limit: Duration,
     slots: Vec<Slot>,
     stopped: Mutex<bool>,
@@ -91,7 +96,7 @@ impl Watchdog {
     /// A watchdog over `workers` slots that reports a seed running longer than `limit`.
     pub fn new(limit: Duration, workers: usize) -> Watchdog {
         Watchdog {
-            epoch: Instant::now(),
+            clock: Mutex::new(AwakeClock::start()),
             limit,
             slots: (0..workers).map(|_| Slot::default()).collect(),
             stopped: Mutex::new(false),
@@ -150,7 +155,7 @@ impl Watchdog {
 
     /// Waits until a seed stalls (`Some`) or the watchdog is stopped (`None`).
     fn wait_for_stall(&self) -> Option<Stall> {
-        let period = (self.limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+        let period = self.period();
         let mut stopped = self.stopped.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
             if *stopped {
@@ -173,8 +178,18 @@ impl Watchdog {
         self.wake.notify_all();
     }
 
+    /// How often the watcher looks at the slots: a few times per limit.
+    fn period(&self) -> Duration {
+        (self.limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(1))
+    }
+
+    /// Milliseconds awake since the watchdog was made. The watcher reads the clock every
+    /// period, so no reading comes more than a period after the one before while the machine
+    /// runs.
     fn now_ms(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX - 1)
+        let mut clock = self.clock.lock().unwrap_or_else(PoisonError::into_inner);
+        let awake = clock.read(self.period());
+        u64::try_from(awake.as_millis()).unwrap_or(u64::MAX - 1)
     }
 }
 
@@ -225,6 +240,19 @@ impl Drop for StopOnDrop<'_> {
 mod tests {
     use super::*;
 
+    /// Looks at the slots every tenth of a second, as the watcher does, until one stalls or
+    /// `within` has passed.
+    fn watch_for(watchdog: &Watchdog, within: Duration) -> Option<Stall> {
+        let tick = Duration::from_millis(100);
+        for _ in 0..within.as_millis() / tick.as_millis() {
+            std::thread::sleep(tick);
+            if let Some(stall) = watchdog.stalled() {
+                return Some(stall);
+            }
+        }
+        None
+    }
+
     #[test]
     fn a_seed_past_the_limit_is_stalled_and_one_that_ended_is_not() {
         // A second: the first `stalled()` must come before the limit even when this thread
@@ -235,13 +263,26 @@ mod tests {
         drop(ended);
         let running = watchdog.running(1, 12, Work::CrashPlan);
         assert_eq!(watchdog.stalled(), None);
-        std::thread::sleep(limit + Duration::from_millis(200));
-        let stall = watchdog.stalled().expect("seed 12 has run past the limit");
+        let stall = watch_for(&watchdog, limit * 5).expect("seed 12 has run past the limit");
         assert_eq!((stall.seed, stall.work), (12, Work::CrashPlan));
         assert!(stall.after > limit);
         assert!(stall.to_string().starts_with("seed 12 ran for "));
         drop(running);
         assert_eq!(watchdog.stalled(), None);
+    }
+
+    #[test]
+    fn a_pause_of_the_machine_is_not_a_seeds_time() {
+        // Nothing reads the clock for longer than the watcher's period and the tolerance of
+        // a pause (250 ms and a second): the machine was paused, and the gap counts 250 ms.
+        let limit = Duration::from_secs(1);
+        let watchdog = Watchdog::new(limit, 1);
+        let _running = watchdog.running(0, 5, Work::Scenario);
+        std::thread::sleep(Duration::from_millis(2_500));
+        assert_eq!(watchdog.stalled(), None, "2.5 s paused, 0.25 s counted");
+        let stall = watch_for(&watchdog, limit * 5).expect("awake, seed 5 runs past the limit");
+        assert_eq!(stall.seed, 5);
+        assert!(stall.after > limit && stall.after < Duration::from_millis(2_500));
     }
 
     #[test]

@@ -8,12 +8,13 @@
 //! A misbehaving adapter is a [`Violation`], never a hang or a panic of ward: it exited or
 //! closed its output, wrote a line that is not JSON or not a message of the protocol, or sent
 //! no `idle` within the watchdog ([`WATCHDOG`], real time: the one place real time enters,
-//! outside every trace and digest). After a violation the process is killed; the caller starts
-//! a fresh one for the next scenario.
+//! outside every trace and digest; time the machine was awake, so that a pause of the whole
+//! machine never counts as the adapter's, [`crate::awake`]). After a violation the process is
+//! killed; the caller starts a fresh one for the next scenario.
 //!
 //! ward reads the adapter's output on its own thread, each read polling awake for a moment
-//! ([`super::spin`]) and then waiting in `poll(2)` for at most what is left of the watchdog
-//! ([`Watched`]): no thread and no channel between the pipe and the lockstep, so an exchange
+//! ([`super::spin`]) and then waiting in `poll(2)` for what is left of the watchdog, a
+//! [`SLICE`] at a time ([`Watched`]): no thread and no channel between the pipe and the lockstep, so an exchange
 //! costs the two processes' work and, at most, the pipe's two wake-ups.
 
 use std::collections::VecDeque;
@@ -21,11 +22,12 @@ use std::io::{BufRead, BufReader, BufWriter, ErrorKind, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use super::spin;
+use crate::awake::AwakeClock;
 use crate::protocol::{
     FromAdapter, LINE_BYTES_MAX, Ready, Runtime, RuntimeId, ToAdapter, ToolDescription, VERSION,
     VERSION_MIN, Violation, at, schema,
@@ -33,6 +35,11 @@ use crate::protocol::{
 
 /// How long ward waits for the adapter's next line before it calls the adapter hung.
 pub const WATCHDOG: Duration = Duration::from_secs(10);
+
+/// The longest ward waits in one `poll(2)`: the watchdog reads its clock at least this often,
+/// so that a pause of the machine shows as a gap ([`crate::awake`]). Ten wake-ups a second
+/// while an adapter works, none while it answers within the spin.
+const SLICE: Duration = Duration::from_millis(100);
 
 /// How many watchdogs ward gives the answer to `hello`: it holds the process's start and the
 /// loading of its runtime (a thousand modules for some SDKs), which a loaded machine slows
@@ -254,7 +261,7 @@ impl ProcessHost {
     /// The next answer on the output, its reads bounded by the watchdog from now; a broken
     /// line or the output's end ends the reading for good.
     fn next_within_watchdog(&mut self) -> Result<Option<Vec<FromAdapter>>, Broken> {
-        self.output.get_mut().deadline = Instant::now() + self.watchdog;
+        self.output.get_mut().arm(self.watchdog);
         let read = next_answer(&mut self.output);
         self.broken = !matches!(read, Ok(Some(_)));
         read
@@ -439,11 +446,14 @@ impl Broken {
     }
 }
 
-/// The adapter's output, each read waiting in `poll(2)` until the deadline at most: past it a
-/// read fails `TimedOut` and `timed_out` says so. Real time, for the watchdog alone.
+/// The adapter's output, each read waiting in `poll(2)` until the watchdog is spent at most:
+/// past it a read fails `TimedOut` and `timed_out` says so. Real time the machine was awake,
+/// for the watchdog alone.
 struct Watched {
     stdout: ChildStdout,
-    deadline: Instant,
+    /// Time awake since the answer's first read was armed ([`Watched::arm`]).
+    clock: AwakeClock,
+    limit: Duration,
     timed_out: bool,
     /// How long a read polls awake before it sleeps ([`spin`]).
     spin: Duration,
@@ -453,10 +463,17 @@ impl Watched {
     fn new(stdout: ChildStdout) -> Watched {
         Watched {
             stdout,
-            deadline: Instant::now(),
+            clock: AwakeClock::start(),
+            limit: Duration::ZERO,
             timed_out: false,
             spin: spin::budget(),
         }
+    }
+
+    /// Gives the reads from now `limit` of time awake.
+    fn arm(&mut self, limit: Duration) {
+        self.clock = AwakeClock::start();
+        self.limit = limit;
     }
 }
 
@@ -467,14 +484,16 @@ impl Read for Watched {
             return self.stdout.read(buffer);
         }
         loop {
-            let left = self.deadline.saturating_duration_since(Instant::now());
-            let timeout = Timespec::try_from(left).map_err(std::io::Error::other)?;
+            let left = self.clock.left(self.limit, SLICE);
+            if left.is_zero() {
+                self.timed_out = true;
+                return Err(ErrorKind::TimedOut.into());
+            }
+            let timeout = Timespec::try_from(left.min(SLICE)).map_err(std::io::Error::other)?;
             let mut fds = [PollFd::new(&self.stdout, PollFlags::IN)];
             match poll(&mut fds, Some(&timeout)) {
-                Ok(0) => {
-                    self.timed_out = true;
-                    return Err(ErrorKind::TimedOut.into());
-                }
+                // A slice spent: the loop's head reads the clock again.
+                Ok(0) => {}
                 // Readable, or hung up or in error: the read says which.
                 Ok(_) => return self.stdout.read(buffer),
                 Err(rustix::io::Errno::INTR) => {}
