@@ -57,8 +57,8 @@ pub struct RunArgs {
     /// explorer's plan of that seed, checked for I15–I19 (SPEC §16).
     #[arg(long)]
     pub crashes: bool,
-    /// Report a seed still running after this many seconds of wall-clock time, and exit 1:
-    /// its runtime never ends the run (0: never).
+    /// Report a seed still running after this many seconds of wall-clock time (the machine's
+    /// pauses left out), and exit 1: its runtime never ends the run (0: never).
     #[arg(long, value_name = "SECS", default_value_t = crate::stall::DEFAULT_LIMIT.as_secs())]
     pub stall_after: u64,
     /// Pin worker W and the adapter processes it starts to the W-th processor this process may
