@@ -14,16 +14,16 @@
 //! after the report the process exits with status 1, a violation's status (SPEC §12).
 //!
 //! Wall-clock time is read only here, only to notice a stall, and only while the machine is
-//! awake ([`crate::awake`]: a pause of the whole machine is not a seed's), like the protocol's watchdog
-//! of P6 (SPEC §15): it never reaches a scenario, a trace, a digest or a verdict, so every
-//! seed that ends runs exactly as without the watchdog (determinism, I11). Unlike P6's, it
-//! cannot let the campaign go on: a runtime in process that never yields holds its thread,
+//! awake ([`crate::awake`]: a pause of the whole machine is not a seed's), like the protocol's
+//! watchdog of P6 (SPEC §15): it never reaches a scenario, a trace, a digest or a verdict, so
+//! every seed that ends runs exactly as without the watchdog (determinism, I11). Unlike P6's,
+//! it cannot let the campaign go on: a runtime in process that never yields holds its thread,
 //! which nothing can stop, so the process ends (an adapter behind the protocol is stopped by
-//! P6's watchdog first, and its pipes close with the process). The limit is generous
-//! against a seed's cost (a seed takes milliseconds, its crash plan a few more), so that a
-//! loaded machine does not trip it; `ward run --stall-after SECS` sets it and `0` turns it
-//! off. A mark says which work of the seed runs, its scenario or its crash plan, so that a
-//! stall names the one replay that shows it.
+//! P6's watchdog first, and its pipes close with the process). The limit is generous against a
+//! seed's cost (a seed takes milliseconds, its crash plan a few more), so that a loaded machine
+//! does not trip it; `ward run --stall-after SECS` sets it and `0` turns it off. A mark says
+//! which work of the seed runs, its scenario or its crash plan, so that a stall names the one
+//! replay that shows it.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -41,7 +41,7 @@ const IDLE: u64 = 0;
 /// A worker's mark: the seed it is running and since when.
 #[derive(Debug, Default)]
 pub struct Slot {
-    /// Milliseconds since the watchdog's epoch, plus 1, when the seed started; [`IDLE`] when
+    /// Milliseconds on the watchdog's awake clock, plus 1, when the seed started; [`IDLE`] when
     /// no seed runs.
     since: AtomicU64,
     seed: AtomicU64,
@@ -72,7 +72,7 @@ impl fmt::Display for Stall {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             formatter,
-            "seed {} ran for {} s of wall-clock time without ending: the runtime under test \
+            "seed {} ran for {} s of wall-clock time awake without ending: the runtime under test \
              makes no progress (virtual time stands still, so no deadline can end the run)",
             self.seed,
             self.after.as_secs(),
@@ -279,7 +279,12 @@ mod tests {
         let watchdog = Watchdog::new(limit, 1);
         let _running = watchdog.running(0, 5, Work::Scenario);
         std::thread::sleep(Duration::from_millis(2_500));
-        assert_eq!(watchdog.stalled(), None, "2.5 s paused, 0.25 s counted");
+        let awake = watchdog.now_ms();
+        assert!(
+            (250..1_000).contains(&awake),
+            "2.5 s paused, 0.25 s counted: {awake} ms"
+        );
+        assert_eq!(watchdog.stalled(), None);
         let stall = watch_for(&watchdog, limit * 5).expect("awake, seed 5 runs past the limit");
         assert_eq!(stall.seed, 5);
         assert!(stall.after > limit && stall.after < Duration::from_millis(2_500));

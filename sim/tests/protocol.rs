@@ -277,6 +277,26 @@ fn an_adapter_that_never_answers_is_stopped_by_the_watchdog() {
 }
 
 #[test]
+fn an_adapter_that_writes_without_end_and_without_idle_is_stopped_by_the_watchdog() {
+    // Three million valid lines (seconds of ward's reading), every read finding its bytes at
+    // once: the watchdog is read at each read, so the stream is timed out and the adapter's
+    // group killed before it ends; the marker it would write at its end is never written.
+    let marker = std::env::temp_dir().join(format!("ward-flood-{}", std::process::id()));
+    let _ = std::fs::remove_file(&marker);
+    let flood = r#"yes '{"type":"modelCancel","requestId":"r"}' | head -n 3000000"#;
+    let command = format!(
+        "read l; echo '{READY}'; read l; {flood}; touch {}; sleep 30",
+        marker.display()
+    );
+    let explanation = first_violation(&command, 0);
+    assert!(
+        explanation.contains("no idle within 500 ms"),
+        "{explanation}"
+    );
+    assert!(!marker.exists(), "the stream was read to its end");
+}
+
+#[test]
 fn a_slow_start_is_not_a_hang_but_a_hello_never_answered_is() {
     // The handshake holds the process's start: three watchdogs of 500 ms pass, six do not.
     let slow = format!("sleep 1.5; {}", serve(""));

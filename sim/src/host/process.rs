@@ -14,8 +14,9 @@
 //!
 //! ward reads the adapter's output on its own thread, each read polling awake for a moment
 //! ([`super::spin`]) and then waiting in `poll(2)` for what is left of the watchdog, a
-//! [`SLICE`] at a time ([`Watched`]): no thread and no channel between the pipe and the lockstep, so an exchange
-//! costs the two processes' work and, at most, the pipe's two wake-ups.
+//! [`SLICE`] at a time ([`Watched`]): no thread and no channel between the pipe and the
+//! lockstep, so an exchange costs the two processes' work and, at most, the pipe's two
+//! wake-ups.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, BufWriter, ErrorKind, Read, Write};
@@ -480,6 +481,12 @@ impl Watched {
 impl Read for Watched {
     fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
         use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        // Every read reads the clock, also one that finds its bytes at once: an adapter that
+        // writes without end and without `idle` is timed out, its stream counted in full.
+        if self.clock.left(self.limit, SLICE).is_zero() {
+            self.timed_out = true;
+            return Err(ErrorKind::TimedOut.into());
+        }
         if spin::ready_within(&self.stdout, self.spin) {
             return self.stdout.read(buffer);
         }
