@@ -3,23 +3,22 @@
 //! watchdog of [`crate::stall`]).
 //!
 //! A watchdog that reads `Instant` counts a pause of the machine (a virtual machine paused or
-//! snapshotted, every process stopped) as time the runtime under test had:
-//! when the machine goes on, ward's `poll(2)` sees its deadline passed before the adapter,
-//! paused as well, had a moment to answer, and an exchange the runtime would have answered in
-//! a millisecond ends as P6's "no idle within 10000 ms" (measured: ward and the PydanticAI-on-
-//! DBOS adapter stopped together for 11 s in the middle of `ward replay --crashes 621` end
-//! that seed with I19 "the session without crashes did not finish: no idle within 10000 ms",
-//! where it holds every invariant otherwise). Two campaigns on one machine then differ on the
-//! seeds each was in at the pause, which is what a verdict must never depend on (I11).
+//! snapshotted, every process stopped) as time the runtime under test had: when the machine
+//! goes on, ward's `poll(2)` sees its deadline passed before the adapter, paused as well, had a
+//! moment to answer, and an exchange the runtime would have answered in a millisecond ends as
+//! P6's "no idle within 10000 ms" (measured: ward and the PydanticAI-on-DBOS adapter stopped
+//! together for 11 s in the middle of `ward replay --crashes 621` end that seed with I19 "the
+//! session without crashes did not finish: no idle within 10000 ms", where it holds every
+//! invariant otherwise). Two campaigns on one machine then differ on the seeds each was in at
+//! the pause, which is what a verdict must never depend on (I11).
 //!
 //! [`AwakeClock`] leaves such a pause out. Its reader says, at each reading, the longest it
 //! could have been away since its last one (a `poll(2)` timeout, a watcher's period); a gap
-//! longer than that by more than [`PAUSE`] is a pause, and only the expected part of it
-//! counts: a pause costs the reader one bound of its limit, so a runtime that is really hung
-//! is still found, after at most its limit's worth of bounds, as long as the reader reads the
-//! clock at least once per bound while it waits.
-//! A machine so loaded that a reader wakes more than a second late gets the same leniency,
-//! which is the direction a watchdog should err in.
+//! longer than that by more than [`PAUSE`] is a pause, and only the expected part of it counts:
+//! a pause costs the reader one bound of its limit, so a runtime that is really hung is still
+//! found, after at most its limit's worth of bounds, as long as the reader reads the clock at
+//! least once per bound while it waits. A machine so loaded that a reader wakes more than a
+//! second late gets the same leniency, which is the direction a watchdog should err in.
 
 use std::time::{Duration, Instant};
 
