@@ -450,8 +450,8 @@ impl Broken {
 /// The adapter's output, each read waiting in `poll(2)` until the watchdog is spent at most:
 /// past it a read fails `TimedOut` and `timed_out` says so. Real time the machine was awake,
 /// for the watchdog alone.
-struct Watched {
-    stdout: ChildStdout,
+struct Watched<R = ChildStdout> {
+    stdout: R,
     /// Time awake since the answer's first read was armed ([`Watched::arm`]).
     clock: AwakeClock,
     limit: Duration,
@@ -460,8 +460,8 @@ struct Watched {
     spin: Duration,
 }
 
-impl Watched {
-    fn new(stdout: ChildStdout) -> Watched {
+impl<R> Watched<R> {
+    fn new(stdout: R) -> Watched<R> {
         Watched {
             stdout,
             clock: AwakeClock::start(),
@@ -476,27 +476,30 @@ impl Watched {
         self.clock = AwakeClock::start();
         self.limit = limit;
     }
+
+    /// What is left of the limit awake; `TimedOut` (and `timed_out` set) once it is spent.
+    fn left(&mut self) -> std::io::Result<Duration> {
+        let left = self.clock.left(self.limit, SLICE);
+        if left.is_zero() {
+            self.timed_out = true;
+            return Err(ErrorKind::TimedOut.into());
+        }
+        Ok(left)
+    }
 }
 
-impl Read for Watched {
+impl<R: Read + std::os::fd::AsFd> Read for Watched<R> {
     fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
         use rustix::event::{PollFd, PollFlags, Timespec, poll};
         // Every read reads the clock, also one that finds its bytes at once: an adapter that
         // writes without end and without `idle` is timed out, its stream counted in full.
-        if self.clock.left(self.limit, SLICE).is_zero() {
-            self.timed_out = true;
-            return Err(ErrorKind::TimedOut.into());
-        }
+        self.left()?;
         if spin::ready_within(&self.stdout, self.spin) {
             return self.stdout.read(buffer);
         }
         loop {
-            let left = self.clock.left(self.limit, SLICE);
-            if left.is_zero() {
-                self.timed_out = true;
-                return Err(ErrorKind::TimedOut.into());
-            }
-            let timeout = Timespec::try_from(left.min(SLICE)).map_err(std::io::Error::other)?;
+            let timeout =
+                Timespec::try_from(self.left()?.min(SLICE)).map_err(std::io::Error::other)?;
             let mut fds = [PollFd::new(&self.stdout, PollFlags::IN)];
             match poll(&mut fds, Some(&timeout)) {
                 // A slice spent: the loop's head reads the clock again.
@@ -610,5 +613,44 @@ fn keep_tail(stderr: impl Read, tail: &Mutex<VecDeque<String>>) {
             tail.pop_front();
         }
         tail.push_back(line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of `bytes` to read as an adapter's output: `poll(2)` finds a file readable at
+    /// once, so every read has its bytes there, as from an adapter that never stops writing.
+    fn output_of(name: &str, bytes: usize) -> Watched<std::fs::File> {
+        let path = std::env::temp_dir().join(format!("ward-watched-{name}-{}", std::process::id()));
+        std::fs::write(&path, vec![b'x'; bytes]).expect("a temporary file");
+        let file = std::fs::File::open(&path).expect("the file just written");
+        let _ = std::fs::remove_file(&path);
+        Watched::new(file)
+    }
+
+    #[test]
+    fn a_read_past_the_limit_times_out_though_its_bytes_are_there() {
+        let mut output = output_of("past", 64);
+        output.arm(Duration::from_millis(50));
+        let mut buffer = [0; 8];
+        assert_eq!(output.read(&mut buffer).expect("within the limit"), 8);
+        std::thread::sleep(Duration::from_millis(60));
+        let error = output.read(&mut buffer).expect_err("the limit is spent");
+        assert_eq!(error.kind(), ErrorKind::TimedOut);
+        assert!(output.timed_out);
+    }
+
+    #[test]
+    fn a_pause_between_reads_is_not_the_adapters_time() {
+        // 1.5 s without a reading, past a slice and a second: a pause, which counts a slice.
+        let mut output = output_of("pause", 64);
+        output.arm(Duration::from_millis(500));
+        let mut buffer = [0; 8];
+        assert_eq!(output.read(&mut buffer).expect("within the limit"), 8);
+        std::thread::sleep(Duration::from_millis(1_500));
+        assert_eq!(output.read(&mut buffer).expect("a pause is not counted"), 8);
+        assert!(!output.timed_out);
     }
 }
