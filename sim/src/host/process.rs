@@ -620,24 +620,25 @@ fn keep_tail(stderr: impl Read, tail: &Mutex<VecDeque<String>>) {
 mod tests {
     use super::*;
 
-    /// A file of `bytes` to read as an adapter's output: `poll(2)` finds a file readable at
-    /// once, so every read has its bytes there, as from an adapter that never stops writing.
-    fn output_of(name: &str, bytes: usize) -> Watched<std::fs::File> {
+    /// An adapter's output that is a file of 64 bytes, armed with `limit` and read once:
+    /// `poll(2)` finds a file readable at once, so every read has its bytes there, as from an
+    /// adapter that never stops writing.
+    fn read_once_within(name: &str, limit: Duration) -> Watched<std::fs::File> {
         let path = std::env::temp_dir().join(format!("ward-watched-{name}-{}", std::process::id()));
-        std::fs::write(&path, vec![b'x'; bytes]).expect("a temporary file");
+        std::fs::write(&path, [b'x'; 64]).expect("a temporary file");
         let file = std::fs::File::open(&path).expect("the file just written");
         let _ = std::fs::remove_file(&path);
-        Watched::new(file)
+        let mut output = Watched::new(file);
+        output.arm(limit);
+        assert_eq!(output.read(&mut [0; 8]).expect("within the limit"), 8);
+        output
     }
 
     #[test]
     fn a_read_past_the_limit_times_out_though_its_bytes_are_there() {
-        let mut output = output_of("past", 64);
-        output.arm(Duration::from_millis(50));
-        let mut buffer = [0; 8];
-        assert_eq!(output.read(&mut buffer).expect("within the limit"), 8);
+        let mut output = read_once_within("past", Duration::from_millis(50));
         std::thread::sleep(Duration::from_millis(60));
-        let error = output.read(&mut buffer).expect_err("the limit is spent");
+        let error = output.read(&mut [0; 8]).expect_err("the limit is spent");
         assert_eq!(error.kind(), ErrorKind::TimedOut);
         assert!(output.timed_out);
     }
@@ -645,12 +646,9 @@ mod tests {
     #[test]
     fn a_pause_between_reads_is_not_the_adapters_time() {
         // 1.5 s without a reading, past a slice and a second: a pause, which counts a slice.
-        let mut output = output_of("pause", 64);
-        output.arm(Duration::from_millis(500));
-        let mut buffer = [0; 8];
-        assert_eq!(output.read(&mut buffer).expect("within the limit"), 8);
+        let mut output = read_once_within("pause", Duration::from_millis(500));
         std::thread::sleep(Duration::from_millis(1_500));
-        assert_eq!(output.read(&mut buffer).expect("a pause is not counted"), 8);
+        assert_eq!(output.read(&mut [0; 8]).expect("a pause is not counted"), 8);
         assert!(!output.timed_out);
     }
 }
